@@ -1,0 +1,67 @@
+# Two commands for a fresh machine: `make run` and `make test`.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+CORES ?= 16
+STAMP := $(VENV)/.installed
+
+.PHONY: install system-deps run test lint dry-run report base-image bench clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $(STAMP)
+
+# The test suite also exercises the stage classifier (torch: large, so not in `make run`).
+$(STAMP)-stage: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[stage]'
+	touch $@
+
+install: $(STAMP)
+
+## Debian packages the test suite drives for real: SLURM + munge (cluster test),
+## Chromium (report screenshot), debootstrap (base image). Installed only when missing.
+SYSTEM_TOOLS := slurmctld:slurm-wlm munged:munge chromium:chromium debootstrap:debootstrap
+system-deps:
+	@missing=""; for pair in $(SYSTEM_TOOLS); do \
+	  command -v $${pair%%:*} >/dev/null 2>&1 || [ -x /usr/sbin/$${pair%%:*} ] || missing="$$missing $${pair#*:}"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "missing Debian packages (install as root):$$missing" >&2; exit 1; fi; \
+	fi
+
+## Build the registry-free base image (skipped when it exists; python:3.11-slim elsewhere).
+base-image: $(STAMP)
+	bash docker/base/build.sh
+
+## The whole benchmark on the default config (the embedded sample, offline).
+run: $(STAMP)
+	@if docker info >/dev/null 2>&1; then $(MAKE) base-image; fi
+	$(BIN)/snakemake --cores $(CORES) results/tables.csv
+
+## The whole test suite (unit, integration, Docker, end-to-end workflow).
+test: $(STAMP)-stage system-deps
+	@if docker info >/dev/null 2>&1; then $(MAKE) base-image; fi
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -q tests
+
+lint: $(STAMP)
+	$(BIN)/snakemake --lint
+
+dry-run: $(STAMP)
+	$(BIN)/snakemake -n results/tables.csv
+
+report: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES) results/tables.csv
+	$(BIN)/snakemake --report results/report.html
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_mining.py
+	$(BIN)/python bench/bench_harness.py
+	$(BIN)/python bench/bench_llm.py
+	$(BIN)/python bench/bench_dryrun.py
+
+clean:
+	rm -rf results logs benchmarks .snakemake

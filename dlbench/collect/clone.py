@@ -1,0 +1,181 @@
+"""Check out each selected repository at a pinned commit (GitPython).
+
+A remote repository is cloned into ``results/repos/{slug}/`` and checked out at its pinned
+SHA, or at the default branch's HEAD (recorded). An existing clone of the same URL is
+reused (fetching only when the commit is missing), so reruns cost no clone. A clone that
+keeps failing after retries yields ``CloneRecord(status=clone_error)`` instead of an
+exception, so one bad repository never stops the workflow.
+
+Local repositories (``local_repos``) are not cloned: with a ``sha`` they get a git
+worktree at that commit under the same folder, without one the path is used as it is.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+from pathlib import Path
+
+from git import GitCommandError, InvalidGitRepositoryError, NoSuchPathError, Repo
+
+from dlbench.config import CrawlConfig
+from dlbench.records import CloneRecord, CloneStatus, Selection
+from dlbench.store import read_jsonl, write_json
+
+log = logging.getLogger(__name__)
+
+GIT_ENV = {"GIT_TERMINAL_PROMPT": "0"}  # never wait for credentials in a batch job
+MAX_ERROR_CHARS = 2000
+MAX_CLONE_RETRIES = 3
+
+
+class CloneError(Exception):
+    """A repository that could not be checked out (message for the record)."""
+
+
+def clone_repo(sel: Selection, dest: str | Path, retries: int = 3, backoff_s: float = 1.0) -> CloneRecord:
+    """Check ``sel`` out under ``dest``; never raises for a repository that cannot be had."""
+    dest = Path(dest)
+    try:
+        if sel.local_path:
+            path, sha, reused = local_checkout(sel, dest)
+        else:
+            path, sha, reused = remote_checkout(sel, dest, retries, backoff_s)
+    except CloneError as exc:
+        log.error("%s: %s", sel.full_name, exc)
+        return _record(sel, str(dest), sel.sha, CloneStatus.CLONE_ERROR, error=str(exc)[:MAX_ERROR_CHARS])
+    log.info("%s: %s at %s%s", sel.full_name, path, sha, " (reused)" if reused else "")
+    return _record(sel, str(path), sha, CloneStatus.OK, reused=reused)
+
+
+def _record(sel: Selection, path: str, sha: str | None, status: CloneStatus, **extra) -> CloneRecord:
+    return CloneRecord(
+        full_name=sel.full_name, slug=sel.slug, clone_url=sel.clone_url, path=path,
+        sha=sha, status=status, license=sel.license, **extra,
+    )
+
+
+# ------------------------------------------------------------------ remote
+
+
+def remote_checkout(sel: Selection, dest: Path, retries: int, backoff_s: float) -> tuple[Path, str, bool]:
+    """(path, checked-out sha, reused) for a repository reached by its clone URL."""
+    repo = _existing_clone(dest, sel.clone_url)
+    reused = repo is not None and (sel.sha is None or _has_commit(repo, sel.sha))
+    if repo is None:
+        repo = _clone_with_retries(sel.clone_url, dest, retries, backoff_s)
+    try:
+        if sel.sha is not None and not _has_commit(repo, sel.sha):
+            repo.git.fetch("origin", env=GIT_ENV)
+        return dest, _checkout(repo, sel.sha), reused
+    except GitCommandError as exc:
+        raise CloneError(f"cannot check out {sel.sha}: {_git_message(exc)}") from None
+
+
+def _existing_clone(dest: Path, url: str) -> Repo | None:
+    """A clone of ``url`` already at ``dest``; anything else there is removed."""
+    if not dest.exists():
+        return None
+    try:
+        repo = Repo(dest)
+        if repo.remotes and repo.remotes.origin.url == url and repo.head.is_valid():
+            return repo
+    except (InvalidGitRepositoryError, NoSuchPathError, ValueError, AttributeError):
+        pass
+    log.info("%s holds no usable clone of %s: cloning afresh", dest, url)
+    shutil.rmtree(dest)
+    return None
+
+
+def _clone_with_retries(url: str, dest: Path, retries: int, backoff_s: float) -> Repo:
+    for attempt in range(retries + 1):
+        try:
+            return Repo.clone_from(url, dest, env=GIT_ENV)
+        except GitCommandError as exc:
+            shutil.rmtree(dest, ignore_errors=True)
+            message = _git_message(exc)
+            if attempt == retries:
+                raise CloneError(f"clone of {url} failed after {retries + 1} attempts: {message}") from None
+            delay = backoff_s * 2**attempt
+            log.warning("clone of %s failed (%s); retry %d/%d in %.1f s", url, message, attempt + 1, retries, delay)
+            time.sleep(delay)
+    raise AssertionError("unreachable")
+
+
+def _has_commit(repo: Repo, sha: str) -> bool:
+    try:
+        repo.git.cat_file("-e", f"{sha}^{{commit}}")
+        return True
+    except GitCommandError:
+        return False
+
+
+def _checkout(repo: Repo, sha: str | None) -> str:
+    """Detach at ``sha`` (default: stay at the clone's HEAD); return the full sha."""
+    if sha is not None and repo.head.commit.hexsha != repo.commit(sha).hexsha:
+        repo.git.checkout("--force", "--detach", sha)
+    return repo.head.commit.hexsha
+
+
+def _git_message(exc: GitCommandError) -> str:
+    text = (exc.stderr or str(exc)).strip()
+    return " ".join(text.split())
+
+
+# ------------------------------------------------------------------ local
+
+
+def local_checkout(sel: Selection, dest: Path) -> tuple[Path, str | None, bool]:
+    """(path, sha, reused) for a repository on disk: a worktree at ``sel.sha``, else the path itself."""
+    source = Path(sel.local_path or "")
+    if not source.is_dir():
+        raise CloneError(f"local repository not found: {source}")
+    try:
+        repo = Repo(source)
+    except InvalidGitRepositoryError:
+        if sel.sha is not None:
+            raise CloneError(f"{source} is not a git repository, cannot check out {sel.sha}") from None
+        return source, None, False
+    if sel.sha is None:
+        return source, repo.head.commit.hexsha, False
+    try:
+        return _worktree(repo, dest, sel.sha)
+    except (GitCommandError, ValueError) as exc:
+        message = _git_message(exc) if isinstance(exc, GitCommandError) else str(exc)
+        raise CloneError(f"cannot check out {sel.sha} of {source}: {message}") from None
+
+
+def _worktree(repo: Repo, dest: Path, sha: str) -> tuple[Path, str, bool]:
+    wanted = repo.commit(sha).hexsha
+    if dest.exists():
+        try:
+            if Repo(dest).head.commit.hexsha == wanted:
+                return dest, wanted, True
+        except (InvalidGitRepositoryError, NoSuchPathError, ValueError):
+            pass
+        shutil.rmtree(dest)
+    repo.git.worktree("prune")  # forget worktrees whose folders are gone
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    repo.git.worktree("add", "--detach", str(dest.resolve()), wanted)
+    return dest, wanted, False
+
+
+# ------------------------------------------------------------------ workflow entry
+
+
+def clone_file(selection: str | Path, slug: str, out_json: str | Path, repos_dir: str | Path, cfg: CrawlConfig) -> CloneRecord:
+    """Check out the kept repository ``slug`` of a selection file; write its CloneRecord.
+
+    Retries follow ``cfg`` (the GitHub client's settings), at most ``MAX_CLONE_RETRIES``:
+    a clone that failed that often is not transient.
+    """
+    matches = [s for s in read_jsonl(selection, Selection) if s.slug == slug]
+    if not matches:
+        raise ValueError(f"{selection}: no repository {slug!r}")
+    sel = matches[0]
+    if not sel.keep:
+        raise ValueError(f"{selection}: {sel.full_name} was not selected ({'; '.join(sel.reasons)})")
+    record = clone_repo(sel, Path(repos_dir) / slug, min(cfg.max_retries, MAX_CLONE_RETRIES), cfg.backoff_s)
+    write_json(out_json, record)
+    return record

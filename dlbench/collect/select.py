@@ -1,0 +1,409 @@
+"""Select the repositories to mine, with a reason for every keep and every drop.
+
+Each reason reads ``check: detail`` (checks: language, archived, fork, stars, pushed,
+license, framework, tests, content, forced, max_repos, local), so people read it and
+tests match on the check. Metadata checks are free; the content checks (a deep-learning
+framework among the requirements or imports, a test suite) read the repository through the
+GitHub tree and contents API and run only for repositories that pass the metadata checks:
+one tree request, then requirement files, then a bounded sample of ``.py`` files, stopping
+at the first framework found.
+
+``config/repos.yaml`` forces includes and excludes (reason recorded, ``forced`` set) and
+pins commits; ``local_repos`` are appended as kept with their ``local_path``.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import logging
+import re
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import pandas as pd
+import yaml
+from github import Github, GithubException
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from dlbench.collect.github import fetch_meta, open_github
+from dlbench.config import Config, LocalRepo, SelectConfig
+from dlbench.logs import Progress
+from dlbench.records import RepoMeta, Selection, repo_slug
+from dlbench.store import read_jsonl, write_frame, write_jsonl
+
+log = logging.getLogger(__name__)
+
+LANGUAGE = "Python"
+MAX_REQUIREMENT_FILES = 6  # content requests spent on dependency declarations
+MAX_PY_SAMPLE = 8  # content requests spent on imports when the declarations name no framework
+CSV_COLUMNS = ["full_name", "keep", "forced", "stars", "license", "sha", "local_path", "clone_url", "reasons"]
+
+
+# ------------------------------------------------------------------ config/repos.yaml
+
+
+class RepoOverride(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    repo: str = Field(description="owner/name")
+    sha: str | None = None
+    reason: str | None = None
+
+    @field_validator("repo")
+    @classmethod
+    def _owner_name(cls, value: str) -> str:
+        if not re.fullmatch(r"[\w.-]+/[\w.-]+", value):
+            raise ValueError(f"expected owner/name, got {value!r}")
+        return value
+
+
+class ReposFile(BaseModel):
+    """Schema of ``config/repos.yaml``."""
+
+    model_config = ConfigDict(extra="forbid")
+    include: list[RepoOverride] = Field(default_factory=list)
+    exclude: list[RepoOverride] = Field(default_factory=list)
+    pin: dict[str, str] = Field(default_factory=dict)
+
+    def pinned(self, full_name: str) -> str | None:
+        """The pinned commit: ``pin`` first, then an include's ``sha``."""
+        pins = {k.lower(): v for k, v in self.pin.items()}
+        include = self.included(full_name)
+        return pins.get(full_name.lower()) or (include.sha if include else None)
+
+    def included(self, full_name: str) -> RepoOverride | None:
+        return next((o for o in self.include if o.repo.lower() == full_name.lower()), None)
+
+    def excluded(self, full_name: str) -> RepoOverride | None:
+        return next((o for o in self.exclude if o.repo.lower() == full_name.lower()), None)
+
+
+def load_overrides(path: str | Path | None) -> ReposFile:
+    """Read ``config/repos.yaml`` (a missing path or an empty file means no overrides)."""
+    if path is None:
+        return ReposFile()
+    try:
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        return ReposFile.model_validate(raw)
+    except (OSError, yaml.YAMLError) as exc:
+        raise ValueError(f"{path}: cannot read: {exc}") from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"])
+        raise ValueError(f"{path}: key '{key}': {err['msg']}") from None
+
+
+# ------------------------------------------------------------------ metadata checks
+
+
+@dataclass
+class Verdict:
+    """Reasons collected for one repository: passes (evidence) and failures."""
+
+    passes: list[str] = field(default_factory=list)
+    fails: list[str] = field(default_factory=list)
+
+    def check(self, ok: bool, passed: str, failed: str) -> None:
+        (self.passes if ok else self.fails).append(passed if ok else failed)
+
+
+def metadata_verdict(meta: RepoMeta, cfg: SelectConfig) -> Verdict:
+    """Every metadata check, each failing one recorded."""
+    v = Verdict()
+    v.check(meta.language == LANGUAGE, f"language: {LANGUAGE}", f"language: {meta.language or 'none'}, not {LANGUAGE}")
+    v.check(cfg.allow_archived or not meta.archived, "archived: no" if not meta.archived else "archived: allowed", "archived: repository is archived")
+    v.check(cfg.allow_forks or not meta.fork, "fork: no" if not meta.fork else "fork: allowed", "fork: repository is a fork")
+    v.check(meta.stars >= cfg.min_stars, f"stars: {meta.stars} >= {cfg.min_stars}", f"stars: {meta.stars} < min_stars {cfg.min_stars}")
+    if cfg.pushed_after is not None:
+        pushed = meta.pushed_at.date() if meta.pushed_at else None
+        v.check(
+            pushed is not None and pushed > cfg.pushed_after,
+            f"pushed: {pushed} after {cfg.pushed_after}",
+            f"pushed: last push {pushed or 'unknown'} not after {cfg.pushed_after}",
+        )
+    _license_check(v, meta.license, cfg)
+    return v
+
+
+def _license_check(v: Verdict, spdx: str | None, cfg: SelectConfig) -> None:
+    known = spdx not in (None, "NOASSERTION")  # GitHub's NOASSERTION: a license it cannot name
+    if cfg.licenses is not None:
+        v.check(spdx in cfg.licenses, f"license: {spdx} allowed", f"license: {spdx or 'none'} not in allowed {cfg.licenses}")
+    elif cfg.require_license:
+        v.check(known, f"license: {spdx}", f"license: {'none' if spdx is None else 'unrecognised (NOASSERTION)'}")
+    else:
+        v.passes.append(f"license: {spdx or 'none'} (not required)")
+
+
+# ------------------------------------------------------------------ content checks
+
+_TEST_NAME = re.compile(r"(test_.*|.*_test)\.py")
+_TEST_DIRS = {"tests", "test", "testing"}
+_REQ_NAME = re.compile(r"(requirements.*\.txt|pyproject\.toml|setup\.py|setup\.cfg)")
+_REQ_SPEC = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*([<>=!~].*)?(;.*)?")
+_IMPORT_LINE = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_]\w*)", re.MULTILINE)
+_PARSE_ERRORS = (SyntaxError, ValueError, MemoryError, RecursionError)  # CPython on pathological code
+
+
+def is_test_file(path: str) -> bool:
+    """pytest's default patterns, plus ``test*.py`` inside a tests folder (unittest's)."""
+    p = PurePosixPath(path)
+    if p.suffix != ".py" or p.name in ("__init__.py", "conftest.py"):
+        return False
+    return bool(_TEST_NAME.fullmatch(p.name)) or (p.name.startswith("test") and bool(_TEST_DIRS & set(p.parts[:-1])))
+
+
+def is_requirement_file(path: str) -> bool:
+    """Dependency declarations at the top or in a ``requirements/`` folder."""
+    p = PurePosixPath(path)
+    if p.parts[:-1] == ("requirements",):
+        return p.suffix == ".txt"
+    return len(p.parts) == 1 and bool(_REQ_NAME.fullmatch(p.name))
+
+
+def normalise(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def requirement_names(path: str, text: str) -> set[str]:
+    """Distribution names declared in a requirements, pyproject, setup.py or setup.cfg file."""
+    name = PurePosixPath(path).name
+    if name == "pyproject.toml":
+        specs = _pyproject_specs(text)
+    elif name == "setup.py":
+        specs = _string_constants(text)
+    elif name == "setup.cfg":
+        specs = _setup_cfg_specs(text)
+    else:
+        specs = [line.split("#", 1)[0] for line in text.splitlines() if not line.lstrip().startswith("-")]
+    names = set()
+    for spec in specs:
+        match = _REQ_SPEC.fullmatch(spec.strip()) if isinstance(spec, str) else None
+        if match:
+            names.add(normalise(match.group(1)))
+    return names
+
+
+def _pyproject_specs(text: str) -> list[str]:
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return re.findall(r"[\"']([^\"']+)[\"']", text)
+    project = doc.get("project", {})
+    specs = list(project.get("dependencies", []))
+    specs += [s for group in project.get("optional-dependencies", {}).values() for s in group]
+    specs += [s for group in doc.get("dependency-groups", {}).values() for s in group if isinstance(s, str)]
+    poetry = doc.get("tool", {}).get("poetry", {})
+    specs += list(poetry.get("dependencies", {}))
+    specs += [name for group in poetry.get("group", {}).values() for name in group.get("dependencies", {})]
+    return specs
+
+
+def _string_constants(source: str) -> list[str]:
+    try:
+        tree = ast.parse(source)
+    except _PARSE_ERRORS:
+        return re.findall(r"[\"']([^\"'\n]+)[\"']", source)
+    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+def _setup_cfg_specs(text: str) -> list[str]:
+    parser = configparser.ConfigParser()
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return []
+    values = [parser.get("options", "install_requires", fallback="")]
+    if parser.has_section("options.extras_require"):
+        values += [v for _, v in parser.items("options.extras_require")]
+    return [line for value in values for line in value.splitlines()]
+
+
+def imported_modules(source: str) -> set[str]:
+    """Top-level modules a Python file imports (absolute imports only)."""
+    try:
+        tree = ast.parse(source)
+    except _PARSE_ERRORS:
+        return {normalise(m) for m in _IMPORT_LINE.findall(source)}
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return {normalise(n) for n in names}
+
+
+def match_frameworks(names: Iterable[str], frameworks: Iterable[str]) -> list[str]:
+    """Configured frameworks among ``names`` (``tensorflow-gpu`` counts as ``tensorflow``)."""
+    wanted = {normalise(f): f for f in frameworks}
+    return sorted({wanted[w] for n in names for w in wanted if n == w or n.startswith(w + "-")})
+
+
+@dataclass
+class ContentFindings:
+    """What the tree and the files read say about one repository."""
+
+    test_files: list[str] = field(default_factory=list)
+    frameworks: list[str] = field(default_factory=list)
+    framework_source: str | None = None
+    files_read: int = 0
+    error: str | None = None
+
+
+def inspect_content(gh: Github, full_name: str, ref: str, frameworks: list[str]) -> ContentFindings:
+    """Read the tree at ``ref`` and as few files as needed to find a framework."""
+    repo = gh.get_repo(full_name)  # lazy: no request
+    try:
+        tree = repo.get_git_tree(ref, recursive=True)
+    except GithubException as exc:
+        return ContentFindings(error=f"cannot read the tree at {ref}: {exc.status} {_message(exc)}")
+    blobs = [e.path for e in tree.tree if e.type == "blob"]
+    found = ContentFindings(test_files=sorted(p for p in blobs if is_test_file(p)))
+    for path in _files_to_read(blobs):
+        try:
+            content = repo.get_contents(path, ref=ref)
+        except GithubException as exc:
+            log.warning("%s: cannot read %s: %s", full_name, path, exc.status)
+            continue
+        found.files_read += 1
+        text = content.decoded_content.decode("utf-8", errors="replace")
+        names = requirement_names(path, text) if is_requirement_file(path) else imported_modules(text)
+        hits = match_frameworks(names, frameworks)
+        if hits:
+            found.frameworks, found.framework_source = hits, path
+            break
+    return found
+
+
+def _files_to_read(blobs: list[str]) -> list[str]:
+    """Requirement files first, then a bounded sample of library (then test) ``.py`` files."""
+    def depth_first(paths: Iterable[str]) -> list[str]:
+        return sorted(paths, key=lambda p: (p.count("/"), p))
+
+    requirements = depth_first(p for p in blobs if is_requirement_file(p))[:MAX_REQUIREMENT_FILES]
+    python = [p for p in blobs if p.endswith(".py") and p not in requirements]
+    sample = depth_first(p for p in python if not is_test_file(p)) + depth_first(p for p in python if is_test_file(p))
+    return requirements + sample[:MAX_PY_SAMPLE]
+
+
+def _message(exc: GithubException) -> str:
+    data = exc.data if isinstance(exc.data, dict) else {}
+    return str(data.get("message", exc.data))
+
+
+def content_verdict(v: Verdict, found: ContentFindings, cfg: SelectConfig) -> None:
+    if found.error:
+        v.fails.append(f"content: {found.error}")
+        return
+    v.check(
+        bool(found.frameworks),
+        f"framework: {', '.join(found.frameworks)} (in {found.framework_source})",
+        f"framework: none of {cfg.frameworks} in requirements or imports ({found.files_read} files read)",
+    )
+    n = len(found.test_files)
+    v.check(n >= cfg.min_test_files, f"tests: {n} test files", f"tests: {n} test files < min_test_files {cfg.min_test_files}")
+
+
+# ------------------------------------------------------------------ selection
+
+
+def _selection(meta: RepoMeta, keep: bool, reasons: list[str], sha: str | None, forced: str | None = None) -> Selection:
+    return Selection(
+        full_name=meta.full_name, slug=repo_slug(meta.full_name), keep=keep, reasons=reasons,
+        clone_url=meta.clone_url, sha=sha, license=meta.license, stars=meta.stars, forced=forced,
+    )
+
+
+def judge(meta: RepoMeta, cfg: SelectConfig, overrides: ReposFile, gh: Github) -> Selection:
+    """The verdict for one repository: forced, or every check with its reason."""
+    sha = overrides.pinned(meta.full_name)
+    excluded = overrides.excluded(meta.full_name)
+    if excluded is not None:
+        return _selection(meta, False, [f"forced: exclude ({excluded.reason or 'config/repos.yaml'})"], sha, "exclude")
+    verdict = metadata_verdict(meta, cfg)
+    included = overrides.included(meta.full_name)
+    if included is not None:
+        overridden = [f"{r} (overridden)" for r in verdict.fails]
+        return _selection(meta, True, [f"forced: include ({included.reason or 'config/repos.yaml'})", *overridden], sha, "include")
+    if verdict.fails:
+        return _selection(meta, False, [*verdict.fails, "content: not checked (metadata checks failed)"], sha)
+    found = inspect_content(gh, meta.full_name, sha or meta.default_branch, cfg.frameworks)
+    content_verdict(verdict, found, cfg)
+    return _selection(meta, not verdict.fails, verdict.fails or verdict.passes, sha)
+
+
+def apply_max_repos(selections: list[Selection], max_repos: int | None) -> None:
+    """Keep the top ``max_repos`` by stars; forced includes and local repositories come first."""
+    if max_repos is None:
+        return
+    kept = [s for s in selections if s.keep]
+    kept.sort(key=lambda s: (s.forced != "include" and s.local_path is None, -s.stars, s.full_name))
+    for rank, sel in enumerate(kept[max_repos:], start=max_repos + 1):
+        sel.keep = False
+        sel.reasons.append(f"max_repos: rank {rank} by stars, beyond max_repos {max_repos}")
+
+
+def local_selection(local: LocalRepo) -> Selection:
+    path = str(Path(local.path).resolve())
+    return Selection(
+        full_name=local.name, slug=repo_slug(local.name), keep=True,
+        reasons=[f"local: repository on disk at {local.path} (config local_repos)"],
+        clone_url=path, sha=local.sha, local_path=path,
+    )
+
+
+def select_repos(crawled: list[RepoMeta], cfg: Config, overrides: ReposFile, gh: Github) -> list[Selection]:
+    """Judge every crawled repository and every forced include; append the local ones."""
+    metas = {m.full_name.lower(): m for m in crawled}
+    missing = [o for o in overrides.include if o.repo.lower() not in metas]
+    selections = [_fetch_included(gh, o) for o in missing]
+    progress = Progress(len(metas), "select")
+    for meta in metas.values():
+        selections.append(judge(meta, cfg.select, overrides, gh))
+        progress.advance()
+    selections.sort(key=lambda s: (-s.stars, s.full_name))
+    locals_ = [local_selection(r) for r in cfg.local_repos]
+    apply_max_repos(selections + locals_, cfg.select.max_repos)
+    return selections + locals_
+
+
+def _fetch_included(gh: Github, override: RepoOverride) -> Selection:
+    """A forced include the crawl did not find: its metadata from ``GET /repos``."""
+    reason = override.reason or "config/repos.yaml"
+    try:
+        meta = fetch_meta(gh, override.repo)
+    except GithubException as exc:
+        log.warning("forced include %s: %s", override.repo, exc.status)
+        return Selection(
+            full_name=override.repo, slug=repo_slug(override.repo), keep=False, forced="include",
+            reasons=[f"forced: include ({reason}) failed: repository not found ({exc.status} {_message(exc)})"],
+            clone_url="", sha=override.sha,
+        )
+    return _selection(meta, True, [f"forced: include ({reason}); not found by the crawl"], override.sha, "include")
+
+
+def selection_frame(selections: list[Selection]) -> pd.DataFrame:
+    """The human-readable table of ``results/select/repos.csv``."""
+    rows = [s.model_dump() | {"reasons": "; ".join(s.reasons)} for s in selections]
+    return pd.DataFrame(rows, columns=CSV_COLUMNS)
+
+
+def select_file(crawl: str | Path, overrides: str | Path | None, out_jsonl: str | Path, out_csv: str | Path, cfg: Config) -> list[Selection]:
+    """Select from a crawl file; write every verdict to ``out_jsonl`` and ``out_csv``."""
+    crawled = read_jsonl(crawl, RepoMeta)
+    repos_file = load_overrides(overrides)
+    with open_github(cfg.crawl) as gh:
+        selections = select_repos(crawled, cfg, repos_file, gh)
+    write_jsonl(out_jsonl, selections)
+    write_frame(out_csv, selection_frame(selections))
+    kept = sum(s.keep for s in selections)
+    log.info("selected %d of %d repositories → %s", kept, len(selections), out_jsonl)
+    return selections
+
+
+def kept_slugs(path: str | Path) -> list[str]:
+    """Slugs of the kept repositories in a selection file (for the workflow's ``get_repos()``)."""
+    return [s.slug for s in read_jsonl(path, Selection) if s.keep]

@@ -1,0 +1,281 @@
+"""Typed workflow configuration: one pydantic model per config section.
+
+``load_config`` validates the raw mapping (Snakemake's ``config``) and turns every problem
+into a single ``ConfigError`` naming the key, so a bad config fails before any job runs.
+``workflow/schemas/config.schema.json`` is generated from these models
+(``python -m dlbench.config``) and kept in step by a test.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+REFERENCE_PROVIDERS = ("gold", "null", "mutant")
+
+
+class ConfigError(ValueError):
+    """A configuration problem, with the offending key in the message."""
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CrawlConfig(Section):
+    endpoint: str = Field(
+        "standin",
+        description="GitHub REST base URL (https://api.github.com) or 'standin' for the local "
+        "stand-in serving standin_data.",
+    )
+    standin_data: str = Field("resources/sample/github", description="Folder the stand-in serves.")
+    token_env: str = Field("GITHUB_TOKEN", description="Environment variable holding a GitHub token.")
+    snapshot: str = Field("sample", description="Name of the crawl snapshot folder (e.g. a date).")
+    per_topic: int = Field(1000, ge=1, description="Top repositories by stars kept per topic.")
+    language: str | None = Field("Python", description="GitHub 'language:' qualifier.")
+    pushed_after: date | None = Field(None, description="Only repositories pushed after this date.")
+    max_retries: int = Field(6, ge=0, description="Retries of transient errors and rate limits.")
+    backoff_s: float = Field(1.0, ge=0, description="First backoff delay; doubles per retry.")
+
+
+class SelectConfig(Section):
+    min_stars: int = Field(50, ge=0, description="Minimum stargazers.")
+    pushed_after: date | None = Field(None, description="Drop repositories not pushed after this date.")
+    frameworks: list[str] = Field(
+        default_factory=lambda: ["torch", "tensorflow", "keras", "jax", "sklearn", "scikit-learn"],
+        description="Import or requirement names that count as a deep-learning framework.",
+    )
+    require_license: bool = Field(True, description="Drop repositories without a license.")
+    licenses: list[str] | None = Field(None, description="Allowed SPDX ids (null: any).")
+    allow_archived: bool = False
+    allow_forks: bool = False
+    min_test_files: int = Field(1, ge=0, description="Minimum number of test files.")
+    min_tests_per_function: float = Field(
+        3.0, ge=0, description="Average tests per function under test a repository needs (checked after mining)."
+    )
+    min_docstring_coverage: float = Field(
+        0.0, ge=0, le=1, description="Share of functions under test with a docstring (checked after mining)."
+    )
+    max_repos: int | None = Field(None, ge=1, description="Keep at most this many (by stars).")
+
+
+class LocalRepo(Section):
+    name: str = Field(description="owner/name used for task ids.")
+    path: str = Field(description="Checkout on disk.")
+    sha: str | None = Field(None, description="Commit to check out (default: current HEAD).")
+
+
+class MineConfig(Section):
+    min_tests: int = Field(3, ge=1, description="A function is a task when this many tests reach it.")
+    workers: int = Field(2, ge=1, description="Processes used to parse files.")
+    cache_dir: str = Field(".cache/dlbench/parse", description="Per-file parse cache (content-addressed).")
+
+
+class LLMEndpoint(Section):
+    base_url: str | None = Field(None, description="OpenAI-compatible base URL (null: api.openai.com).")
+    model: str = Field("gpt-4o", description="Model id sent to the endpoint.")
+    api_key_env: str = Field("OPENAI_API_KEY", description="Environment variable holding the key.")
+    temperature: float = Field(0.0, ge=0, le=2)
+    max_tokens: int = Field(1024, ge=1)
+    concurrency: int = Field(8, ge=1)
+    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(6, ge=0)
+    price_in_per_mtok: float | None = Field(None, ge=0, description="USD per million input tokens.")
+    price_out_per_mtok: float | None = Field(None, ge=0, description="USD per million output tokens.")
+
+
+class PromptsConfig(Section):
+    llm: LLMEndpoint | None = Field(None, description="Drafting LLM; null: deterministic template prompts.")
+    cache_dir: str = Field(".cache/dlbench/llm", description="LLM response cache (survives failed jobs).")
+
+
+class LabelsConfig(Section):
+    sheets: list[str] = Field(default_factory=list, description="Annotators' sheets (CSV, XLSX, Label Studio JSON).")
+    require_labels: bool = Field(False, description="Drop tasks that no annotator labelled.")
+
+
+ProviderName = Literal["openai", "gold", "null", "mutant", "predictions"]
+
+
+class ModelConfig(Section):
+    provider: ProviderName = Field(description="openai (any OpenAI-compatible endpoint), a reference model, or predictions.")
+    base_url: str | None = None
+    model: str | None = Field(None, description="Model id at the endpoint.")
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = Field(0.0, ge=0, le=2)
+    n: int = Field(1, ge=1, description="Samples per task and run.")
+    runs: int = Field(1, ge=1, description="Independent runs (seeds) for the variance table.")
+    max_tokens: int = Field(1024, ge=1)
+    concurrency: int = Field(8, ge=1)
+    timeout_s: float = Field(120.0, gt=0)
+    max_retries: int = Field(6, ge=0)
+    price_in_per_mtok: float | None = Field(None, ge=0)
+    price_out_per_mtok: float | None = Field(None, ge=0)
+    predictions: str | None = Field(None, description="Predictions file (provider: predictions).")
+    batch: bool = Field(False, description="provider openai: send requests through the Batch API (cheaper, slower).")
+    seed: int = Field(0, description="Seed of the reference models' randomness (mutant).")
+
+    @model_validator(mode="after")
+    def _provider_fields(self) -> ModelConfig:
+        if self.provider == "openai" and not self.model:
+            raise ValueError("provider 'openai' needs 'model' (the model id at the endpoint)")
+        if self.provider == "predictions" and not self.predictions:
+            raise ValueError("provider 'predictions' needs 'predictions' (a JSON Lines file)")
+        return self
+
+
+class MutationAgreementConfig(Section):
+    variants: int = Field(3, ge=0, description="Mutated prompts per task (besides the original).")
+    include_original: bool = Field(True, description="Also sample candidates from the unmutated prompt.")
+    samples_per_variant: int = Field(2, ge=1, description="Candidates sampled per prompt variant.")
+    tests_per_task: int = Field(10, ge=0, description="Model-written assertions kept per task (0: choose by code agreement).")
+    rewriter: Literal["rules", "llm"] = Field(
+        "rules", description="rules: seeded lexical/grammatical/naming mutations; llm: paraphrases by the model itself."
+    )
+    seed: int = Field(0, description="Seed of the rule-based mutations.")
+
+
+class GenerateConfig(Section):
+    models: list[str] = Field(default_factory=lambda: ["gold", "null"], description="Models (keys of 'models') to run.")
+    techniques: list[str] = Field(default_factory=lambda: ["zero-shot"], description="Prompting techniques.")
+    mutation_agreement: MutationAgreementConfig = Field(
+        default_factory=MutationAgreementConfig, description="Technique mutation_agreement: prompt mutations + dual execution agreement."
+    )
+    cache_dir: str = Field(".cache/dlbench/llm", description="LLM response cache (survives failed jobs).")
+
+
+class EvaluateConfig(Section):
+    backend: Literal["auto", "docker", "local"] = Field(
+        "auto", description="auto: docker when an engine answers, else local (not a sandbox)."
+    )
+    base_image: str = Field("dlbench/base:bookworm", description="Base image (python:3.11-slim on a machine with a registry).")
+    timeout_s: float = Field(60.0, gt=0, description="Wall-clock limit per candidate.")
+    memory_mb: int = Field(1024, ge=64)
+    cpus: float = Field(1.0, gt=0)
+    pids: int = Field(128, ge=8)
+    output_limit_kb: int = Field(1024, ge=1)
+    jobs: int = Field(2, ge=1, description="Candidates run at once per job.")
+    gold_runs: int = Field(2, ge=1, description="Gold runs used to detect flaky tasks.")
+    screen: bool = Field(
+        True, description="Refuse, before running, candidates that use the primitives a forged verdict needs (harness/screen.py)."
+    )
+
+
+class ReportConfig(Section):
+    k: list[int] = Field(default_factory=lambda: [1, 3, 5], description="pass@k values (reported where n >= k).")
+    cutoffs: list[date] = Field(
+        default_factory=lambda: [date(2024, 1, 1), date(2024, 6, 1), date(2025, 1, 1)],
+        description="Live slices: tasks last modified after each cutoff.",
+    )
+    mutant_kill_threshold: float = Field(0.5, ge=0, le=1, description="Flag tasks whose tests kill fewer mutants.")
+    paper_results: str | None = Field("resources/paper_results.csv", description="Published figures for comparison.")
+
+
+class Config(Section):
+    topics: str = Field("resources/topics.txt", description="One GitHub topic per line.")
+    repos_file: str | None = Field("config/repos.yaml", description="Forced includes/excludes and pinned commits.")
+    local_repos: list[LocalRepo] = Field(default_factory=list, description="Repositories already on disk.")
+    crawl: CrawlConfig = Field(default_factory=CrawlConfig)
+    select: SelectConfig = Field(default_factory=SelectConfig)
+    mine: MineConfig = Field(default_factory=MineConfig)
+    prompts: PromptsConfig = Field(default_factory=PromptsConfig)
+    labels: LabelsConfig = Field(default_factory=LabelsConfig)
+    models: dict[str, ModelConfig] = Field(
+        default_factory=lambda: {"gold": ModelConfig(provider="gold"), "null": ModelConfig(provider="null")}
+    )
+    generate: GenerateConfig = Field(default_factory=GenerateConfig)
+    evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig)
+    report: ReportConfig = Field(default_factory=ReportConfig)
+
+    @model_validator(mode="after")
+    def _known_models(self) -> Config:
+        for i, name in enumerate(self.generate.models):
+            if name not in self.models:
+                raise _KeyProblem(f"generate.models.{i}", f"unknown model {name!r} (known: {', '.join(sorted(self.models))})")
+        for name in ("gold", "null"):
+            if name not in self.models or self.models[name].provider != name:
+                raise _KeyProblem(f"models.{name}", f"the reference model {name!r} must be configured with provider: {name}")
+        return self
+
+    def files_to_check(self) -> dict[str, str | None]:
+        """Config keys naming input files that must exist before the run starts."""
+        files: dict[str, str | None] = {"topics": self.topics, "repos_file": self.repos_file}
+        files |= {f"labels.sheets.{i}": s for i, s in enumerate(self.labels.sheets)}
+        files |= {f"local_repos.{i}.path": r.path for i, r in enumerate(self.local_repos)}
+        files |= {f"models.{n}.predictions": m.predictions for n, m in self.models.items()}
+        if self.crawl.endpoint == "standin":
+            files["crawl.standin_data"] = self.crawl.standin_data
+        return files
+
+    def model_names(self) -> list[str]:
+        """Models whose candidates are generated and evaluated (reference models always run)."""
+        return list(dict.fromkeys(["gold", "null", *self.generate.models]))
+
+
+class _KeyProblem(ValueError):
+    """Raised by cross-field validators to name the offending key themselves."""
+
+    def __init__(self, key: str, problem: str):
+        super().__init__(f"{key}: {problem}")
+        self.key, self.problem = key, problem
+
+
+def _describe(error: dict[str, Any]) -> str:
+    key = ".".join(str(p) for p in error["loc"]) or "(top level)"
+    if error["type"] == "extra_forbidden":
+        return f"config key '{key}': unknown key"
+    ctx_error = (error.get("ctx") or {}).get("error")
+    if isinstance(ctx_error, _KeyProblem):
+        return f"config key '{ctx_error.key}': {ctx_error.problem}"
+    message = error["msg"].removeprefix("Value error, ")
+    return f"config key '{key}': {message} (got {error.get('input')!r})"
+
+
+def _reject_null_keys(node: Any, prefix: str) -> None:
+    """YAML reads an unquoted ``null:`` key as None; say so instead of a puzzling type error."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key is None:
+                where = prefix.rstrip(".") or "(top level)"
+                raise ConfigError(f"config key '{where}': a key reads as YAML null; quote it (\"null\")")
+            _reject_null_keys(value, f"{prefix}{key}.")
+
+
+def load_config(raw: dict[str, Any] | None, root: str | Path = ".") -> Config:
+    """Validate a raw config mapping; raise one ``ConfigError`` naming the first bad key."""
+    _reject_null_keys(raw or {}, "")
+    try:
+        cfg = Config.model_validate(raw or {})
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc.errors()[0])) from None
+    for key, path in cfg.files_to_check().items():
+        if path is not None and not (Path(root) / path).exists():
+            raise ConfigError(f"config key '{key}': file not found: {path}")
+    return cfg
+
+
+def load_config_file(path: str | Path, root: str | Path = ".") -> Config:
+    """Read a YAML config file and validate it like ``load_config``."""
+    try:
+        raw = yaml.safe_load(Path(path).read_text())
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path}: not valid YAML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"config file {path}: {exc.strerror}") from None
+    if raw is not None and not isinstance(raw, dict):
+        raise ConfigError(f"config file {path}: top level must be a mapping")
+    return load_config(raw, root)
+
+
+def json_schema() -> dict[str, Any]:
+    """JSON Schema of the config (documentation and editor support)."""
+    return Config.model_json_schema()
+
+
+if __name__ == "__main__":
+    print(json.dumps(json_schema(), indent=2, default=str))

@@ -1,0 +1,1 @@
+"""Candidate generation: providers, prompting techniques, code extraction, mutants."""

@@ -1,0 +1,354 @@
+"""Evaluate candidates: patch, run in a backend, grade, keep evidence, resume.
+
+Entry points: ``evaluate_generations`` (the ``evaluate`` rule: one model × technique ×
+repository) and ``evaluate_predictions`` (``dlbench evaluate``: a predictions file over the
+benchmark). Both go through ``evaluate_repo``, which runs the candidates of one repository
+in ``jobs`` warm sessions (containers, or local supervisors) and writes, per candidate,
+``results/evidence/{model}/{technique}/{repo}/{task}-{hash}/{run}-{sample}/`` with the patched file,
+the command, the raw output, the report events and the evaluation (with a hash of
+everything that decided it: a rerun skips candidates whose evaluation is already there).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import queue
+import re
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import TypeVar
+
+from dlbench.config import EvaluateConfig
+from dlbench.harness.patch import CandidateSyntaxError, PatchError, patch_source
+from dlbench.harness.run import Candidate, preload_for, resolve_backend
+from dlbench.harness.screen import screen
+from dlbench.harness.verdict import RunResult, grade
+from dlbench.logs import Progress
+from dlbench.records import (
+    BenchmarkTask,
+    CloneRecord,
+    CloneStatus,
+    EvalStatus,
+    Evaluation,
+    Generation,
+    ImageRecord,
+    ImageStatus,
+    Prediction,
+    TestOutcome,
+)
+from dlbench.store import iter_jsonl, read_json, read_jsonl, write_json, write_jsonl, write_text
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+EVIDENCE_ROOT = Path("results/evidence")
+REPOS_DIR = Path("results/repos")
+PREDICTIONS_TECHNIQUE = "predictions"
+GOLD = "gold"
+REPORT_FILE = "evaluation.json"
+HERE = Path(__file__).resolve().parent
+GRADER_FILES = ("verdict.py", "screen.py")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One candidate of one repository, before it runs."""
+
+    gen: Generation
+    task: BenchmarkTask | None
+    evidence: Path
+
+    @property
+    def name(self) -> str:
+        return f"{self.gen.model}/{self.gen.technique}/{self.gen.task_id}/{self.gen.run}-{self.gen.sample}"
+
+
+class EvalReport(Evaluation):
+    """The evidence copy of an evaluation: plus the hash that lets a rerun skip it."""
+
+    candidate_hash: str
+
+
+# ---------------------------------------------------------------- entry points
+
+
+def evaluate_generations(
+    generations: Path, benchmark: Path, clone: Path, image: Path | None, out: Path, backend: str, cfg: EvaluateConfig,
+    evidence_root: Path = EVIDENCE_ROOT,
+) -> list[Evaluation]:  # fmt: skip
+    """The ``evaluate`` rule: the candidates of one model × technique × repository."""
+    gens = read_jsonl(generations, Generation)
+    record = read_json(clone, CloneRecord)
+    tasks = {t.task_id: t for t in iter_jsonl(benchmark, BenchmarkTask) if t.slug == record.slug}
+    gens = [repeat for gen in gens for repeat in _repeats(gen, cfg)]
+    image_record = read_json(image, ImageRecord) if image else None
+    results = evaluate_repo(record, tasks, gens, image_record, backend, cfg, cfg.jobs, evidence_root)
+    write_jsonl(out, results)
+    return results
+
+
+def evaluate_predictions(
+    tasks: Path, predictions: Path, out: Path, backend: str, jobs: int, cfg: EvaluateConfig,
+    repos_dir: Path = REPOS_DIR, evidence_root: Path = EVIDENCE_ROOT,
+) -> list[Evaluation]:  # fmt: skip
+    """``dlbench evaluate``: every prediction against its benchmark task, in file order."""
+    by_id = {t.task_id: t for t in iter_jsonl(tasks, BenchmarkTask)}
+    gens = [
+        Generation(task_id=p.task_id, model=p.model, technique=PREDICTIONS_TECHNIQUE, sample=p.sample, code=p.code)
+        for p in read_jsonl(predictions, Prediction)
+    ]
+    backend = resolve_backend(backend, cfg.base_image)
+    by_repo: dict[str, list[Generation]] = defaultdict(list)
+    unknown = []
+    for gen in gens:
+        task = by_id.get(gen.task_id)
+        (by_repo[task.slug] if task else unknown).append(gen)
+    results: dict[int, Evaluation] = {id(g): _unknown_task(g, backend) for g in unknown}
+    for slug, repo_gens in by_repo.items():
+        tasks_of_repo = {t.task_id: t for t in by_id.values() if t.slug == slug}
+        clone = _clone_record(repos_dir, slug, tasks_of_repo)
+        image = _image_for(clone, cfg, evidence_root) if backend == "docker" else None
+        evaluated = evaluate_repo(clone, tasks_of_repo, repo_gens, image, backend, cfg, jobs, evidence_root)
+        results |= {id(g): e for g, e in zip(repo_gens, evaluated)}
+    ordered = [results[id(g)] for g in gens]
+    write_jsonl(out, ordered)
+    return ordered
+
+
+def _repeats(gen: Generation, cfg: EvaluateConfig) -> list[Generation]:
+    """Gold candidates run ``gold_runs`` times (run = gen.run × gold_runs + r) to expose flaky tests."""
+    if gen.model != GOLD or cfg.gold_runs == 1:
+        return [gen]
+    return [gen.model_copy(update={"run": gen.run * cfg.gold_runs + r}) for r in range(cfg.gold_runs)]
+
+
+def _clone_record(repos_dir: Path, slug: str, tasks: dict[str, BenchmarkTask]) -> CloneRecord:
+    path = repos_dir / f"{slug}.json"
+    if path.is_file():
+        return read_json(path, CloneRecord)
+    task = next(iter(tasks.values()))
+    return CloneRecord(
+        full_name=task.repo, slug=slug, clone_url="", path=str(repos_dir / slug), sha=task.sha,
+        status=CloneStatus.OK if (repos_dir / slug).is_dir() else CloneStatus.CLONE_ERROR,
+        error=None if (repos_dir / slug).is_dir() else f"no checkout at {repos_dir / slug}",
+    )  # fmt: skip
+
+
+def _image_for(clone: CloneRecord, cfg: EvaluateConfig, evidence_root: Path) -> ImageRecord:
+    """The project image (built now, or reused by content hash)."""
+    from dlbench.harness.image import build_project_image
+    from dlbench.harness.sandbox import support_files
+
+    log_path = evidence_root / "images" / f"{clone.slug}.log"
+    if clone.status != CloneStatus.OK:
+        return ImageRecord(repo=clone.slug, sha=clone.sha or "", base_image=cfg.base_image, tag=None,
+                           status=ImageStatus.IMAGE_ERROR, error=clone.error, build_log=str(log_path))  # fmt: skip
+    return build_project_image(Path(clone.path), clone.slug, clone.sha or "", cfg.base_image, log_path, support_files())
+
+
+# ---------------------------------------------------------------- one repository
+
+
+def evaluate_repo(
+    clone: CloneRecord, tasks: dict[str, BenchmarkTask], gens: list[Generation], image: ImageRecord | None,
+    backend: str, cfg: EvaluateConfig, jobs: int, evidence_root: Path = EVIDENCE_ROOT, mode: str = "warm",
+) -> list[Evaluation]:  # fmt: skip
+    """Evaluations of ``gens`` (same order); candidates that need a run share ``jobs`` sessions.
+
+    Candidates are patched lazily, so the first session starts while the rest are patched.
+    """
+    results: dict[int, Evaluation] = {}
+    progress = Progress(len(gens), f"evaluate {clone.slug}")
+
+    def pending() -> Iterator[tuple[tuple, Candidate]]:
+        for i, gen in enumerate(gens):
+            job = Job(gen, tasks.get(gen.task_id), evidence_dir(evidence_root, clone.slug, gen))
+            done = _without_run(job, clone, image, backend, cfg)
+            if isinstance(done, Evaluation):
+                results[i] = done
+                progress.advance()
+                continue
+            patched, digest = done
+            yield (i, job, patched, digest), Candidate.make(job.name, {job.task.path: patched}, job.task.tests)
+
+    factory = partial(_new_session, clone, image, backend, cfg, mode)
+    for (i, job, patched, digest), candidate, run in run_pool(factory, pending(), jobs):
+        results[i] = _record(job, candidate, patched, digest, run, backend)
+        progress.advance()
+    return [results[i] for i in range(len(gens))]
+
+
+def _without_run(
+    job: Job, clone: CloneRecord, image: ImageRecord | None, backend: str, cfg: EvaluateConfig
+) -> Evaluation | tuple[str, str]:
+    """The evaluation when no run is needed (cannot run, or already evaluated), else (patched module, hash)."""
+    early = _before_run(job, clone, image, backend)
+    if early is not None:
+        return early
+    try:
+        original = _original(job.task, Path(clone.path))
+        patched = patch_source(original, job.task.qualname, job.gen.code or "", job.task.path)
+    except PatchError as exc:
+        status = EvalStatus.SYNTAX_ERROR if isinstance(exc, CandidateSyntaxError) else EvalStatus.PATCH_ERROR
+        return _evaluation(job, status, str(exc), backend)
+    refused = screen(job.gen.code or "", original) if cfg.screen else []
+    if refused:
+        return _evaluation(job, EvalStatus.SANDBOX_VIOLATION, "refused by the static screen: " + "; ".join(refused), backend)
+    digest = candidate_hash(job.task, patched, backend, cfg)
+    done = _finished(job.evidence, digest)
+    return (patched, digest) if done is None else done
+
+
+def evidence_dir(root: Path, slug: str, gen: Generation) -> Path:
+    """Readable folder name plus a short hash of the task id (``a/b_c.py`` and ``a/b/c.py`` differ)."""
+    task = re.sub(r"[^A-Za-z0-9_.-]+", "_", gen.task_id.split(":", 1)[-1]).strip("_")
+    digest = hashlib.sha256(gen.task_id.encode()).hexdigest()[:8]
+    return root / gen.model / gen.technique / slug / f"{task}-{digest}" / f"{gen.run}-{gen.sample}"
+
+
+def candidate_hash(task: BenchmarkTask, patched: str, backend: str, cfg: EvaluateConfig) -> str:
+    """Everything that decides a verdict: task, tests, patched module, backend, limits, and the
+    code that runs (support files) and grades it (verdict and screen: a changed grader reruns)."""
+    from dlbench.harness.sandbox import support_files
+
+    support = sorted((k, hashlib.sha256(v).hexdigest()) for k, v in (support_files() | _grader_files()).items())
+    limits = cfg.model_dump(include={"timeout_s", "memory_mb", "cpus", "pids", "output_limit_kb"})
+    blob = json.dumps([task.task_id, task.sha, task.path, task.tests, patched, backend, limits, support], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _grader_files() -> dict[str, bytes]:
+    return {name: (HERE / name).read_bytes() for name in GRADER_FILES}
+
+
+def _before_run(job: Job, clone: CloneRecord, image: ImageRecord | None, backend: str) -> Evaluation | None:
+    """The verdict of a candidate that cannot run at all, or None."""
+    if job.task is None:
+        return _evaluation(job, EvalStatus.PATCH_ERROR, f"no benchmark task {job.gen.task_id!r}", backend)
+    if job.gen.code is None or not job.gen.code.strip():
+        return _evaluation(job, EvalStatus.NO_CODE, job.gen.detail or f"generation status {job.gen.status}", backend)
+    if clone.status != CloneStatus.OK:
+        return _evaluation(job, EvalStatus.IMAGE_ERROR, f"no checkout: {clone.error}", backend)
+    if backend == "docker" and (image is None or image.status != ImageStatus.OK):
+        error = image.error if image else "no image record"
+        return _evaluation(job, EvalStatus.IMAGE_ERROR, f"project image unusable: {error}"[:2000], backend)
+    return None
+
+
+def _unknown_task(gen: Generation, backend: str) -> Evaluation:
+    return _evaluation(Job(gen, None, Path()), EvalStatus.PATCH_ERROR, f"no benchmark task {gen.task_id!r}", backend)
+
+
+def _original(task: BenchmarkTask, checkout: Path) -> str:
+    try:
+        return (checkout / task.path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PatchError(f"cannot read {task.path} in the checkout: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _evaluation(job: Job, status: EvalStatus, detail: str | None, backend: str, **extra) -> Evaluation:
+    tests = extra.pop("tests", None)
+    if tests is None:
+        tests = {t: TestOutcome.MISSING for t in (job.task.tests if job.task else [])}
+    return Evaluation(
+        task_id=job.gen.task_id, model=job.gen.model, technique=job.gen.technique, run=job.gen.run, sample=job.gen.sample,
+        status=status, passed=status == EvalStatus.PASS, tests=tests, duration_s=extra.pop("duration_s", 0.0),
+        detail=detail, backend=backend, **extra,
+    )  # fmt: skip
+
+
+def _finished(evidence: Path, digest: str) -> Evaluation | None:
+    path = evidence / REPORT_FILE
+    if not path.is_file():
+        return None
+    try:
+        report = read_json(path, EvalReport)
+    except (ValueError, OSError):
+        return None
+    if report.candidate_hash != digest:
+        return None
+    return Evaluation.model_validate(report.model_dump(exclude={"candidate_hash"}))
+
+
+def _record(job: Job, candidate: Candidate, patched: str, digest: str, run: RunResult, backend: str) -> Evaluation:
+    verdict = grade(candidate.tests, candidate.nonce, run)
+    evaluation = _evaluation(
+        job, verdict.status, verdict.detail, backend, tests=verdict.tests, duration_s=run.wall_s, exception=verdict.exception
+    )
+    job.evidence.mkdir(parents=True, exist_ok=True)
+    write_text(job.evidence / "patched.py", patched)
+    write_text(job.evidence / "command.txt", " ".join(run.cmd) + "\n")
+    write_text(job.evidence / "output.txt", run.output)
+    write_text(job.evidence / "events.jsonl", "".join(line + "\n" for line in run.events))
+    meta = {
+        k: getattr(run, k) for k in ("output_bytes", "output_exceeded", "timed_out", "exit_code", "violations", "infra", "wall_s")
+    }
+    write_text(
+        job.evidence / "run.json", json.dumps(meta | {"nonce": candidate.nonce, "test_seconds": verdict.test_seconds}, indent=2)
+    )
+    write_json(job.evidence / REPORT_FILE, EvalReport(**evaluation.model_dump(), candidate_hash=digest))
+    return evaluation
+
+
+# ---------------------------------------------------------------- sessions
+
+
+def _new_session(clone: CloneRecord, image: ImageRecord | None, backend: str, cfg: EvaluateConfig, mode: str):
+    preload = preload_for(Path(clone.path))
+    if backend == "local":
+        from dlbench.harness.local import LocalSession
+
+        return LocalSession(Path(clone.path), cfg, preload)
+    from dlbench.harness.sandbox import DockerSession, NaiveDocker
+
+    if image is None or not image.tag:
+        raise ValueError("the docker backend needs a built project image")
+    return DockerSession(image.tag, cfg, preload=preload) if mode == "warm" else NaiveDocker(image.tag, cfg)
+
+
+def run_pool(factory: Callable, items: Iterable[tuple[T, Candidate]], jobs: int) -> Iterator[tuple[T, Candidate, RunResult]]:
+    """Run candidates on up to ``jobs`` sessions, created (and started) on first use;
+    results in input order, each with the payload it came with."""
+    sessions: queue.Queue = queue.Queue()
+    created: list = []
+    lock = threading.Lock()
+
+    def work(candidate: Candidate) -> RunResult:
+        with lock:
+            if sessions.empty() and len(created) < jobs:
+                try:
+                    created.append(factory())
+                except Exception as exc:  # noqa: BLE001 - no engine, no image: infrastructure, recorded per candidate
+                    if not created:
+                        return RunResult(infra=f"could not create a session: {exc}"[:2000])
+                else:
+                    sessions.put(created[-1])
+        session = sessions.get()
+        try:
+            return session.run(candidate)
+        finally:
+            sessions.put(session)
+
+    payloads: list[T] = []
+    candidates: list[Candidate] = []
+
+    def feed() -> Iterator[Candidate]:
+        for payload, candidate in items:
+            payloads.append(payload)
+            candidates.append(candidate)
+            yield candidate
+
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            for n, result in enumerate(pool.map(work, feed())):
+                yield payloads[n], candidates[n], result
+    finally:
+        for session in created:
+            session.close()

@@ -1,0 +1,209 @@
+"""Put a candidate into the module of its task (libcst; pure functions over source text).
+
+The candidate replaces the target function or method (found by qualname). It may be a bare
+function, a method, or a whole class when a method was asked (the method is taken). What it
+brings along is kept: imports (placed after the module docstring and ``__future__``
+imports), helper functions and classes and module constants with new names (in their
+order, before the target), helper methods when they came inside the class. Other
+top-level statements (example calls, ``if __name__ == "__main__":``) are dropped. The original's decorators stay when
+the candidate has none. Names the module already defines are not replaced, so a helper the
+candidate re-declares cannot break other code of the module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+import libcst as cst
+
+from dlbench.harness.screen import PARSE_ERRORS, parse
+
+
+class PatchError(ValueError):
+    """The candidate cannot be put into the module (status ``patch_error``)."""
+
+
+class CandidateSyntaxError(PatchError):
+    """The candidate (or the patched module) is not valid Python (status ``syntax_error``)."""
+
+
+_MODULE_GAP = (cst.EmptyLine(), cst.EmptyLine())
+_CLASS_GAP = (cst.EmptyLine(),)
+
+
+def patch_source(original: str, qualname: str, candidate: str, filename: str = "<module>") -> str:
+    """The module ``original`` with ``qualname`` replaced by the candidate's definition.
+
+    CPython parses the candidate first: it refuses, fast and safely, what crashes or hangs
+    libcst (thousands of nested brackets, ten thousands of chained operators, lone
+    surrogates, huge inputs)."""
+    try:
+        parse(candidate)
+        cand = cst.parse_module(candidate)
+    except (cst.ParserSyntaxError, *PARSE_ERRORS) as exc:
+        raise CandidateSyntaxError(f"candidate is not valid Python: {_first_line(exc)}") from None
+    module = _parse_original(original, filename)
+    path = qualname.split(".")
+    if "<locals>" in path:
+        raise PatchError(f"nested functions cannot be patched: {qualname}")
+    func, methods, source = _candidate_function(cand, path)
+    defined = _defined_names(module.body)
+    extras = [_spaced(s) for s in cand.body if s is not source and _is_extra(s, defined)]
+    body = list(module.body)
+    index = _top_index(body, path, qualname)
+    body[index] = _replace(body[index], path, func, methods)
+    body[index:index] = extras
+    body = _with_imports(body, _imports(cand, module))
+    patched = module.with_changes(body=body).code
+    try:
+        compile(patched, filename, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise CandidateSyntaxError(f"patched module does not compile: {exc.msg} (line {exc.lineno})") from None
+    return patched
+
+
+@lru_cache(maxsize=32)
+def _parse_original(original: str, filename: str) -> cst.Module:
+    """Parsed once per module text: every candidate of a task patches the same module."""
+    try:
+        return cst.parse_module(original)
+    except cst.ParserSyntaxError as exc:
+        raise PatchError(f"{filename} is not valid Python: {_first_line(exc)}") from None
+
+
+def _first_line(exc: Exception) -> str:
+    if isinstance(exc, (MemoryError, RecursionError)):
+        return f"{type(exc).__name__} while parsing (nested too deeply)"
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__
+
+
+def _candidate_function(cand: cst.Module, path: list[str]) -> tuple[cst.FunctionDef, list[cst.FunctionDef], cst.CSTNode]:
+    """(the function to use, other methods of the class it came in, its top-level statement)."""
+    name = path[-1]
+    for stmt in cand.body:
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
+            return stmt, [], stmt
+    classes = [s for s in cand.body if isinstance(s, cst.ClassDef)]
+    wanted = path[-2] if len(path) > 1 else None
+    classes.sort(key=lambda c: c.name.value != wanted)  # the asked-for class first
+    for cls in classes:
+        defs = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
+        match = next((d for d in defs if d.name.value == name), None)
+        if match is not None:
+            return match, [d for d in defs if d is not match], cls
+    raise PatchError(f"candidate defines no function or method named {name!r}")
+
+
+def _is_extra(stmt: cst.CSTNode, defined: set[str]) -> bool:
+    """Helper functions and classes, and constants, with names the module does not define.
+    Other top-level statements (example calls, ``if __name__ == ...``) are dropped."""
+    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        return stmt.name.value not in defined
+    names = _assigned_names(stmt)
+    return bool(names) and not names & defined
+
+
+def _spaced(stmt: cst.CSTNode) -> cst.CSTNode:
+    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        return stmt.with_changes(leading_lines=_MODULE_GAP)
+    return stmt
+
+
+def _top_index(body: Sequence[cst.CSTNode], path: list[str], qualname: str) -> int:
+    kind = cst.ClassDef if len(path) > 1 else cst.FunctionDef
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, kind) and stmt.name.value == path[0]:
+            return i
+    raise PatchError(f"{qualname} not found at the top level of the module")
+
+
+def _replace(node: cst.CSTNode, path: list[str], func: cst.FunctionDef, methods: list[cst.FunctionDef]) -> cst.CSTNode:
+    if len(path) == 1:
+        assert isinstance(node, cst.FunctionDef)
+        return _adopt(node, func)
+    assert isinstance(node, cst.ClassDef)
+    inner = list(node.body.body)
+    kind = cst.ClassDef if len(path) > 2 else cst.FunctionDef
+    index = next((i for i, s in enumerate(inner) if isinstance(s, kind) and s.name.value == path[1]), None)
+    if index is None:
+        raise PatchError(f"{'.'.join(path)}: {path[1]!r} not found in class {path[0]!r}")
+    inner[index] = _replace(inner[index], path[1:], func, methods if len(path) == 2 else [])
+    if len(path) == 2:
+        present = _defined_names(inner)
+        extra = [m.with_changes(leading_lines=_CLASS_GAP) for m in methods if m.name.value not in present]
+        inner[index + 1 : index + 1] = extra
+    return node.with_changes(body=node.body.with_changes(body=inner))
+
+
+def _adopt(old: cst.FunctionDef, new: cst.FunctionDef) -> cst.FunctionDef:
+    """The candidate's definition in the original's place (its comments, its decorators if none)."""
+    decorators = new.decorators or old.decorators
+    return new.with_changes(decorators=decorators, leading_lines=old.leading_lines)
+
+
+def _defined_names(body: Sequence[cst.CSTNode]) -> set[str]:
+    names: set[str] = set()
+    for stmt in body:
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            names.add(stmt.name.value)
+        names |= _assigned_names(stmt)
+    return names
+
+
+def _assigned_names(stmt: cst.CSTNode) -> set[str]:
+    """Plain names a module-level ``x = ...`` / ``x: T = ...`` statement binds."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return set()
+    names = set()
+    for small in stmt.body:
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else []
+        if isinstance(small, cst.AnnAssign):
+            targets = [small.target]
+        names |= {t.value for t in targets if isinstance(t, cst.Name)}
+    return names
+
+
+def _is_import(stmt: cst.CSTNode, future: bool | None = None) -> bool:
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        if isinstance(small, cst.Import) and future is not True:
+            return True
+        if isinstance(small, cst.ImportFrom):
+            is_future = isinstance(small.module, cst.Name) and small.module.value == "__future__"
+            if future is None or future == is_future:
+                return True
+    return False
+
+
+def _imports(cand: cst.Module, module: cst.Module) -> list[cst.SimpleStatementLine]:
+    """Candidate imports (not ``__future__``) the module does not already have verbatim."""
+    have = {module.code_for_node(s).strip() for s in module.body if _is_import(s)}
+    found = []
+    for stmt in cand.body:
+        code = cand.code_for_node(stmt).strip()
+        if _is_import(stmt, future=False) and code not in have:
+            have.add(code)
+            found.append(stmt.with_changes(leading_lines=()))
+    return found
+
+
+def _with_imports(body: list[cst.CSTNode], imports: list[cst.SimpleStatementLine]) -> list[cst.CSTNode]:
+    """Insert after the module docstring and any ``from __future__`` imports."""
+    index = 0
+    if body and _is_docstring(body[0]):
+        index = 1
+    while index < len(body) and _is_import(body[index], future=True):
+        index += 1
+    return body[:index] + imports + body[index:]
+
+
+def _is_docstring(stmt: cst.CSTNode) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )

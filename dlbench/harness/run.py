@@ -1,0 +1,162 @@
+"""Backend-neutral running: requests to a supervisor, sessions that survive a killed one.
+
+A *session* is one long-lived supervisor (``supervisor.py serve``) reached over a line
+channel: a local subprocess (``local.py``) or an exec inside a warm container
+(``sandbox.py``). Whatever a candidate does to its supervisor, the session notices (no
+answer in time, end of stream), records it, and starts a fresh supervisor for the next.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import secrets
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Self
+
+from dlbench.config import EvaluateConfig
+from dlbench.harness.verdict import RunResult
+
+log = logging.getLogger(__name__)
+
+BACKENDS = ("docker", "local")
+REPLY_GRACE_S = 30.0  # beyond the candidate's own limit: copying, start-up, clean-up
+START_TIMEOUT_S = 120.0
+PRELOAD = ("numpy", "pytest")
+# Import names that differ from distribution names; frameworks that start threads at import
+# are not preloaded (a fork after that can deadlock), the child imports them itself.
+IMPORT_NAMES = {"scikit-learn": "sklearn", "pillow": "PIL", "opencv-python": "cv2", "pyyaml": "yaml", "scikit-image": "skimage"}
+FORK_UNSAFE = {"tensorflow", "tensorflow-cpu", "tensorflow-gpu", "jax", "jaxlib", "keras"}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One candidate ready to run: the patched files of its copy and the node ids to run."""
+
+    key: str
+    files: dict[str, str]
+    tests: list[str]
+    nonce: str
+
+    @classmethod
+    def make(cls, key: str, files: dict[str, str], tests: list[str]) -> Candidate:
+        return cls(key, files, tests, secrets.token_hex(6))
+
+
+def request(candidate: Candidate, cfg: EvaluateConfig) -> dict:
+    return {
+        "id": candidate.key,
+        "files": candidate.files,
+        "tests": candidate.tests,
+        "nonce": candidate.nonce,
+        "timeout_s": cfg.timeout_s,
+        "memory_mb": cfg.memory_mb,
+        "output_limit": cfg.output_limit_kb * 1024,
+        "nproc": cfg.pids,
+    }
+
+
+def preload_for(checkout: Path) -> tuple[str, ...]:
+    """Modules a supervisor imports once for this project: pytest, numpy and its dependencies."""
+    from dlbench.harness.image import project_requirements
+
+    try:
+        requirements, _ = project_requirements(checkout)
+    except Exception:  # noqa: BLE001 - a warm-up hint only: the image build reports bad files
+        requirements = []
+    names = [re.split(r"[\s\[<>=!~;@]", r.strip(), maxsplit=1)[0].lower() for r in requirements]
+    modules = [IMPORT_NAMES.get(n, n.replace("-", "_")) for n in names if n and n not in FORK_UNSAFE]
+    return tuple(dict.fromkeys([*PRELOAD, *modules]))
+
+
+class SessionLost(RuntimeError):
+    """The supervisor stopped answering (killed, crashed, or stuck past every limit)."""
+
+
+class Session(ABC):
+    """A supervisor behind a line channel; restarted after it is lost."""
+
+    backend = "?"
+
+    def __init__(self, cfg: EvaluateConfig):
+        self.cfg = cfg
+        self.started = False
+
+    @abstractmethod
+    def _start(self) -> None: ...
+
+    @abstractmethod
+    def _send(self, data: bytes) -> None: ...
+
+    @abstractmethod
+    def _recv_line(self, deadline: float) -> bytes:
+        """One line from the supervisor; raise ``SessionLost`` at end of stream or deadline."""
+
+    @abstractmethod
+    def _stop(self) -> None: ...
+
+    def start(self) -> dict:
+        self._start()
+        ready = json.loads(self._recv_line(time.monotonic() + START_TIMEOUT_S))
+        if not ready.get("ready"):
+            raise SessionLost(f"supervisor did not start: {ready}")
+        self.started = True
+        return ready
+
+    def run(self, candidate: Candidate) -> RunResult:
+        if not self.started:
+            try:
+                self.start()
+            except Exception as exc:  # noqa: BLE001 - engine, start-up or channel: infrastructure, not the candidate
+                log.warning("%s supervisor could not start for %s: %s", self.backend, candidate.key, exc)
+                self.close()
+                return RunResult(infra=f"{self.backend} supervisor could not start: {exc}"[:2000])
+        try:
+            self._send((json.dumps(request(candidate, self.cfg)) + "\n").encode())
+            answer = json.loads(self._recv_line(time.monotonic() + self.cfg.timeout_s + REPLY_GRACE_S))
+            if answer.get("id") != candidate.key:  # out of step, or not written by the supervisor
+                raise SessionLost(f"answer for another request: {str(answer.get('id'))[:100]!r}")
+            return RunResult.from_response(answer)
+        except (SessionLost, OSError, ValueError) as exc:
+            log.warning("%s supervisor lost while running %s: %s; restarting it", self.backend, candidate.key, exc)
+            self.close()
+            return RunResult(violations=[f"the supervisor was killed or stopped answering during the run ({exc})"])
+
+    def close(self) -> None:
+        if self.started:
+            try:
+                self._send(b'{"op": "exit"}\n')
+            except (OSError, ValueError, SessionLost):
+                pass
+        self._stop()
+        self.started = False
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def resolve_backend(name: str, base_image: str = EvaluateConfig().base_image) -> str:
+    """``docker`` or ``local``; ``auto`` picks docker when an engine answers and has the base image."""
+    if name in BACKENDS:
+        return name
+    if name != "auto":
+        raise ValueError(f"unknown backend {name!r} (auto, docker or local)")
+    from dlbench.harness.image import EngineUnavailable, docker_client, ensure_base_image
+
+    try:
+        client = docker_client(timeout=20)
+        client.ping()
+        if ensure_base_image(base_image, client, pull=False):
+            return "docker"
+        reason = f"base image {base_image!r} is missing"
+    except (EngineUnavailable, Exception) as exc:  # noqa: BLE001 - any engine failure means: no docker
+        reason = f"no Docker engine ({exc})"
+    log.warning("backend auto: %s; using the LOCAL backend, which is NOT a sandbox", reason)
+    return "local"

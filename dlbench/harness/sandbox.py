@@ -1,0 +1,218 @@
+"""The ``docker`` backend: candidates run in locked-down containers of the project image.
+
+Every container: no network, memory (no swap) / CPU / pids limits, read-only root with a
+small ``/tmp`` tmpfs, uid 10001, all capabilities dropped, ``no-new-privileges``, no
+Docker socket and no host path mounted. Two modes:
+
+``warm``   (``DockerSession``) one container per worker, a supervisor started once by an
+           exec whose stdin/stdout is our channel; every candidate is a fork of it, in a
+           fresh copy of ``/work/repo`` on the tmpfs, and everything it started is killed
+           before the next one.
+``naive``  (``run_naive``) one ``docker run`` per candidate (the baseline of the benchmark).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import select
+import struct
+import time
+from pathlib import Path
+
+from docker.errors import DockerException
+from docker.models.containers import Container
+
+import docker
+from dlbench.config import EvaluateConfig
+from dlbench.harness.image import REPO_DIR, RUNNER_UID, SUPPORT_DIR, build_project_image, docker_client
+from dlbench.harness.run import PRELOAD, REPLY_GRACE_S, Candidate, Session, SessionLost, request
+from dlbench.harness.verdict import RunResult
+from dlbench.records import CloneRecord, CloneStatus, ImageRecord, ImageStatus
+from dlbench.store import read_json, write_json
+
+log = logging.getLogger(__name__)
+
+HERE = Path(__file__).resolve().parent
+WORK_DIR = "/tmp/dlbench"
+TMPFS_MB = 512
+SHM_MB = 16
+SUPERVISOR_MB = 384  # the warm supervisor and the tmpfs copies, on top of the candidate's memory
+LABEL = "dlbench.sandbox"
+STDERR_KEEP = 64 * 1024
+
+
+def support_files() -> dict[str, bytes]:
+    """Trusted files for ``/opt/dlbench`` in every project image (``build_project_image``)."""
+    return {name: (HERE / name).read_bytes() for name in ("supervisor.py", "plugin.py")}
+
+
+def supervisor_command(mode: str, preload: tuple[str, ...] = ()) -> list[str]:
+    return [
+        "python", f"{SUPPORT_DIR}/supervisor.py", mode, "--repo", REPO_DIR, "--work", WORK_DIR,
+        "--plugin", f"{SUPPORT_DIR}/plugin.py", "--preload", ",".join(preload), "--sandboxed",
+    ]  # fmt: skip
+
+
+def container_options(cfg: EvaluateConfig) -> dict:
+    """The lock-down of every sandbox container (docker SDK ``containers.run`` keywords)."""
+    memory = f"{cfg.memory_mb + SUPERVISOR_MB}m"
+    return {
+        "user": f"{RUNNER_UID}:{RUNNER_UID}",
+        "network_mode": "none",
+        "mem_limit": memory,
+        "memswap_limit": memory,
+        "nano_cpus": int(cfg.cpus * 1e9),
+        "pids_limit": cfg.pids,
+        "read_only": True,
+        "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={TMPFS_MB}m,mode=1777"},
+        "shm_size": f"{SHM_MB}m",
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges"],
+        "environment": {
+            "OPENBLAS_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        },
+        "labels": {LABEL: "1"},
+        "detach": True,
+    }
+
+
+class DockerSession(Session):
+    """A warm container with a forking supervisor; our channel is the exec's stdin/stdout."""
+
+    backend = "docker"
+
+    def __init__(
+        self, image: str, cfg: EvaluateConfig, client: docker.DockerClient | None = None, preload: tuple[str, ...] = PRELOAD
+    ):
+        super().__init__(cfg)
+        self.image, self.preload = image, preload
+        self.client = client or docker_client()
+        self.container: Container | None = None
+        self.sock = None
+        self.raw = b""
+        self.stdout = b""
+        self.stderr = b""
+
+    def _start(self) -> None:
+        self.container = self.client.containers.run(self.image, ["sleep", "infinity"], **container_options(self.cfg))
+        api = self.client.api
+        exec_id = api.exec_create(
+            self.container.id, supervisor_command("serve", self.preload), stdin=True, stdout=True, stderr=True, tty=False,
+            user=f"{RUNNER_UID}:{RUNNER_UID}",
+        )["Id"]  # fmt: skip
+        self.sock = api.exec_start(exec_id, socket=True)
+        self.raw = self.stdout = self.stderr = b""
+
+    def _socket(self):
+        if self.sock is None:
+            raise SessionLost("no supervisor")
+        return getattr(self.sock, "_sock", self.sock)
+
+    def _send(self, data: bytes) -> None:
+        self._socket().sendall(data)
+
+    def _recv_line(self, deadline: float) -> bytes:
+        sock = self._socket()
+        while b"\n" not in self.stdout:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([sock], [], [], left)[0]:
+                raise SessionLost("no answer before the deadline")
+            chunk = sock.recv(1 << 20)
+            if not chunk:
+                raise SessionLost(f"supervisor stream ended; its stderr: {self.stderr[-2000:].decode(errors='replace')}")
+            self.raw += chunk
+            self._demux()
+        line, self.stdout = self.stdout.split(b"\n", 1)
+        return line
+
+    def _demux(self) -> None:
+        """Split the engine's multiplexed stream: 8-byte header (stream, size) + payload."""
+        while len(self.raw) >= 8:
+            stream, size = struct.unpack(">BxxxL", self.raw[:8])
+            if len(self.raw) < 8 + size:
+                return
+            payload, self.raw = self.raw[8 : 8 + size], self.raw[8 + size :]
+            if stream == 2:
+                self.stderr = (self.stderr + payload)[-STDERR_KEEP:]
+            else:
+                self.stdout += payload
+
+    def _stop(self) -> None:
+        if self.sock is not None:
+            try:
+                self._socket().close()
+            except OSError:
+                pass
+            self.sock = None
+        if self.container is not None:
+            try:
+                self.container.remove(force=True)
+            except DockerException as exc:
+                log.warning("could not remove container %s: %s", self.container.short_id, exc)
+            self.container = None
+
+
+class NaiveDocker:
+    """The naive mode behind the session interface: a new container per candidate."""
+
+    backend = "docker"
+
+    def __init__(self, image: str, cfg: EvaluateConfig, client: docker.DockerClient | None = None):
+        self.image, self.cfg = image, cfg
+        self.client = client or docker_client()
+
+    def run(self, candidate: Candidate) -> RunResult:
+        return run_naive(self.image, candidate, self.cfg, self.client)
+
+    def close(self) -> None:
+        """Nothing stays up between candidates."""
+
+
+def run_naive(image: str, candidate: Candidate, cfg: EvaluateConfig, client: docker.DockerClient | None = None) -> RunResult:
+    """One fresh container for one candidate (no warm interpreter): the baseline mode."""
+    client = client or docker_client()
+    payload = base64.b64encode(json.dumps(request(candidate, cfg)).encode()).decode()
+    limit = str(int(cfg.timeout_s + REPLY_GRACE_S))
+    command = ["timeout", "-s", "KILL", limit, *supervisor_command("once"), "--request", payload]
+    try:
+        container = client.containers.run(image, command, **container_options(cfg))
+    except DockerException as exc:  # the engine, not the candidate
+        return RunResult(infra=f"docker could not start the container: {exc}"[:2000])
+    try:
+        try:
+            container.wait(timeout=cfg.timeout_s + 2 * REPLY_GRACE_S)
+        except Exception as exc:  # noqa: BLE001 - requests' read timeout: the container is stuck
+            container.kill()
+            return RunResult(violations=[f"the container stopped answering ({exc})"])
+        lines = container.logs(stdout=True, stderr=False).decode(errors="replace").strip().splitlines()
+    finally:
+        container.remove(force=True)
+    try:
+        return RunResult.from_response(json.loads(lines[-1]))
+    except (IndexError, ValueError):
+        return RunResult(violations=["the supervisor was killed before it answered"])
+
+
+def build_image_file(clone: Path, out: Path, build_log: Path, cfg: EvaluateConfig) -> ImageRecord:
+    """The ``build_image`` rule: the project image of one clone, as ``results/images/{repo}.json``.
+
+    A failed clone or build is recorded (status ``image_error``); an engine that does not
+    answer raises, so the job fails and a rerun retries instead of keeping an error.
+    """
+    record = read_json(clone, CloneRecord)
+    if record.status != CloneStatus.OK:
+        Path(build_log).parent.mkdir(parents=True, exist_ok=True)
+        Path(build_log).write_text(f"# no image: the clone failed: {record.error}\n")
+        image = ImageRecord(repo=record.slug, sha=record.sha or "", base_image=cfg.base_image, tag=None,
+                            status=ImageStatus.IMAGE_ERROR, error=f"clone failed: {record.error}", build_log=str(build_log))  # fmt: skip
+    else:
+        image = build_project_image(
+            Path(record.path), record.slug, record.sha or "", cfg.base_image, Path(build_log), support_files()
+        )
+    write_json(out, image)
+    return image

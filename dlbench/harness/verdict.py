@@ -1,0 +1,220 @@
+"""Grade one candidate from the supervisor's result: pure functions over strings and dicts.
+
+Only the per-test events from the report pipe count (never the candidate's stdout; the
+exit code only as a cross-check). A pass needs: a complete session (``hello``,
+``collected`` … ``finish``), no tampering, no violation, the fail canary reported failed and
+the pass canary passed (so a run that turns failures into passes, or ends early, cannot
+pass), and every expected node id reported ``passed`` (a parametrized id: every one of its
+cases). Cross-checks against a stream written by hand: every report carries a numeric
+duration and names a collected id, and the child's exit code equals the ``finish`` event's
+status, which must be 1 (the fail canary always fails).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dlbench.harness.plugin import selects
+from dlbench.harness.supervisor import OWN_DIR, canary_file
+from dlbench.records import EvalStatus, TestOutcome
+
+PHASES = ("setup", "call", "teardown")
+TAMPER = "pytest internals replaced"
+PYTEST_ABORTED = (2, 3, 4)  # interrupted, internal error, usage error
+TESTS_FAILED = 1  # pytest's exit status of every complete run: the fail canary always fails
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What the supervisor reports about one run (its JSON response)."""
+
+    events: list[str] = field(default_factory=list)
+    output: str = ""
+    output_bytes: int = 0
+    output_exceeded: bool = False
+    timed_out: bool = False
+    exit_code: int | None = None
+    violations: list[str] = field(default_factory=list)
+    infra: str | None = None
+    wall_s: float = 0.0
+    cmd: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_response(cls, data: Mapping[str, Any]) -> RunResult:
+        known = cls.__dataclass_fields__.keys()
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class Events:
+    """The parsed report stream."""
+
+    hello: bool = False
+    finish: bool = False
+    exitstatus: int | None = None
+    collected: set[str] | None = None  # None: no ``collected`` event
+    collect_errors: list[tuple[str, str | None]] = field(default_factory=list)
+    phases: dict[str, dict[str, dict]] = field(default_factory=dict)  # nodeid → when → event
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: EvalStatus
+    tests: dict[str, TestOutcome]
+    detail: str | None = None
+    exception: str | None = None
+    test_seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == EvalStatus.PASS
+
+
+def canary_ids(nonce: str) -> tuple[str, str]:
+    """(must fail, must pass) node ids of the canary file the supervisor adds to every run."""
+    path = canary_file(nonce)
+    return f"{path}::test_dlbench_canary_fail_{nonce}", f"{path}::test_dlbench_canary_pass_{nonce}"
+
+
+def parse_events(lines: Iterable[str]) -> Events:
+    """Parse report lines; malformed lines, duplicate phases and tampering are problems."""
+    ev = Events()
+    for n, line in enumerate(lines, 1):
+        try:
+            event = json.loads(line)
+            kind = event["ev"]
+        except (ValueError, TypeError, KeyError):
+            ev.problems.append(f"malformed report line {n}: {line[:80]!r}")
+            continue
+        if kind == "hello":
+            if ev.hello:
+                ev.problems.append("second hello in the report")
+            ev.hello = True
+        elif kind == "finish":
+            ev.finish = True
+            ev.exitstatus = event.get("exitstatus")
+        elif kind == "collected":
+            if ev.collected is not None:
+                ev.problems.append("second collected event in the report")
+            ev.collected = {str(i) for i in event.get("ids") or []}
+        elif kind == "collect_error":
+            ev.collect_errors.append((str(event.get("nodeid")), event.get("exc")))
+        elif kind == "tamper":
+            what = ", ".join(event.get("what", []))
+            if not any(p.startswith(TAMPER) for p in ev.problems):  # it repeats after every test
+                ev.problems.append(f"{TAMPER} (seen at {event.get('stage')}): {what}")
+        elif kind == "report":
+            _add_phase(ev, event)
+        else:
+            ev.problems.append(f"unknown report event {kind!r}")
+    return ev
+
+
+def _add_phase(ev: Events, event: dict) -> None:
+    phases = ev.phases.setdefault(str(event.get("nodeid")), {})
+    when = event.get("when")
+    if when not in PHASES:
+        ev.problems.append(f"report with unknown phase {when!r}")
+    elif when in phases:
+        ev.problems.append(f"duplicate {when} report for {event.get('nodeid')}")
+    elif not ev.hello or ev.finish or ev.collected is None:
+        ev.problems.append(f"report outside the session for {event.get('nodeid')}")
+    elif str(event.get("nodeid")) not in ev.collected:
+        ev.problems.append(f"report for a test that was not collected: {event.get('nodeid')}")
+    elif not _is_number(event.get("duration")):
+        ev.problems.append(f"report without a duration for {event.get('nodeid')}")
+    else:
+        phases[when] = event
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+
+
+def item_outcome(phases: Mapping[str, dict]) -> TestOutcome:
+    """One collected item from its setup/call/teardown reports."""
+    if any(p.get("xfail") for p in phases.values()):
+        return TestOutcome.XFAIL
+    for when in ("setup", "teardown"):
+        if phases.get(when, {}).get("outcome") == "failed":
+            return TestOutcome.ERROR
+    if any(p.get("outcome") == "skipped" for p in phases.values()):
+        return TestOutcome.SKIPPED
+    call = phases.get("call")
+    if call is None or "teardown" not in phases:
+        return TestOutcome.MISSING  # never ran to the end
+    return TestOutcome.PASSED if call.get("outcome") == "passed" else TestOutcome.FAILED
+
+
+SEVERITY = [TestOutcome.ERROR, TestOutcome.FAILED, TestOutcome.MISSING, TestOutcome.XFAIL, TestOutcome.SKIPPED]
+
+
+def node_outcome(node_id: str, phases: Mapping[str, Mapping[str, dict]]) -> TestOutcome:
+    """A listed node id: its own item, or every item the plugin ran for it (parametrized
+    cases ``node_id[...]``, methods of a listed class)."""
+    items = [p for nid, p in phases.items() if selects(nid, [node_id])]
+    if not items:
+        return TestOutcome.MISSING
+    outcomes = {item_outcome(p) for p in items}
+    return next((o for o in SEVERITY if o in outcomes), TestOutcome.PASSED)
+
+
+def _first_exception(expected: list[str], tests: Mapping[str, TestOutcome], ev: Events) -> str | None:
+    for node_id in expected:
+        if tests[node_id] == TestOutcome.PASSED:
+            continue
+        for nid, phases in ev.phases.items():
+            if selects(nid, [node_id]):
+                exc = next((p["exc"] for w in PHASES if (p := phases.get(w)) and p.get("exc")), None)
+                if exc:
+                    return exc
+    return next((exc for _, exc in ev.collect_errors if exc), None)
+
+
+def grade(expected: list[str], nonce: str, run: RunResult) -> Verdict:
+    """The verdict rule (DESIGN.md "Verdicts") over one supervisor result."""
+    ev = parse_events(run.events)
+    tests = {node_id: node_outcome(node_id, ev.phases) for node_id in expected}
+    seconds = sum(
+        float(p.get("duration") or 0) for nid, ph in ev.phases.items() if not nid.startswith(OWN_DIR) for p in ph.values()
+    )
+    exception = _first_exception(expected, tests, ev)
+
+    def verdict(status: EvalStatus, detail: str | None) -> Verdict:
+        return Verdict(status, tests, detail, exception, round(seconds, 6))
+
+    if not expected:
+        return verdict(EvalStatus.ERROR, "task lists no tests")
+    if run.infra:
+        return verdict(EvalStatus.INFRA_ERROR, run.infra)
+    violations = ev.problems + run.violations
+    if run.output_exceeded:
+        violations.append(f"output or report limit exceeded ({run.output_bytes} bytes of output)")
+    if violations:
+        return verdict(EvalStatus.SANDBOX_VIOLATION, "; ".join(violations)[:2000])
+    if run.timed_out:
+        return verdict(EvalStatus.TIMEOUT, "wall-clock limit reached; the run was killed")
+    if not ev.hello:
+        return verdict(EvalStatus.ERROR, f"no report (exit code {run.exit_code})")
+    if not ev.finish:
+        return verdict(EvalStatus.ERROR, f"the test session ended early (exit code {run.exit_code})")
+    canaries = [node_outcome(c, ev.phases) for c in canary_ids(nonce)]
+    if canaries == [TestOutcome.MISSING, TestOutcome.MISSING] and ev.exitstatus in PYTEST_ABORTED:
+        return verdict(EvalStatus.ERROR, f"pytest stopped before running tests (exit status {ev.exitstatus})")
+    if ev.collected is None:
+        return verdict(EvalStatus.SANDBOX_VIOLATION, "the report has no collected event")
+    if run.exit_code != ev.exitstatus or ev.exitstatus != TESTS_FAILED:
+        return verdict(
+            EvalStatus.SANDBOX_VIOLATION,
+            f"exit code {run.exit_code} and reported exit status {ev.exitstatus} disagree with a complete run ({TESTS_FAILED})",
+        )
+    if canaries != [TestOutcome.FAILED, TestOutcome.PASSED]:
+        return verdict(EvalStatus.SANDBOX_VIOLATION, "canary tests misreported: outcomes were altered")
+    if all(o == TestOutcome.PASSED for o in tests.values()):
+        return verdict(EvalStatus.PASS, None)
+    failing = [f"{nid}: {o.value}" for nid, o in tests.items() if o != TestOutcome.PASSED]
+    return verdict(EvalStatus.FAIL, "; ".join(failing)[:2000])

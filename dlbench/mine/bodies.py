@@ -1,0 +1,188 @@
+"""libcst summaries of test-code bodies: the calls each function makes and what it binds.
+
+Test modules and conftest files are parsed with libcst (the project's tool for code that
+is resolved or rewritten), without metadata providers: positions come from the ``ast``
+summary, and ``PositionProvider`` would cost more than the parse itself. The summary is
+symbolic and path-independent (so it is cached by content hash); ``callgraph`` resolves
+it against the symbol table. Expressions are kept as small tuples:
+
+- ``("n", "a.b.c")``: a dotted name as written (its head may be a local, a parameter,
+  ``self`` or a module-level name);
+- ``("call", expr)``: the value returned by calling ``expr``;
+- ``("attr", expr, "name")``: an attribute of a value that is not a plain dotted name;
+- ``("ann", "C")``: a value annotated as ``C``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from dlbench.mine.parsing import Unparsable, parse_cst
+
+log = logging.getLogger(__name__)
+
+Expr = tuple
+
+
+@dataclass(slots=True)
+class BodySummary:
+    """What one test-code function (or method) does, symbolically."""
+
+    calls: list[Expr] = field(default_factory=list)
+    bindings: dict[str, list[Expr]] = field(default_factory=dict)  # local name -> values
+    self_attrs: dict[str, list[Expr]] = field(default_factory=dict)  # self.x -> values
+    returns: list[Expr] = field(default_factory=list)  # returned or yielded values
+    imports: dict[str, tuple[int, str, str | None]] = field(default_factory=dict)  # local imports
+
+
+def summarize_bodies(source: str) -> dict[str, BodySummary]:
+    """Body summaries of a module's functions and its classes' methods, by qualname
+    (none, with a logged reason, for code libcst cannot take)."""
+    try:
+        return _summarize_module(parse_cst(source))
+    except (Unparsable, RecursionError) as exc:  # RecursionError: libcst's visitors on deep code
+        log.warning("test code skipped, libcst cannot summarize it: %s", exc)
+        return {}
+
+
+def _summarize_module(module: cst.Module) -> dict[str, BodySummary]:
+    found: dict[str, BodySummary] = {}
+    for stmt in _module_level(module.body):
+        if isinstance(stmt, cst.FunctionDef):
+            found[stmt.name.value] = _summarize_function(stmt)
+        elif isinstance(stmt, cst.ClassDef) and isinstance(stmt.body, cst.IndentedBlock):
+            for item in stmt.body.body:
+                if isinstance(item, cst.FunctionDef):
+                    found[f"{stmt.name.value}.{item.name.value}"] = _summarize_function(item)
+    return found
+
+
+def _module_level(body: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseStatement]:
+    """Top-level statements, looking inside ``if``/``try``/``with`` blocks like ``symbols``."""
+    for stmt in body:
+        if isinstance(stmt, cst.If | cst.Try | cst.With):
+            yield from _module_level(_blocks(stmt))
+        else:
+            yield stmt
+
+
+def _blocks(stmt: cst.If | cst.Try | cst.With) -> list[cst.BaseStatement]:
+    """Statements of a compound statement's blocks (an ``elif`` stays a nested ``If``)."""
+    suites = [stmt.body]
+    extra: list[cst.BaseStatement] = []
+    if isinstance(stmt, cst.Try):
+        suites += [h.body for h in stmt.handlers]
+        suites += [part.body for part in (stmt.orelse, stmt.finalbody) if part is not None]
+    elif isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.If):
+        extra.append(stmt.orelse)
+    elif isinstance(stmt, cst.If) and stmt.orelse is not None:
+        suites.append(stmt.orelse.body)
+    return [s for suite in suites if isinstance(suite, cst.IndentedBlock) for s in suite.body] + extra
+
+
+def _summarize_function(node: cst.FunctionDef) -> BodySummary:
+    visitor = _BodyVisitor()
+    node.body.visit(visitor)
+    return visitor.summary
+
+
+class _BodyVisitor(cst.CSTVisitor):
+    """Collects calls, bindings and returns; nested functions count as their parent's body."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.summary = BodySummary()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        callee = to_expr(node.func)
+        if callee is not None:
+            self.summary.calls.append(callee)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind(target.target, to_expr(node.value))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        annotation = annotation_dotted(node.annotation.annotation)
+        if annotation:
+            self._bind(node.target, ("ann", annotation))
+        if node.value is not None:
+            self._bind(node.target, to_expr(node.value))
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target, to_expr(node.value))
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:  # ``with C(...) as c``: __enter__ usually returns self
+            self._bind(node.asname.name, to_expr(node.item))
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None and (value := to_expr(node.value)) is not None:
+            self.summary.returns.append(value)
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        if isinstance(node.value, cst.BaseExpression) and (value := to_expr(node.value)) is not None:
+            self.summary.returns.append(value)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            dotted = _dotted(alias.name)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.summary.imports[alias.asname.name.value] = (0, dotted, None)
+            else:
+                top = dotted.split(".")[0]
+                self.summary.imports[top] = (0, top, None)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        module = _dotted(node.module) if node.module is not None else ""
+        for alias in node.names:
+            local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else None
+            name = _dotted(alias.name)
+            self.summary.imports[local or name] = (len(node.relative), module, name)
+
+    def _bind(self, target: cst.BaseExpression, value: Expr | None) -> None:
+        if value is None:
+            return
+        if isinstance(target, cst.Name):
+            self.summary.bindings.setdefault(target.value, []).append(value)
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            self.summary.self_attrs.setdefault(target.attr.value, []).append(value)
+
+
+def to_expr(node: cst.BaseExpression) -> Expr | None:
+    """Symbolic form of an expression, or None when it carries no usable name."""
+    if isinstance(node, cst.Name):
+        return ("n", node.value)
+    if isinstance(node, cst.Attribute):
+        base = to_expr(node.value)
+        if base is None:
+            return None
+        if base[0] == "n":
+            return ("n", f"{base[1]}.{node.attr.value}")
+        return ("attr", base, node.attr.value)
+    if isinstance(node, cst.Call):
+        callee = to_expr(node.func)
+        return ("call", callee) if callee is not None else None
+    if isinstance(node, cst.Await):
+        return to_expr(node.expression)
+    return None
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    expr = to_expr(node)
+    return expr[1] if expr is not None and expr[0] == "n" else ""
+
+
+def annotation_dotted(node: cst.BaseExpression) -> str | None:
+    """Dotted class name of an annotation (``C``, ``m.C`` or the string ``"C"``)."""
+    if isinstance(node, cst.SimpleString):
+        text = node.evaluated_value
+        return text if isinstance(text, str) and all(p.isidentifier() for p in text.split(".")) else None
+    expr = to_expr(node)
+    return expr[1] if expr is not None and expr[0] == "n" else None

@@ -1,0 +1,174 @@
+"""Per-file parse summaries, cached by content hash and computed on a process pool.
+
+A file's summary (``ast`` definitions, plus libcst body summaries for test code) depends
+only on its bytes and on whether it is test code, so the cache key is
+``sha256(version, tag, bytes)``: a rerun after one file changed re-parses that file
+only, and identical files in different checkouts share an entry. ``extract`` stores its
+per-file extraction and blame results the same way. Entries are pickles written
+atomically under ``MineConfig.cache_dir`` (empty: no cache); an unreadable entry is
+recomputed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import pickle
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from dlbench.config import MineConfig
+from dlbench.logs import Progress
+from dlbench.mine.bodies import BodySummary, summarize_bodies
+from dlbench.mine.paths import is_test_code
+from dlbench.mine.symbols import (
+    ModuleSummary,
+    SymbolTable,
+    list_python_files,
+    summarize_source,
+)
+from dlbench.records import CloneRecord, CloneStatus
+from dlbench.store import atomic_path, read_json
+
+log = logging.getLogger(__name__)
+
+CACHE_VERSION = "4"  # bump when a summary class changes shape
+_POOL_MIN_FILES = 16
+T = TypeVar("T")
+J = TypeVar("J")
+R = TypeVar("R")  # below this, starting worker processes costs more than it saves
+
+
+@dataclass(slots=True)
+class FileSummary:
+    module: ModuleSummary
+    bodies: dict[str, BodySummary] | None  # only for test code (libcst)
+
+
+@dataclass(slots=True)
+class ParseStats:
+    files: int = 0
+    lines: int = 0
+    parsed: int = 0  # cache misses: files actually parsed in this run
+    cached: int = 0
+
+
+def summarize_file(source: str, test_code: bool) -> FileSummary:
+    """Parse one file: ``ast`` for definitions; libcst bodies too when it is test code."""
+    return FileSummary(summarize_source(source), summarize_bodies(source) if test_code else None)
+
+
+def _summarize_job(job: tuple[str, bool]) -> FileSummary:
+    path, test_code = job
+    return summarize_file(read_source(Path(path)), test_code)
+
+
+def read_source(path: Path) -> str:
+    return path.read_bytes().decode("utf-8", errors="replace")
+
+
+class ParseCache:
+    """Content-addressed pickle store; ``None`` as directory disables caching."""
+
+    def __init__(self, cache_dir: str | Path | None):
+        self.root = Path(cache_dir) if cache_dir else None
+
+    @staticmethod
+    def key(data: bytes, tag: str) -> str:
+        """Content address of ``data`` computed for purpose ``tag``."""
+        digest = hashlib.sha256(f"{CACHE_VERSION}:{tag}:".encode())
+        digest.update(data)
+        return digest.hexdigest()
+
+    def _file(self, key: str) -> Path:
+        assert self.root is not None
+        return self.root / key[:2] / f"{key}.pkl"
+
+    def get(self, key: str, kind: type[T]) -> T | None:
+        """The entry if present, readable and of type ``kind``; else None."""
+        if self.root is None:
+            return None
+        try:
+            with open(self._file(key), "rb") as fh:
+                value = pickle.load(fh)
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError, ImportError):
+            return None
+        return value if isinstance(value, kind) else None
+
+    def put(self, key: str, value: object) -> None:
+        if self.root is None:
+            return
+        with atomic_path(self._file(key)) as tmp:
+            tmp.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def load_summaries(root: Path, cfg: MineConfig) -> tuple[dict[str, FileSummary], ParseStats]:
+    """Summaries of every Python file of a checkout, from the cache or parsed in parallel."""
+    cache = ParseCache(cfg.cache_dir)
+    summaries: dict[str, FileSummary] = {}
+    stats = ParseStats()
+    misses: list[tuple[str, str]] = []  # (path, cache key)
+    for path in list_python_files(root):
+        data = (root / path).read_bytes()
+        stats.files += 1
+        stats.lines += data.count(b"\n")
+        key = cache.key(data, f"summary:{int(is_test_code(path))}")
+        hit = cache.get(key, FileSummary)
+        if hit is None:
+            misses.append((path, key))
+        else:
+            summaries[path] = hit
+    stats.cached = len(summaries)
+    stats.parsed = len(misses)
+    progress = Progress(len(misses), "parse files")
+    jobs = [(str(root / path), is_test_code(path)) for path, _ in misses]
+    for (path, key), summary in zip(misses, parallel_map(_summarize_job, jobs, cfg.workers), strict=True):
+        cache.put(key, summary)
+        summaries[path] = summary
+        progress.advance()
+    log.info("parsed %d files, %d from cache (%d lines)", stats.parsed, stats.cached, stats.lines)
+    broken = sorted(p for p, s in summaries.items() if s.module.syntax_error)
+    if broken:  # kept with empty summaries: they define nothing and call nothing
+        log.warning("%d files do not parse, e.g. %s: %s", len(broken), broken[0], summaries[broken[0]].module.syntax_error)
+    return summaries, stats
+
+
+def parallel_map(fn: Callable[[J], R], jobs: list[J], workers: int) -> Iterator[R]:
+    """``map`` over a process pool (in order); serial when the pool would not pay off."""
+    if workers <= 1 or len(jobs) < _POOL_MIN_FILES:
+        yield from map(fn, jobs)
+        return
+    # Small chunks even out the cost of files (test files cost ~5x a library file).
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        yield from pool.map(fn, jobs, chunksize=max(1, min(32, len(jobs) // (workers * 8))))
+
+
+@dataclass(slots=True)
+class LoadedRepo:
+    """A checkout's symbol table and test-code bodies, ready for the mining stages."""
+
+    root: Path
+    table: SymbolTable
+    bodies: dict[str, dict[str, BodySummary]]
+    stats: ParseStats
+    cfg: MineConfig
+
+
+def load_repo(root: Path, cfg: MineConfig) -> LoadedRepo:
+    summaries, stats = load_summaries(root, cfg)
+    table = SymbolTable({path: s.module for path, s in summaries.items()})
+    bodies = {path: s.bodies for path, s in summaries.items() if s.bodies is not None}
+    return LoadedRepo(root, table, bodies, stats, cfg)
+
+
+def load_clone(clone_json: str | Path, cfg: MineConfig) -> tuple[CloneRecord, LoadedRepo | None]:
+    """A rule's clone record and its loaded checkout; None when the clone failed (the rule
+    then writes an empty artifact so the DAG goes on)."""
+    clone = read_json(clone_json, CloneRecord)
+    if clone.status != CloneStatus.OK:
+        log.warning("%s: clone status %s, writing an empty artifact", clone.full_name, clone.status)
+        return clone, None
+    return clone, load_repo(Path(clone.path), cfg)

@@ -1,0 +1,415 @@
+"""Test call graph: the repository functions each test reaches.
+
+Depth rule (the paper took the functions that tests call): a function is reached by a
+test when it is called from test code that runs for that test: the test body, helper
+functions of the same test module and methods of the same test class it calls
+(transitively), ``setUp``/``setup_method``/``tearDown`` and the fixtures it requests by
+argument name, ``usefixtures`` or ``autouse`` (transitively through fixtures; test
+module, test class and every ``conftest.py`` from the test's folder up to the root).
+Calls inside library code are *not* followed.
+
+Resolution, against ``symbols.SymbolTable`` (imports, aliases, relative imports,
+re-exports): ``f()``, ``mod.sub.f()``; ``C(...)`` reaches ``C.__init__`` (defined by C or
+a repository base); ``obj.m()`` reaches ``C.m`` (through repository bases) when ``obj``
+is bound to ``C(...)`` in the scope, annotated ``C``, an attribute ``self.x`` bound so
+in the test class, or comes from a fixture/helper/library function that returns
+``C(...)`` or is annotated ``-> C``; ``super().m()`` in test-module classes; ``obj(...)``
+reaches ``C.__call__``, or ``C.forward`` for a torch ``nn.Module`` (``call`` for Keras
+layers), whose ``__call__`` lives in the framework only to dispatch there.
+
+Not followed (static limits): callables passed as values (``parametrize`` arguments,
+``getattr``, callbacks), once-per-class/module setup (``setUpClass``, ``setup_module``,
+which run for the first test only), helpers imported from other test-support modules,
+and methods on objects whose class is not visible as above. Calls that
+leave the repository (numpy, stdlib) and functions of test support files are dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from dlbench.config import MineConfig
+from dlbench.logs import Progress
+from dlbench.mine.bodies import Expr
+from dlbench.mine.cache import LoadedRepo, load_clone
+from dlbench.mine.symbols import Decorator, FunctionInfo, ImportRef, Symbol
+from dlbench.mine.tests import is_test_support
+from dlbench.records import CallRecord, TestCase
+from dlbench.store import read_jsonl, write_jsonl
+
+log = logging.getLogger(__name__)
+
+MAX_DEPTH = 8  # bound on type inference through bindings, returns and attributes
+SETUP_METHODS = ("setUp", "tearDown", "setup_method", "teardown_method")
+SETUP_FUNCTIONS = ("setup_function", "teardown_function")
+NOT_FIXTURES = frozenset({"self", "cls", "request"})
+# (base prefix, base suffix, method): frameworks whose ``__call__`` runs a user method.
+FRAMEWORK_DISPATCH = (("torch.", ".Module", "forward"), ("keras", ".Layer", "call"), ("keras", ".Model", "call"))
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Where a test lives: decides which fixtures its (and its fixtures') arguments name."""
+
+    path: str
+    cls: Symbol | None
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    fn: Symbol  # the test-code function whose body is read
+    self_cls: Symbol | None  # what ``self`` is an instance of
+    ctx: Context
+
+
+def is_fixture(info: FunctionInfo) -> bool:
+    return any(d.name.rpartition(".")[2] == "fixture" for d in info.decorators)
+
+
+def _fixture_option(info: FunctionInfo, key: str) -> str | None:
+    for decorator in info.decorators:
+        if decorator.name.rpartition(".")[2] == "fixture":
+            return dict(decorator.kwargs).get(key)
+    return None
+
+
+def fixture_name(info: FunctionInfo) -> str:
+    return _fixture_option(info, "name") or info.name
+
+
+def _argnames(decorators: tuple[Decorator, ...], mark: str) -> list[str]:
+    """Names given to ``pytest.mark.<mark>(...)`` (parametrize argnames, usefixtures)."""
+    names: list[str] = []
+    for decorator in decorators:
+        if decorator.name.rpartition(".")[2] == mark:
+            args = decorator.args[:1] if mark == "parametrize" else decorator.args
+            for arg in args:
+                names.extend(n.strip() for n in arg.split(",") if n.strip())
+    return names
+
+
+class CallGraph:
+    """Resolves test-code calls of one checkout; ``reached(case)`` is the public entry."""
+
+    def __init__(self, repo: LoadedRepo):
+        self.table = repo.table
+        self.bodies = repo.bodies
+        self.support = {p for p, s in self.table.summaries.items() if is_test_support(p, s)}
+        self._module_fixtures: dict[str, dict[str, Symbol]] = {}
+        self._effects: dict[Scope, tuple[frozenset[str], tuple[Scope, ...]]] = {}
+        self._returns: dict[tuple[Symbol, Symbol | None, Context], set[Symbol]] = {}
+        self._locals: dict[tuple[Scope, str], set[Symbol]] = {}
+
+    # ---------------------------------------------------------------- per test
+
+    def reached(self, case: TestCase) -> list[str]:
+        """Sorted ``path:qualname`` of the repository functions the test reaches."""
+        ctx = Context(case.file, Symbol("class", case.file, case.class_name) if case.class_name else None)
+        entry = self.table.method(ctx.cls, case.name) if ctx.cls else Symbol("function", case.file, case.name)
+        if entry is None:
+            return []
+        work = [Scope(fn, ctx.cls, ctx) for fn in [entry, *self._setup_functions(ctx)]]
+        work += [Scope(fx, ctx.cls if "." in fx.qualname else None, ctx) for fx in self.fixture_closure(ctx, entry)]
+        found: set[str] = set()
+        done: set[Scope] = set()
+        while work:
+            scope = work.pop()
+            if scope in done:
+                continue
+            done.add(scope)
+            keys, follow = self._scope_effects(scope)
+            found |= keys
+            work.extend(follow)
+        return sorted(found)
+
+    def _setup_functions(self, ctx: Context) -> list[Symbol]:
+        if ctx.cls is not None:
+            found = [self.table.method(ctx.cls, name) for name in SETUP_METHODS]
+        else:
+            functions = self.table.summaries[ctx.path].functions
+            found = [Symbol("function", ctx.path, n) for n in SETUP_FUNCTIONS if n in functions]
+        return [s for s in found if s is not None and s.path in self.bodies]
+
+    def _scope_effects(self, scope: Scope) -> tuple[frozenset[str], tuple[Scope, ...]]:
+        """Repository functions a body calls, and the same-module helpers it follows."""
+        if scope in self._effects:
+            return self._effects[scope]
+        body = self.bodies.get(scope.fn.path, {}).get(scope.fn.qualname)
+        found: set[str] = set()
+        follow: list[Scope] = []
+        for call in body.calls if body else ():
+            for target in self.callee_targets(call, scope, 0):
+                self._reach(target, scope, found, follow)
+        self._effects[scope] = (frozenset(found), tuple(follow))
+        return self._effects[scope]
+
+    def _reach(self, target: Symbol, scope: Scope, found: set[str], follow: list[Scope]) -> None:
+        if target.kind == "class":
+            init = self.table.method(target, "__init__")
+            if init is not None:
+                self._reach(init, scope, found, follow)
+            return
+        if target.kind != "function":
+            return
+        if target.path not in self.support:
+            found.add(target.key)
+        elif target.path == scope.fn.path and target.path in self.bodies:
+            follow.append(Scope(target, self._self_for(target, scope), scope.ctx))
+
+    def _self_for(self, method: Symbol, scope: Scope) -> Symbol | None:
+        owner = method.qualname.rpartition(".")[0]
+        if not owner:
+            return None
+        owner_cls = Symbol("class", method.path, owner)
+        if scope.self_cls is not None and owner_cls in self.table.mro(scope.self_cls):
+            return scope.self_cls
+        return owner_cls
+
+    # ---------------------------------------------------------------- fixtures
+
+    def fixture_closure(self, ctx: Context, entry: Symbol) -> list[Symbol]:
+        """Fixtures a test uses: by argument, ``usefixtures`` and ``autouse``, transitively."""
+        info = self.table.function_info(entry)
+        if info is None:
+            return []
+        class_decorators = self.table.class_info(ctx.cls).decorators if ctx.cls else ()
+        direct = set(info.params) - NOT_FIXTURES - set(_argnames(info.decorators + class_decorators, "parametrize"))
+        queue = [(name, None) for name in sorted(direct)]
+        queue += [(name, None) for name in _argnames(info.decorators + class_decorators, "usefixtures")]
+        queue += [(name, None) for name in self._autouse(ctx)]
+        chosen: list[Symbol] = []
+        while queue:
+            name, requester = queue.pop()
+            fixture = self.fixture_for(ctx, name, requester)
+            if fixture is None or fixture in chosen:
+                continue
+            chosen.append(fixture)
+            fixture_info = self.table.function_info(fixture)
+            queue += [(p, fixture) for p in fixture_info.params if p not in NOT_FIXTURES] if fixture_info else []
+        return chosen
+
+    def fixture_for(self, ctx: Context, name: str, requester: Symbol | None = None) -> Symbol | None:
+        """The fixture ``name`` as the test sees it; a fixture asking for its own name gets the outer one."""
+        candidates = self._visible(ctx, name)
+        if requester in candidates:
+            after = candidates[candidates.index(requester) + 1 :]
+            return after[0] if after else None
+        return candidates[0] if candidates else None
+
+    def _visible(self, ctx: Context, name: str) -> list[Symbol]:
+        """Fixtures named ``name``, nearest first: test class, test module, conftest chain."""
+        found = []
+        if ctx.cls is not None:
+            for cls in self.table.mro(ctx.cls):
+                for method in self.table.class_info(cls).methods.values():
+                    if is_fixture(method) and fixture_name(method) == name:
+                        found.append(Symbol("function", cls.path, method.qualname))
+        for path in self._fixture_modules(ctx.path):
+            if (fixture := self.module_fixtures(path).get(name)) is not None:
+                found.append(fixture)
+        return found
+
+    def _fixture_modules(self, test_path: str) -> list[str]:
+        """The test module, then ``conftest.py`` of its folder and every folder above."""
+        modules = [test_path]
+        parts = test_path.split("/")[:-1]
+        for cut in range(len(parts), -1, -1):
+            conftest = "/".join([*parts[:cut], "conftest.py"])
+            if conftest in self.table.summaries and conftest != test_path:
+                modules.append(conftest)
+        return modules
+
+    def module_fixtures(self, path: str) -> dict[str, Symbol]:
+        """Fixtures a module defines or imports, by fixture name."""
+        if path not in self._module_fixtures:
+            found: dict[str, Symbol] = {}
+            summary = self.table.summaries[path]
+            for local in summary.imports:
+                target = self.table.resolve(path, local)
+                info = self.table.function_info(target) if target and target.kind == "function" else None
+                if info is not None and is_fixture(info):
+                    found[fixture_name(info)] = target
+            for info in summary.functions.values():
+                if is_fixture(info):
+                    found[fixture_name(info)] = Symbol("function", path, info.name)
+            self._module_fixtures[path] = found
+        return self._module_fixtures[path]
+
+    def _autouse(self, ctx: Context) -> list[str]:
+        names = []
+        candidates: list[FunctionInfo] = []
+        if ctx.cls is not None:
+            for cls in self.table.mro(ctx.cls):
+                candidates += self.table.class_info(cls).methods.values()
+        for path in self._fixture_modules(ctx.path):
+            candidates += [self.table.function_info(s) for s in self.module_fixtures(path).values()]
+        for info in candidates:
+            if info is not None and is_fixture(info) and _fixture_option(info, "autouse") == "True":
+                names.append(fixture_name(info))
+        return names
+
+    # ---------------------------------------------------------------- resolution
+
+    def callee_targets(self, expr: Expr, scope: Scope, depth: int) -> set[Symbol]:
+        """Definitions a called expression may refer to (functions, methods or classes)."""
+        if depth > MAX_DEPTH:
+            return set()
+        if expr[0] == "n":
+            head, *rest = expr[1].split(".")
+            local = self.local_types(head, scope, depth)
+            if local is not None:
+                return self._member_targets(local, rest, scope, depth)
+            target = self.resolve_name(scope, expr[1])
+            return {target} if target is not None else set()
+        if expr[0] == "attr":
+            if expr[1] == ("call", ("n", "super")):
+                return self._super_targets(scope, expr[2])
+            classes = self.type_of(expr[1], scope, depth + 1)
+            return {m for c in classes if (m := self.table.method(c, expr[2])) is not None}
+        if expr[0] == "call":  # ``make()(x)``: calling what a call returned
+            return {m for c in self.type_of(expr, scope, depth + 1) if (m := self._instance_call(c)) is not None}
+        return set()
+
+    def resolve_name(self, scope: Scope, dotted: str) -> Symbol | None:
+        """A non-local name: through the function's own imports, else the module's names."""
+        body = self.bodies.get(scope.fn.path, {}).get(scope.fn.qualname)
+        head, *rest = dotted.split(".")
+        if body is not None and head in body.imports:
+            return self.table.resolve_import(scope.fn.path, ImportRef(*body.imports[head]), rest)
+        return self.table.resolve(scope.fn.path, dotted)
+
+    def _member_targets(self, classes: set[Symbol], attrs: list[str], scope: Scope, depth: int) -> set[Symbol]:
+        """Calling ``obj.a.b()``: walk instance attributes, then look the method up."""
+        if not attrs:  # calling the instance itself
+            return {m for c in classes if (m := self._instance_call(c)) is not None}
+        for attr in attrs[:-1]:
+            classes = self._attr_types(classes, attr, scope.ctx, depth + 1)
+        return {m for c in classes if (m := self.table.method(c, attrs[-1])) is not None}
+
+    def _instance_call(self, cls: Symbol) -> Symbol | None:
+        """``obj(...)``: the class's ``__call__``, or the method a framework's ``__call__``
+        dispatches to (torch ``nn.Module`` → ``forward``, Keras ``Layer`` → ``call``)."""
+        own = self.table.method(cls, "__call__")
+        if own is not None:
+            return own
+        for base in self.table.external_bases(cls):
+            for prefix, suffix, method in FRAMEWORK_DISPATCH:
+                if base.startswith(prefix) and base.endswith(suffix):
+                    return self.table.method(cls, method)
+        return None
+
+    def _super_targets(self, scope: Scope, name: str) -> set[Symbol]:
+        owner = scope.fn.qualname.rpartition(".")[0]
+        if not owner:
+            return set()
+        for cls in self.table.mro(Symbol("class", scope.fn.path, owner))[1:]:
+            if name in self.table.class_info(cls).methods:
+                return {Symbol("function", cls.path, f"{cls.qualname}.{name}")}
+        return set()
+
+    def local_types(self, name: str, scope: Scope, depth: int) -> set[Symbol] | None:
+        """Classes a local name may be an instance of; None when the name is not local."""
+        owner = scope.fn.qualname.rpartition(".")[0]
+        if name == "self" and owner:
+            return {scope.self_cls or Symbol("class", scope.fn.path, owner)}
+        body = self.bodies.get(scope.fn.path, {}).get(scope.fn.qualname)
+        info = self.table.function_info(scope.fn)
+        is_param = info is not None and name in info.params
+        if not is_param and (body is None or name not in body.bindings):
+            return None
+        key = (scope, name)
+        if key not in self._locals:
+            self._locals[key] = set()  # guards ``x = x.f()`` cycles
+            found = self._param_types(info, name, scope, depth) if is_param else set()
+            for value in body.bindings.get(name, ()) if body else ():
+                found |= self.type_of(value, scope, depth + 1)
+            self._locals[key] = found
+        return self._locals[key]
+
+    def _param_types(self, info: FunctionInfo, name: str, scope: Scope, depth: int) -> set[Symbol]:
+        """A parameter's classes: its annotation, else the fixture of that name."""
+        annotation = dict(info.annotations).get(name)
+        if annotation and (cls := self.table.resolve(scope.fn.path, annotation)) and cls.kind == "class":
+            return {cls}
+        if name in NOT_FIXTURES:
+            return set()
+        fixture = self.fixture_for(scope.ctx, name, scope.fn if is_fixture(info) else None)
+        if fixture is None:
+            return set()
+        return self.return_types(fixture, scope.ctx.cls if "." in fixture.qualname else None, scope.ctx, depth + 1)
+
+    def type_of(self, expr: Expr, scope: Scope, depth: int) -> set[Symbol]:
+        """Classes the value of an expression may be an instance of."""
+        if depth > MAX_DEPTH:
+            return set()
+        kind = expr[0]
+        if kind == "ann":
+            cls = self.resolve_name(scope, expr[1])
+            return {cls} if cls is not None and cls.kind == "class" else set()
+        if kind == "n":
+            head, *rest = expr[1].split(".")
+            classes = self.local_types(head, scope, depth)
+            for attr in rest if classes else ():
+                classes = self._attr_types(classes, attr, scope.ctx, depth + 1)
+            return classes or set()
+        if kind == "call":
+            found: set[Symbol] = set()
+            for target in self.callee_targets(expr[1], scope, depth + 1):
+                if target.kind == "class":
+                    found.add(target)
+                elif target.kind == "function":
+                    found |= self.return_types(target, self._self_for(target, scope), scope.ctx, depth + 1)
+            return found
+        if kind == "attr":
+            return self._attr_types(self.type_of(expr[1], scope, depth + 1), expr[2], scope.ctx, depth + 1)
+        return set()
+
+    def return_types(self, fn: Symbol, self_cls: Symbol | None, ctx: Context, depth: int) -> set[Symbol]:
+        """Classes a function returns: test code by its body, library code by its summary."""
+        key = (fn, self_cls, ctx)
+        if key in self._returns:
+            return self._returns[key]
+        self._returns[key] = set()  # guards recursion
+        body = self.bodies.get(fn.path, {}).get(fn.qualname)
+        if body is None:
+            found = self.table.return_classes(fn)
+        else:
+            scope = Scope(fn, self_cls, ctx)
+            found = set().union(*(self.type_of(v, scope, depth + 1) for v in body.returns))
+            info = self.table.function_info(fn)
+            if info is not None and info.returns:
+                found |= self.type_of(("ann", info.returns), scope, depth + 1)
+        self._returns[key] = found
+        return found
+
+    def _attr_types(self, classes: set[Symbol], attr: str, ctx: Context, depth: int) -> set[Symbol]:
+        """Types of ``instance.attr`` from ``self.attr = ...`` in test-code methods."""
+        found: set[Symbol] = set()
+        for cls in classes:
+            for item in self.table.mro(cls):
+                for qualname, body in self.bodies.get(item.path, {}).items():
+                    if qualname.startswith(f"{item.qualname}.") and attr in body.self_attrs:
+                        scope = Scope(Symbol("function", item.path, qualname), cls, ctx)
+                        for value in body.self_attrs[attr]:
+                            found |= self.type_of(value, scope, depth + 1)
+        return found
+
+
+def build_calls(repo: LoadedRepo, cases: list[TestCase], name: str) -> list[CallRecord]:
+    """One call record per test case."""
+    graph = CallGraph(repo)
+    progress = Progress(len(cases), "call graph")
+    records = []
+    for case in cases:
+        records.append(CallRecord(repo=name, node_id=case.node_id, calls=graph.reached(case)))
+        progress.advance()
+    return records
+
+
+def call_graph_file(clone_json: str | Path, tests_jsonl: str | Path, out: str | Path, cfg: MineConfig) -> int:
+    """Rule ``call_graph``: clone record + tests → ``calls.jsonl``."""
+    clone, repo = load_clone(clone_json, cfg)
+    records = build_calls(repo, read_jsonl(tests_jsonl, TestCase), clone.full_name) if repo else []
+    return write_jsonl(out, records)

@@ -1,0 +1,55 @@
+"""Parsing code we did not write (repository files, ground truths, LLM answers) safely.
+
+Pathological code must become a recorded reason, never a crashed job. CPython's parser
+rejects deep nesting (about 200 levels) in microseconds, with SyntaxError, MemoryError or
+RecursionError; libcst's native parser instead overflows its stack and kills the process
+with a segfault (a few thousand unclosed ``(`` or unary ``-``). So every libcst parse
+first passes ``compile(..., PyCF_ONLY_AST)``, plus one check CPython cannot make for us:
+``ast`` keeps ``a and b and ...`` flat while libcst nests it, one level per operand.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import libcst as cst
+
+# What CPython's parser raises on bad input (UnicodeError, e.g. a lone surrogate, is a ValueError).
+PARSE_ERRORS = (SyntaxError, ValueError, MemoryError, RecursionError)
+MAX_BOOL_OPERANDS = 1000  # libcst nests one level per operand: its visitors overflow beyond, its parser at ~8000
+_BOOL_WORD_RE = re.compile(r"\b(?:and|or)\b")
+
+
+class Unparsable(ValueError):
+    """Source that does not parse, or that libcst cannot parse without crashing."""
+
+
+def parse_ast(source: str) -> ast.Module:
+    """``ast`` of ``source``; Unparsable (with the reason) for anything CPython rejects."""
+    try:
+        return compile(source, "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except PARSE_ERRORS as exc:
+        raise Unparsable(describe(exc)) from None
+
+
+def parse_cst(source: str) -> cst.Module:
+    """libcst module of ``source`` once CPython has accepted it; Unparsable otherwise."""
+    tree = parse_ast(source)
+    if len(_BOOL_WORD_RE.findall(source)) > MAX_BOOL_OPERANDS:  # cheap filter before the walk
+        longest = max((len(n.values) for n in ast.walk(tree) if isinstance(n, ast.BoolOp)), default=0)
+        if longest > MAX_BOOL_OPERANDS:
+            raise Unparsable(f"an and/or chain of {longest} operands (limit {MAX_BOOL_OPERANDS})")
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        raise Unparsable(f"ParserSyntaxError: {exc.message} (line {exc.raw_line})") from None
+    except PARSE_ERRORS as exc:
+        raise Unparsable(describe(exc)) from None
+
+
+def describe(exc: BaseException) -> str:
+    """One line naming a parse failure (MemoryError and RecursionError mean: nested too deeply)."""
+    if isinstance(exc, MemoryError | RecursionError):
+        return f"{type(exc).__name__}: nested too deeply to parse"
+    return f"{type(exc).__name__}: {exc}"

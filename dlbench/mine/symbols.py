@@ -1,0 +1,478 @@
+"""Repository symbol table: modules, definitions and import bindings, resolved by name.
+
+Every Python file of a checkout gets an ``ast`` summary (definitions with exact line
+ranges, decorators, bases, imports, return hints). ``ast`` is the right tool here: it
+gives positions for free at about five times libcst's parse speed, and definitions are
+all the library side needs (libcst is kept for test bodies and exact-source extraction).
+A summary holds nothing that depends on the file's path (relative imports stay
+relative), so it is cached by content hash alone. ``SymbolTable`` names every module
+(packages with or without ``__init__.py``, ``src/`` layouts, pytest's rootdir-less test
+folders) and resolves dotted names through imports, aliases, star imports and
+re-exports in ``__init__.py``, transitively.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from dlbench.mine.parsing import PARSE_ERRORS, Unparsable, parse_ast
+
+SKIP_DIRS = frozenset({"node_modules", "site-packages", "__pycache__", "venv", "htmlcov"})
+SKIP_TOP_DIRS = frozenset({"build", "dist"})  # setuptools output: copies of the package
+_STDLIB = frozenset(sys.stdlib_module_names)
+
+
+def list_python_files(root: Path) -> list[str]:
+    """Repository-relative POSIX paths of the ``.py`` files worth mining, sorted."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = Path(dirpath).relative_to(root)
+        dirnames[:] = sorted(d for d in dirnames if _wanted_dir(d) and not (rel == Path(".") and d in SKIP_TOP_DIRS))
+        found.extend((rel / name).as_posix() for name in sorted(filenames) if name.endswith(".py"))
+    return sorted(found)
+
+
+def _wanted_dir(name: str) -> bool:
+    return name not in SKIP_DIRS and not name.startswith(".") and not name.endswith(".egg-info")
+
+
+# ---------------------------------------------------------------- per-file summary
+
+
+@dataclass(frozen=True, slots=True)
+class Decorator:
+    name: str  # dotted name of the decorator callable, e.g. "pytest.mark.parametrize"
+    args: tuple[str, ...] = ()  # constant string positional arguments (lists flattened)
+    kwargs: tuple[tuple[str, str], ...] = ()  # constant keyword arguments, as str()
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionInfo:
+    name: str
+    qualname: str
+    class_name: str | None
+    lineno: int  # first line, decorators included
+    def_lineno: int
+    end_lineno: int
+    params: tuple[str, ...]
+    annotations: tuple[tuple[str, str], ...]  # (param, dotted annotation)
+    returns: str | None  # dotted return annotation
+    return_calls: tuple[str, ...]  # dotted callees whose result is returned or yielded
+    decorators: tuple[Decorator, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ClassInfo:
+    name: str
+    lineno: int
+    end_lineno: int
+    bases: tuple[str, ...]
+    methods: dict[str, FunctionInfo]
+    decorators: tuple[Decorator, ...]
+    test_disabled: bool  # ``__test__ = False`` in the class body
+
+
+@dataclass(frozen=True, slots=True)
+class ImportRef:
+    level: int  # 0 for absolute imports
+    module: str  # "" for ``from . import x``
+    name: str | None  # None for ``import module``
+
+
+@dataclass(slots=True)
+class ModuleSummary:
+    functions: dict[str, FunctionInfo] = field(default_factory=dict)
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    imports: dict[str, ImportRef] = field(default_factory=dict)
+    stars: list[ImportRef] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)  # ``name = other.name``
+    imported_modules: set[str] = field(default_factory=set)  # absolute top-level names
+    syntax_error: str | None = None
+
+
+def summarize_source(source: str) -> ModuleSummary:
+    """``ast`` summary of one file; a file that does not parse gets an empty summary."""
+    summary = ModuleSummary()
+    try:
+        tree = parse_ast(source)
+    except Unparsable as exc:
+        summary.syntax_error = str(exc)
+        return summary
+    for node in _module_level(tree.body):
+        _add_statement(summary, node)
+    return summary
+
+
+def _module_level(body: list[ast.stmt]):
+    """Top-level statements, looking inside ``if``/``try``/``with`` blocks (guarded imports)."""
+    for node in body:
+        if isinstance(node, ast.If):
+            yield from _module_level(node.body + node.orelse)
+        elif isinstance(node, ast.Try | ast.TryStar):
+            yield from _module_level(node.body + node.orelse + node.finalbody)
+            for handler in node.handlers:
+                yield from _module_level(handler.body)
+        elif isinstance(node, ast.With):
+            yield from _module_level(node.body)
+        else:
+            yield node
+
+
+def _add_statement(summary: ModuleSummary, node: ast.stmt) -> None:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        summary.functions[node.name] = _function_info(node, None)
+    elif isinstance(node, ast.ClassDef):
+        summary.classes[node.name] = _class_info(node)
+    elif isinstance(node, ast.Import):
+        for alias in node.names:
+            summary.imported_modules.add(alias.name.split(".")[0])
+            if alias.asname:  # ``import a.b as c`` binds c to a.b
+                summary.imports[alias.asname] = ImportRef(0, alias.name, None)
+            else:  # ``import a.b`` binds a
+                top = alias.name.split(".")[0]
+                summary.imports[top] = ImportRef(0, top, None)
+    elif isinstance(node, ast.ImportFrom):
+        _add_from_import(summary, node)
+    elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        target = dotted_name(node.value)
+        if target and isinstance(node.value, ast.Name | ast.Attribute):
+            summary.aliases[node.targets[0].id] = target
+
+
+def _add_from_import(summary: ModuleSummary, node: ast.ImportFrom) -> None:
+    module = node.module or ""
+    if node.level == 0:
+        summary.imported_modules.add(module.split(".")[0])
+    for alias in node.names:
+        if alias.name == "*":
+            summary.stars.append(ImportRef(node.level, module, None))
+        else:
+            summary.imports[alias.asname or alias.name] = ImportRef(node.level, module, alias.name)
+
+
+def _class_info(node: ast.ClassDef) -> ClassInfo:
+    methods = {
+        item.name: _function_info(item, node.name)
+        for item in node.body
+        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    return ClassInfo(
+        name=node.name,
+        lineno=min([node.lineno] + [d.lineno for d in node.decorator_list]),
+        end_lineno=node.end_lineno or node.lineno,
+        bases=tuple(b for b in map(dotted_name, node.bases) if b),
+        methods=methods,
+        decorators=tuple(_decorator(d) for d in node.decorator_list),
+        test_disabled=_sets_test_false(node.body),
+    )
+
+
+def _sets_test_false(body: list[ast.stmt]) -> bool:
+    return any(
+        isinstance(s, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "__test__" for t in s.targets)
+        and isinstance(s.value, ast.Constant)
+        and not s.value.value
+        for s in body
+    )
+
+
+def _function_info(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> FunctionInfo:
+    args = node.args
+    every = args.posonlyargs + args.args + args.kwonlyargs
+    annotations = tuple((a.arg, ann) for a in every if a.annotation and (ann := annotation_name(a.annotation)))
+    return FunctionInfo(
+        name=node.name,
+        qualname=f"{class_name}.{node.name}" if class_name else node.name,
+        class_name=class_name,
+        lineno=min([node.lineno] + [d.lineno for d in node.decorator_list]),
+        def_lineno=node.lineno,
+        end_lineno=node.end_lineno or node.lineno,
+        params=tuple(a.arg for a in every),
+        annotations=annotations,
+        returns=annotation_name(node.returns) if node.returns else None,
+        return_calls=_return_calls(node),
+        decorators=tuple(_decorator(d) for d in node.decorator_list),
+    )
+
+
+def _own_statements(body: list[ast.stmt]):
+    """Statements of a function body, nested blocks included, nested definitions not
+    (statements only: walking every expression node costs several times more)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            yield from _own_statements(getattr(stmt, name, []))
+        for block in getattr(stmt, "handlers", []) + getattr(stmt, "cases", []):
+            yield from _own_statements(block.body)
+
+
+def _return_calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
+    """Callees whose result the function returns: ``return C(...)`` or ``x = C(...); return x``."""
+    bound: dict[str, str] = {}
+    returned: list[ast.expr] = []
+    for stmt in _own_statements(node.body):
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+            callee = dotted_name(stmt.value.func)
+            for target in stmt.targets:
+                if isinstance(target, ast.Name) and callee:
+                    bound[target.id] = callee
+        elif isinstance(stmt, ast.Return) and stmt.value is not None:
+            returned.append(stmt.value)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield) and stmt.value.value is not None:
+            returned.append(stmt.value.value)
+    calls = []
+    for value in returned:
+        if isinstance(value, ast.Call) and (callee := dotted_name(value.func)):
+            calls.append(callee)
+        elif isinstance(value, ast.Name) and value.id in bound:
+            calls.append(bound[value.id])
+    return tuple(dict.fromkeys(calls))
+
+
+def _decorator(node: ast.expr) -> Decorator:
+    if not isinstance(node, ast.Call):
+        return Decorator(dotted_name(node) or "")
+    args: list[str] = []
+    for arg in node.args:
+        args.extend(_constant_strings(arg))
+    kwargs = tuple(
+        (k.arg, str(k.value.value)) for k in node.keywords if k.arg and isinstance(k.value, ast.Constant)
+    )
+    return Decorator(dotted_name(node.func) or "", tuple(args), kwargs)
+
+
+def _constant_strings(node: ast.expr) -> list[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.List | ast.Tuple):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []
+
+
+def dotted_name(node: ast.expr | None) -> str | None:
+    """``a.b.c`` for Name/Attribute chains (and the callee of a call), else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted_name(node.value)
+        return f"{base}.{node.attr}" if base else None
+    if isinstance(node, ast.Call):
+        return dotted_name(node.func)
+    return None
+
+
+def annotation_name(node: ast.expr) -> str | None:
+    """The class an annotation names: ``C``, ``"C"``, ``m.C``, ``Optional[C]``, ``C | None``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return annotation_name(ast.parse(node.value, mode="eval").body)
+        except PARSE_ERRORS:
+            return None
+    if isinstance(node, ast.Subscript) and dotted_name(node.value) in ("Optional", "typing.Optional"):
+        return annotation_name(node.slice)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return annotation_name(node.left) or annotation_name(node.right)
+    if isinstance(node, ast.Constant) and node.value is None:
+        return None
+    return dotted_name(node) if isinstance(node, ast.Name | ast.Attribute) else None
+
+
+# ---------------------------------------------------------------- the table
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    kind: str  # "module" | "function" | "class"
+    path: str
+    qualname: str = ""
+
+    @property
+    def key(self) -> str:
+        """``path:qualname``, the repository-wide name used in call records."""
+        return f"{self.path}:{self.qualname}"
+
+
+class SymbolTable:
+    """Name resolution over the summaries of every file of one checkout."""
+
+    def __init__(self, summaries: dict[str, ModuleSummary]):
+        self.summaries = summaries
+        self._package_dirs = {p.rpartition("/")[0] for p in summaries if p.endswith("__init__.py")}
+        self.module_name: dict[str, str] = {}
+        self.basedir: dict[str, str] = {}
+        self._by_name: dict[str, str] = {}
+        for path in sorted(summaries, key=lambda p: (p.count("/"), p)):
+            self._register(path)
+        self._mro = cache(self._compute_mro)
+
+    # ---- module naming
+
+    def _register(self, path: str) -> None:
+        parts = path[: -len(".py")].split("/")
+        if parts[-1] == "__init__":
+            parts.pop()
+        start = len(parts) - 1 if not path.endswith("__init__.py") else len(parts)
+        while start > 0 and "/".join(parts[:start]) in self._package_dirs:
+            start -= 1
+        # ``start`` indexes the top package; its parent is the folder Python puts on sys.path.
+        self.basedir[path] = "/".join(parts[:start])
+        canonical = ".".join(parts[start:])
+        self.module_name[path] = canonical
+        for begin in range(start, -1, -1):  # longer names: namespace packages up to the root
+            name = ".".join(parts[begin:])
+            if not name or not all(p.isidentifier() for p in parts[begin:]):
+                continue
+            if begin == start and "." not in name and name in _STDLIB:
+                continue
+            self._by_name.setdefault(name, path)
+
+    def module_path(self, module: str, basedir: str | None = None) -> str | None:
+        """File of a module, trying the importer's own sys.path entry first."""
+        if basedir is not None:
+            stem = f"{basedir}/{module.replace('.', '/')}" if basedir else module.replace(".", "/")
+            for candidate in (f"{stem}.py", f"{stem}/__init__.py"):
+                if candidate in self.summaries:
+                    return candidate
+        return self._by_name.get(module)
+
+    # ---- resolution
+
+    def import_target(self, path: str, ref: ImportRef) -> str:
+        """Absolute dotted name an import binding refers to."""
+        if ref.level == 0:
+            base = ref.module
+        else:
+            package = self.module_name.get(path, "").split(".")
+            if not path.endswith("__init__.py"):
+                package = package[:-1]
+            package = package[: len(package) - ref.level + 1]
+            base = ".".join(p for p in [*package, *ref.module.split(".")] if p)
+        return f"{base}.{ref.name}" if ref.name and base else (ref.name or base)
+
+    def resolve(self, path: str, dotted: str) -> Symbol | None:
+        """Resolve a dotted name as written in file ``path`` (module scope)."""
+        return self._in_module(path, dotted.split("."), frozenset())
+
+    def resolve_global(self, dotted: str, basedir: str | None = None, seen: frozenset = frozenset()) -> Symbol | None:
+        """Resolve an absolute dotted name; None when it leaves the repository (numpy, stdlib)."""
+        parts = dotted.split(".")
+        for cut in range(len(parts), 0, -1):
+            path = self.module_path(".".join(parts[:cut]), basedir)
+            if path is not None:
+                rest = parts[cut:]
+                return self._in_module(path, rest, seen) if rest else Symbol("module", path)
+        return None
+
+    def resolve_import(self, path: str, ref: ImportRef, rest: list[str], seen: frozenset = frozenset()) -> Symbol | None:
+        """What ``bound.rest`` names, ``bound`` being bound by import ``ref`` in file ``path``."""
+        basedir = self.basedir[path] if ref.level == 0 else None
+        return self.resolve_global(".".join([self.import_target(path, ref), *rest]), basedir, seen)
+
+    def _in_module(self, path: str, parts: list[str], seen: frozenset) -> Symbol | None:
+        if (path, tuple(parts)) in seen or path not in self.summaries:
+            return None
+        seen = seen | {(path, tuple(parts))}
+        summary = self.summaries[path]
+        head, rest = parts[0], parts[1:]
+        if head in summary.classes:
+            return self._in_class(Symbol("class", path, head), rest)
+        if head in summary.functions:
+            return None if rest else Symbol("function", path, head)
+        if head in summary.imports:
+            return self.resolve_import(path, summary.imports[head], rest, seen)
+        if head in summary.aliases:
+            return self._in_module(path, summary.aliases[head].split(".") + rest, seen)
+        if path.endswith("__init__.py"):
+            found = self.resolve_global(".".join([self.module_name[path], *parts]), None, seen)
+            if found is not None:
+                return found
+        for star in summary.stars:
+            star_path = self.module_path(self.import_target(path, star), self.basedir[path])
+            if star_path and (found := self._in_module(star_path, parts, seen)):
+                return found
+        return None
+
+    def _in_class(self, cls: Symbol, rest: list[str]) -> Symbol | None:
+        if not rest:
+            return cls
+        method = self.method(cls, rest[0])
+        return method if method is not None and len(rest) == 1 else None
+
+    def absolute_name(self, path: str, dotted: str) -> str:
+        """Expand a name's first component through the file's imports (for external names)."""
+        head, _, rest = dotted.partition(".")
+        ref = self.summaries[path].imports.get(head) if path in self.summaries else None
+        if ref is None:
+            return dotted
+        target = self.import_target(path, ref)
+        return f"{target}.{rest}" if rest else target
+
+    # ---- classes
+
+    def class_info(self, cls: Symbol) -> ClassInfo:
+        return self.summaries[cls.path].classes[cls.qualname]
+
+    def function_info(self, fn: Symbol) -> FunctionInfo | None:
+        summary = self.summaries.get(fn.path)
+        if summary is None:
+            return None
+        owner, _, name = fn.qualname.rpartition(".")
+        if owner:
+            cls = summary.classes.get(owner)
+            return cls.methods.get(name) if cls else None
+        return summary.functions.get(name)
+
+    def mro(self, cls: Symbol) -> tuple[Symbol, ...]:
+        """The class and its repository bases, depth-first left to right (no duplicates)."""
+        return self._mro(cls)
+
+    def _compute_mro(self, cls: Symbol, _active: frozenset = frozenset()) -> tuple[Symbol, ...]:
+        order = [cls]
+        for base in self.class_info(cls).bases:
+            resolved = self.resolve(cls.path, base)
+            if resolved is not None and resolved.kind == "class" and resolved not in _active | {cls}:
+                for item in self._compute_mro(resolved, _active | {cls}):
+                    if item not in order:
+                        order.append(item)
+        return tuple(order)
+
+    def external_bases(self, cls: Symbol) -> set[str]:
+        """Absolute names of bases outside the repository, over the whole MRO."""
+        names = set()
+        for item in self.mro(cls):
+            for base in self.class_info(item).bases:
+                resolved = self.resolve(item.path, base)
+                if resolved is None:
+                    names.add(self.absolute_name(item.path, base))
+        return names
+
+    def method(self, cls: Symbol, name: str) -> Symbol | None:
+        """The method ``name`` as found through the class's repository MRO."""
+        for item in self.mro(cls):
+            if name in self.class_info(item).methods:
+                return Symbol("function", item.path, f"{item.qualname}.{name}")
+        return None
+
+    def return_classes(self, fn: Symbol, depth: int = 0) -> set[Symbol]:
+        """Classes a library function returns instances of (annotation or ``return C(...)``)."""
+        info = self.function_info(fn)
+        if info is None or depth > 3:
+            return set()
+        found: set[Symbol] = set()
+        for name in ([info.returns] if info.returns else []) + list(info.return_calls):
+            target = self.resolve(fn.path, name)
+            if name == "cls" and info.class_name:  # ``return cls(...)`` in a classmethod
+                target = Symbol("class", fn.path, info.class_name)
+            if target is not None and target.kind == "class":
+                found.add(target)
+            elif target is not None and target.kind == "function" and name not in (info.returns,):
+                found |= self.return_classes(target, depth + 1)
+        return found

@@ -1,0 +1,425 @@
+"""Pydantic models of every artifact passed between stages (the ground floor).
+
+Each JSON Lines artifact holds one model instance per line; each model carries a
+``schema_version`` so readers can refuse files written by an incompatible version.
+Field names listed in DESIGN.md "Contracts" are fixed; add fields, never rename them.
+The file formats are documented in docs/ARTIFACTS.md.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+SCHEMA_VERSION = 1
+
+
+def repo_slug(full_name: str) -> str:
+    """File-system and wildcard-safe name of a repository: ``owner/name`` → ``owner__name``."""
+    return full_name.replace("/", "__")
+
+
+def task_id_for(full_name: str, path: str, qualname: str) -> str:
+    """Stable task id: ``owner__name:path/to/module.py:Class.method``."""
+    return f"{repo_slug(full_name)}:{path}:{qualname}"
+
+
+class Record(BaseModel):
+    """Base of every artifact record: strict about unknown fields, versioned."""
+
+    model_config = ConfigDict(extra="forbid")
+    schema_version: int = SCHEMA_VERSION
+
+
+# ---------------------------------------------------------------- collect
+
+
+class RepoMeta(Record):
+    """One repository as seen by the crawl (a subset of GitHub's repository object)."""
+
+    full_name: str
+    description: str | None = None
+    language: str | None = None
+    topics: list[str] = Field(default_factory=list)
+    stars: int = 0
+    forks: int = 0
+    created_at: datetime | None = None
+    pushed_at: datetime | None = None
+    updated_at: datetime | None = None
+    license: str | None = None  # SPDX id
+    archived: bool = False
+    fork: bool = False
+    default_branch: str = "main"
+    clone_url: str
+    html_url: str | None = None
+    found_by: list[str] = Field(default_factory=list)  # topics whose search returned it
+
+
+class Selection(Record):
+    """Selection verdict for one repository, with a reason for every keep and drop."""
+
+    full_name: str
+    slug: str
+    keep: bool
+    reasons: list[str]
+    clone_url: str
+    sha: str | None = None  # pinned commit (config/repos.yaml or resolved at clone time)
+    license: str | None = None
+    stars: int = 0
+    forced: Literal["include", "exclude"] | None = None
+    local_path: str | None = None  # repositories already on disk skip the clone
+
+
+class CloneStatus(StrEnum):
+    OK = "ok"
+    CLONE_ERROR = "clone_error"
+
+
+class CloneRecord(Record):
+    """A checkout on disk at a pinned commit (``results/repos/{repo}.json``)."""
+
+    full_name: str
+    slug: str
+    clone_url: str
+    path: str
+    sha: str | None
+    status: CloneStatus
+    error: str | None = None
+    license: str | None = None
+    reused: bool = False  # an existing checkout at the right commit was kept (no new clone)
+
+
+# ---------------------------------------------------------------- mine
+
+
+class TestKind(StrEnum):
+    PYTEST_FUNCTION = "pytest_function"
+    PYTEST_METHOD = "pytest_method"
+    UNITTEST_METHOD = "unittest_method"
+
+
+class TestCase(Record):
+    """One test case as a pytest node id (parametrized cases collapse to their function)."""
+
+    __test__ = False  # not a pytest class despite its name
+    repo: str
+    file: str
+    node_id: str
+    kind: TestKind
+    class_name: str | None = None
+    name: str
+    line: int
+    parametrized: bool = False
+
+
+class CallRecord(Record):
+    """Repository functions one test reaches (qualified as ``path:qualname``)."""
+
+    repo: str
+    node_id: str
+    calls: list[str]
+
+
+class FunctionRecord(Record):
+    """A function or method under test, extracted with its context."""
+
+    task_id: str
+    repo: str
+    sha: str | None
+    path: str
+    function: str
+    class_name: str | None
+    qualname: str
+    signature: str
+    source: str
+    docstring: str | None
+    class_context: str | None
+    start_line: int
+    end_line: int
+    tests: list[str]
+    first_added: date | None = None
+    last_modified: date | None = None
+    decorators: list[str] = Field(default_factory=list)
+
+
+# ---------------------------------------------------------------- tasks
+
+
+class PromptSource(StrEnum):
+    LLM = "llm"
+    TEMPLATE = "template"
+
+
+class PromptRecord(Record):
+    """A drafted prompt for one task (``results/prompts/{repo}.jsonl``)."""
+
+    task_id: str
+    repo: str
+    prompt: str
+    source: PromptSource
+    model: str | None = None
+    cache_key: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    status: str = "ok"
+    error: str | None = None
+
+
+class MergedLabel(Record):
+    """Annotators' labels for one task after majority vote (``results/labels/merged.jsonl``)."""
+
+    task_id: str
+    stage: str | None
+    task: str | None
+    data: str | None
+    keep: bool
+    discard_reason: str | None = None
+    prompt: str
+    prompt_source: Literal["draft", "edited"]
+    votes: dict[str, list[str | None]] = Field(default_factory=dict)  # dimension → one vote per annotator_ids
+    annotators: int = 0  # annotators with a row for this task
+    annotator_ids: list[str] = Field(default_factory=list)  # order of every ``votes`` list
+
+
+class BenchmarkTask(Record):
+    """One benchmark task (``results/benchmark/dlbench.jsonl``); field names are a contract."""
+
+    task_id: str
+    repo: str
+    sha: str | None
+    path: str
+    function: str
+    class_name: str | None
+    signature: str
+    prompt: str
+    ground_truth: str
+    tests: list[str]
+    stage: str | None
+    task: str | None
+    data: str | None
+    first_added: date | None
+    last_modified: date | None
+    qualname: str
+    slug: str
+    start_line: int
+    end_line: int
+    docstring: str | None = None
+    class_context: str | None = None
+    license: str | None = None
+    prompt_source: str = "draft"
+
+
+# ---------------------------------------------------------------- generate / evaluate
+
+
+class GenStatus(StrEnum):
+    OK = "ok"
+    NO_CODE = "no_code"
+    SYNTAX_ERROR = "syntax_error"
+    TRUNCATED = "truncated"
+    API_ERROR = "api_error"
+
+
+class Generation(Record):
+    """One candidate for one task (``results/generations/{model}/{technique}/{repo}.jsonl``)."""
+
+    task_id: str
+    model: str
+    technique: str
+    run: int = 0
+    sample: int = 0
+    code: str | None
+    raw: str | None = None
+    status: GenStatus = GenStatus.OK
+    detail: str | None = None
+    cache_key: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class PromptVariant(BaseModel):
+    """One prompt of the mutation_agreement technique: the original or a mutation of it."""
+
+    model_config = ConfigDict(extra="forbid")
+    index: int  # 0: the original prompt
+    prompt: str
+    transformations: list[str] = Field(default_factory=list)  # e.g. "lexical: compute→calculate"
+    source: Literal["original", "rules", "llm"] = "rules"
+
+
+class ModelTestCase(BaseModel):
+    """One model-written test: a pytest function around one assertion (node id known in advance)."""
+
+    model_config = ConfigDict(extra="forbid")
+    node_id: str
+    assertion: str
+    setup: list[str] = Field(default_factory=list)  # imports and assignments written before it
+
+
+class AgreementCandidate(BaseModel):
+    """One candidate of one variant and its outcome on every model test (pass matrix row)."""
+
+    model_config = ConfigDict(extra="forbid")
+    variant: int
+    sample: int
+    status: GenStatus
+    code: str | None
+    detail: str | None = None
+    passed: list[bool] = Field(default_factory=list)  # one per model test, in test order
+    run_status: str | None = None  # the sandbox verdict's status against the model tests
+
+
+class AgreementGroup(BaseModel):
+    """Candidates with one identical pass pattern (or identical normalised code)."""
+
+    model_config = ConfigDict(extra="forbid")
+    members: list[int]  # candidate indices
+    tests_passed: int
+    score: int
+
+
+class AgreementRecord(Record):
+    """Evidence of one task's mutation_agreement choice (``results/agreement/{model}/{repo}.jsonl``)."""
+
+    task_id: str
+    model: str
+    run: int = 0
+    variants: list[PromptVariant]
+    tests: list[ModelTestCase]
+    tests_detail: str | None = None  # why there are no (or few) model tests
+    candidates: list[AgreementCandidate]
+    groups: list[AgreementGroup]  # ranked, best first
+    chosen: int | None  # index into candidates
+    rule: str  # dual_agreement, code_agreement (no_tests / all_failing) or no_candidate
+
+
+class StagePrediction(Record):
+    """Predicted pipeline stage of one task (``results/stages/predictions.jsonl``).
+
+    Predicted by a classifier trained without the task's own repository (leave-one-repo-out).
+    """
+
+    task_id: str
+    repo: str  # slug
+    stage: str | None  # the annotators' label, when there is one
+    predicted: str | None  # None when no other repository has labelled tasks
+    probability: float | None = None
+
+
+class StageReport(Record):
+    """Leave-one-repo-out evaluation of the stage classifier (``results/stages/report.json``)."""
+
+    embedding: str
+    classifier: str
+    n_tasks: int
+    n_labelled: int
+    n_repos: int
+    labels: list[str]
+    macro_f1: float | None  # over labelled tasks, each predicted without its repository
+    accuracy: float | None
+    note: str | None = None
+
+
+class EvalStatus(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    NO_CODE = "no_code"
+    SYNTAX_ERROR = "syntax_error"
+    PATCH_ERROR = "patch_error"
+    SANDBOX_VIOLATION = "sandbox_violation"
+    IMAGE_ERROR = "image_error"
+    INFRA_ERROR = "infra_error"
+
+
+class TestOutcome(StrEnum):
+    __test__ = False
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    SKIPPED = "skipped"
+    MISSING = "missing"
+    XFAIL = "xfail"  # expected failure (xfail/xpass): never a pass
+
+
+class Evaluation(Record):
+    """Verdict for one candidate (``results/evaluations/{model}/{technique}/{repo}.jsonl``)."""
+
+    task_id: str
+    model: str
+    technique: str
+    run: int = 0
+    sample: int = 0
+    status: EvalStatus
+    passed: bool
+    tests: dict[str, TestOutcome]
+    duration_s: float
+    detail: str | None = None
+    backend: str = "local"
+    exception: str | None = None  # first failing test's exception type and message
+
+    @model_validator(mode="after")
+    def _passed_means_pass(self) -> Evaluation:
+        if self.passed != (self.status == EvalStatus.PASS):
+            raise ValueError(f"passed={self.passed} contradicts status {self.status.value}")
+        return self
+
+
+class Prediction(BaseModel):
+    """A candidate produced outside the workflow (the predictions file contract)."""
+
+    model_config = ConfigDict(extra="ignore")
+    task_id: str
+    code: str
+    sample: int = 0
+    model: str = "external"
+
+
+# ---------------------------------------------------------------- report
+
+
+class TableRow(Record):
+    """One row of ``results/tables.csv`` (long format; column names are a contract)."""
+
+    model: str
+    technique: str
+    slice: str
+    dimension: Literal["overall", "stage", "task", "data"]
+    category: str
+    metric: str
+    value: float
+    n_tasks: int
+
+
+TABLE_COLUMNS = ["model", "technique", "slice", "dimension", "category", "metric", "value", "n_tasks"]
+
+
+# ---------------------------------------------------------------- images
+
+
+class ImageStatus(StrEnum):
+    OK = "ok"
+    IMAGE_ERROR = "image_error"
+
+
+class ImageRecord(Record):
+    """A per-project evaluation image (``results/images/{repo}.json``)."""
+
+    repo: str  # slug
+    sha: str
+    base_image: str  # as configured (name or id)
+    base_image_id: str | None = None  # what it resolved to when built
+    tag: str | None  # dlbench/project-<slug>:<hash12>; None when the base image is missing
+    image_id: str | None = None
+    recipe_hash: str | None = None
+    status: ImageStatus
+    error: str | None = None
+    build_log: str
+    build_seconds: float = 0.0
+    reused: bool = False

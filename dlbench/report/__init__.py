@@ -1,0 +1,1 @@
+"""Aggregation and reporting: pass@k tables, failure taxonomy, dataset statistics, plots."""

@@ -1,0 +1,347 @@
+"""Readable tables for people: Markdown and LaTeX renderings of the report.
+
+Each table is a small pandas frame of display strings (percentages with one decimal),
+written as ``results/tables/<name>.md`` and ``<name>.tex``. The paper's numbering is kept
+in the names: Table 1 (overall), Table 2 (live cutoffs), Table 3 (categories), Table 7
+(pass@k), Table 8 (runs), plus dataset statistics, the comparison with the published
+figures, the failure taxonomy and token usage.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+
+import pandas as pd
+
+from dlbench.config import ReportConfig
+from dlbench.report.plots import write_plots
+from dlbench.report.stats import cognitive_complexity, cyclomatic_complexity, lines_of_code
+from dlbench.report.tables import (
+    ALL,
+    DIMENSIONS,
+    UNLABELLED,
+    ReportInputs,
+    adequacy_table,
+    load_inputs,
+    long_table,
+    run_table,
+    write_long_table,
+)
+from dlbench.report.taxonomy import DL_SPECIFIC, KINDS, TOP_LEVEL
+from dlbench.store import write_frame, write_text
+from dlbench.tasks.slices import slice_name, slice_names
+
+log = logging.getLogger(__name__)
+
+MISSING = "–"
+TEXT_COLUMNS = frozenset({"model", "technique", "slice", "dimension", "category", "metric", "source", "kind", "top_level"})
+
+
+# ---------------------------------------------------------------- renderers
+
+
+def markdown(frame: pd.DataFrame, title: str) -> str:
+    """A GitHub-flavoured Markdown table under a heading."""
+    header = [str(c) for c in frame.columns]
+    lines = [f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(_md_cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
+def _md_cell(value: object) -> str:
+    return str(value).replace("|", "\\|")
+
+
+_LATEX_SPECIAL = re.compile(r"([&%$#_{}])")
+
+
+def latex_escape(text: object) -> str:
+    value = str(text).replace("\\", r"\textbackslash{}")
+    value = _LATEX_SPECIAL.sub(r"\\\1", value)
+    return value.replace("~", r"\textasciitilde{}").replace("^", r"\textasciicircum{}").replace(MISSING, "--")
+
+
+def latex(frame: pd.DataFrame, caption: str, label: str) -> str:
+    """A booktabs ``table`` environment; name columns left-aligned, figures right-aligned."""
+    spec = "".join("l" if c in TEXT_COLUMNS else "r" for c in frame.columns)
+    body = [" & ".join(latex_escape(v) for v in row) + r" \\" for row in frame.itertuples(index=False)]
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\caption{{{latex_escape(caption)}}}",
+        rf"\label{{tab:{label}}}",
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        " & ".join(latex_escape(c) for c in frame.columns) + r" \\",
+        r"\midrule",
+        *body,
+        r"\bottomrule",
+        r"\end{tabular}",
+        r"\end{table}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_table(directory: str | Path, name: str, title: str, frame: pd.DataFrame) -> None:
+    """Write ``<name>.md`` and ``<name>.tex`` into ``directory``."""
+    out = Path(directory)
+    write_text(out / f"{name}.md", markdown(frame, title))
+    write_text(out / f"{name}.tex", latex(frame, title, name))
+
+
+def percent(value: float | None) -> str:
+    return MISSING if value is None or pd.isna(value) else f"{100 * value:.1f}"
+
+
+def model_label(model: str, technique: str) -> str:
+    return f"{model} ({technique})"
+
+
+# ---------------------------------------------------------------- tables over tables.csv
+
+
+def _pick(table: pd.DataFrame, **where: str) -> pd.DataFrame:
+    mask = pd.Series(True, index=table.index)
+    for column, value in where.items():
+        mask &= table[column] == value
+    return table[mask]
+
+
+def _pivot(rows: pd.DataFrame, index: Sequence[str], columns: str) -> pd.DataFrame:
+    return rows.pivot_table(index=list(index), columns=columns, values="value", aggfunc="first", sort=True)
+
+
+def _models(table: pd.DataFrame) -> list[tuple[str, str]]:
+    return sorted(set(zip(table["model"], table["technique"], strict=True)))
+
+
+def table1_overall(table: pd.DataFrame) -> pd.DataFrame:
+    """Table 1: pass@1 and test pass ratio per model on all usable tasks."""
+    rows = _pick(table, slice=ALL, dimension="overall")
+    wide = _pivot(rows, ["model", "technique"], "metric")
+    counts = rows.groupby(["model", "technique"])["n_tasks"].max()
+    return pd.DataFrame(
+        [
+            [model, technique, percent(wide.loc[(model, technique)].get("pass@1")),
+             percent(wide.loc[(model, technique)].get("test_pass_ratio")), int(counts[(model, technique)])]
+            for model, technique in wide.index
+        ],
+        columns=["model", "technique", "pass@1 (%)", "test pass ratio (%)", "tasks"],
+    )
+
+
+def table2_live(table: pd.DataFrame, slices: Sequence[str]) -> pd.DataFrame:
+    """Table 2: pass@1 per model on each live slice (tasks last modified after each cutoff)."""
+    rows = _pick(table, dimension="overall", metric="pass@1")
+    present = [s for s in slices if s in set(rows["slice"])]
+    wide = _pivot(rows, ["model", "technique"], "slice")
+    counts = rows.groupby("slice")["n_tasks"].max()
+    header = [f"{s} (n={int(counts[s])})" for s in present]
+    data = [[m, t, *(percent(wide.loc[(m, t)].get(s)) for s in present)] for m, t in wide.index]
+    return pd.DataFrame(data, columns=["model", "technique", *header])
+
+
+def table3_categories(table: pd.DataFrame) -> pd.DataFrame:
+    """Table 3: pass@1 per stage, task and data category, one column per model."""
+    rows = _pick(table, slice=ALL, metric="pass@1")
+    rows = rows[rows["dimension"] != "overall"]
+    models = _models(rows)
+    wide = rows.assign(label=[model_label(m, t) for m, t in zip(rows["model"], rows["technique"], strict=True)])
+    wide = _pivot(wide, ["dimension", "category"], "label")
+    counts = rows.groupby(["dimension", "category"])["n_tasks"].max()
+    order = sorted(wide.index, key=lambda dc: (DIMENSIONS.index(dc[0]), dc[1]))
+    labels = [model_label(m, t) for m, t in models]
+    data = [[d, c, int(counts[(d, c)]), *(percent(wide.loc[(d, c)].get(label)) for label in labels)] for d, c in order]
+    return pd.DataFrame(data, columns=["dimension", "category", "tasks", *labels])
+
+
+def table7_passk(table: pd.DataFrame) -> pd.DataFrame:
+    """Table 7: pass@k per model for every k that all tasks support."""
+    rows = _pick(table, slice=ALL, dimension="overall")
+    rows = rows[rows["metric"].str.startswith("pass@")]
+    metrics = sorted(set(rows["metric"]), key=lambda m: int(m.removeprefix("pass@")))
+    wide = _pivot(rows, ["model", "technique"], "metric")
+    data = [[m, t, *(percent(wide.loc[(m, t)].get(k)) for k in metrics)] for m, t in wide.index]
+    return pd.DataFrame(data, columns=["model", "technique", *(f"{k} (%)" for k in metrics)])
+
+
+def table8_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """Table 8: pass@1 across repeated runs: mean, variance and standard deviation."""
+    data = [
+        [r.model, r.technique, r.runs, percent(r.mean), f"{10000 * r.variance:.2f}", percent(r.std), r.n_tasks]
+        for r in runs.itertuples(index=False)
+    ]
+    return pd.DataFrame(data, columns=["model", "technique", "runs", "mean (%)", "variance (%²)", "std (%)", "tasks"])
+
+
+# ---------------------------------------------------------------- dataset statistics
+
+
+def code_statistics(inputs: ReportInputs) -> pd.DataFrame:
+    """Per task: category labels, usability (and why not), lines of code, cyclomatic and cognitive complexity."""
+    rows = []
+    for task_id in sorted(inputs.tasks):
+        task = inputs.tasks[task_id]
+        source = task.ground_truth
+        rows.append([
+            task_id, task.stage, task.task, task.data, inputs.usable[task_id], inputs.reasons[task_id],
+            lines_of_code(source), cyclomatic_complexity(source), cognitive_complexity(source),
+        ])
+    columns = ["task_id", "stage", "task", "data", "usable", "reason", "loc", "cyclomatic", "cognitive"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def dataset_table(stats: pd.DataFrame) -> pd.DataFrame:
+    """Dataset statistics per dimension and category: counts and mean code measures."""
+    rows = []
+    for dimension in DIMENSIONS:
+        labels = stats[dimension].fillna(UNLABELLED) if dimension != "overall" else pd.Series(ALL, index=stats.index)
+        for category in sorted(set(labels)):
+            part = stats[labels == category]
+            rows.append([
+                dimension, category, len(part), int(part["usable"].sum()),
+                _mean_text(part["loc"]), _mean_text(part["cyclomatic"]), _mean_text(part["cognitive"]),
+            ])
+    columns = ["dimension", "category", "tasks", "usable", "mean LOC", "mean cyclomatic", "mean cognitive"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _mean_text(values: pd.Series) -> str:
+    known = values.dropna()
+    return MISSING if known.empty else f"{known.mean():.1f}"
+
+
+# ---------------------------------------------------------------- paper comparison
+
+
+def normalise(name: str) -> str:
+    """Compare model and technique names loosely: ``GPT-4o`` matches ``gpt4o``."""
+    return re.sub(r"[^a-z0-9]", "", str(name).lower())
+
+
+def read_paper(path: str | Path) -> pd.DataFrame:
+    """The paper's published figures (percent), as shipped in ``resources/paper_results.csv``."""
+    return pd.read_csv(path, comment="#")
+
+
+def paper_comparison(table: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    """Our figures beside the paper's for models, slices, categories and metrics present in both."""
+    keys = ["slice", "dimension", "category", "metric"]
+    ours = table.assign(_model=table["model"].map(normalise), _technique=table["technique"].map(normalise))
+    theirs = paper.assign(_model=paper["model"].map(normalise), _technique=paper["technique"].map(normalise))
+    both = ours.merge(theirs, on=["_model", "_technique", *keys], suffixes=("", "_paper"))
+    both = both.sort_values(["model", "technique", *keys, "source"])
+    data = [
+        [r.model, r.technique, r.slice, r.dimension, r.category, r.metric, percent(r.value),
+         f"{r.value_paper:.1f}", f"{100 * r.value - r.value_paper:+.1f}", r.n_tasks, r.source]
+        for r in both.itertuples(index=False)
+    ]
+    columns = ["model", "technique", "slice", "dimension", "category", "metric", "ours (%)", "paper (%)", "difference", "tasks", "source"]
+    return pd.DataFrame(data, columns=columns)
+
+
+# ---------------------------------------------------------------- failures and usage
+
+
+def failure_counts(inputs: ReportInputs) -> pd.DataFrame:
+    """Failing candidates per model and fine-grained kind, over usable tasks (long form)."""
+    usable = {t for t, ok in inputs.usable.items() if ok}
+    failing = inputs.candidates[~inputs.candidates["passed"] & inputs.candidates["task_id"].isin(usable)]
+    counts = failing.groupby(["model", "technique", "kind"]).size()
+    rows = [
+        [model, technique, kind, TOP_LEVEL[kind], kind in DL_SPECIFIC, int(n)]
+        for (model, technique, kind), n in counts.items()
+    ]
+    return pd.DataFrame(rows, columns=["model", "technique", "kind", "top_level", "dl_specific", "count"])
+
+
+def failure_table(counts: pd.DataFrame) -> pd.DataFrame:
+    """Failure taxonomy distribution: share of each kind among a model's failing candidates."""
+    kinds = [k for k in KINDS if k in set(counts["kind"])]
+    data = []
+    for (model, technique), part in counts.groupby(["model", "technique"], sort=True):
+        total = int(part["count"].sum())
+        by_kind = dict(zip(part["kind"], part["count"], strict=True))
+        data.append([model, technique, total, *(percent(by_kind.get(k, 0) / total) for k in kinds)])
+    header = [f"{k} [{TOP_LEVEL[k]}] (%)" for k in kinds]
+    return pd.DataFrame(data, columns=["model", "technique", "failures", *header])
+
+
+def usage_table(usage: pd.DataFrame) -> pd.DataFrame:
+    """Token usage and cost per model: sums of every numeric column of ``results/usage.csv``."""
+    keys = [c for c in ("model", "technique") if c in usage.columns]
+    if "model" not in keys:
+        raise ValueError(f"usage table needs a 'model' column (has {list(usage.columns)})")
+    numeric = [c for c in usage.select_dtypes("number").columns if c not in keys]
+    summed = usage.groupby(keys, sort=True)[numeric].sum().reset_index()
+    for column in numeric:
+        summed[column] = summed[column].map(lambda v: f"{v:.4f}" if "cost" in column or "usd" in column else f"{v:.0f}")
+    return summed
+
+
+# ---------------------------------------------------------------- the whole report
+
+
+def write_report(
+    benchmark: str | Path,
+    evaluations: Sequence[str | Path],
+    validation: str | Path | None,
+    out_csv: str | Path,
+    tables_dir: str | Path,
+    plots_dir: str | Path,
+    cfg: ReportConfig,
+    paper: str | Path | None = None,
+    usage: str | Path | None = None,
+) -> pd.DataFrame:
+    """Compute ``tables.csv`` and write every readable table and plot; return the long table."""
+    inputs = load_inputs(benchmark, evaluations, validation)
+    slices = slice_names(cfg.cutoffs)
+    table = long_table(inputs, slices, cfg.k)
+    write_long_table(out_csv, table)
+    log.info("tables.csv: %d rows over %d usable tasks", len(table), sum(inputs.usable.values()))
+    out = Path(tables_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    write_table(out, "table1_overall", "Table 1: pass@1 per model (all usable tasks)", table1_overall(table))
+    write_table(out, "table2_live", "Table 2: pass@1 on live slices (tasks last modified after the cutoff)", table2_live(table, slices))
+    write_table(out, "table3_categories", "Table 3: pass@1 per stage, task and data category", table3_categories(table))
+    write_table(out, "table7_passk", "Table 7: pass@k per model", table7_passk(table))
+    runs = run_table(inputs)
+    write_frame(out / "runs.csv", runs)
+    write_table(out, "table8_runs", "Table 8: pass@1 across runs (models with two runs or more)", table8_runs(runs))
+    stats = code_statistics(inputs)
+    write_frame(out / "dataset_tasks.csv", stats)
+    write_table(out, "dataset", "Dataset statistics per category (code measures of the ground truth)", dataset_table(stats))
+    counts = failure_counts(inputs)
+    write_frame(out / "failures.csv", counts)
+    write_table(out, "failures", "Failure taxonomy: share of each kind among failing candidates", failure_table(counts))
+    adequacy = adequacy_table(inputs, cfg.mutant_kill_threshold)
+    write_frame(out / "adequacy.csv", adequacy)
+    if paper is not None and Path(paper).exists():
+        comparison = paper_comparison(table, read_paper(paper))
+        write_table(out, "paper_comparison", "Our figures beside the paper's (percent)", comparison)
+        log.info("paper comparison: %d matching rows", len(comparison))
+    if usage is not None and Path(usage).exists():
+        write_table(out, "usage", "Token usage and cost per model", usage_table(pd.read_csv(usage, keep_default_na=False)))
+    written = write_plots(table, adequacy, cfg.mutant_kill_threshold, plots_dir)
+    log.info("plots: %s", ", ".join(p.name for p in written) or "none")
+    return table
+
+
+def write_live_table(
+    benchmark: str | Path,
+    evaluations: Sequence[str | Path],
+    validation: str | Path | None,
+    cutoff: date,
+    out_csv: str | Path,
+    cfg: ReportConfig,
+) -> pd.DataFrame:
+    """``results/live/{cutoff}/tables.csv``: the contract table of one live slice, from existing evaluations."""
+    inputs = load_inputs(benchmark, evaluations, validation)
+    table = long_table(inputs, [slice_name(cutoff)], cfg.k)
+    write_long_table(out_csv, table)
+    log.info("live slice %s: %d rows", slice_name(cutoff), len(table))
+    return table

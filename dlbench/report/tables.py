@@ -1,0 +1,255 @@
+"""``results/tables.csv``: pass@k and test pass ratio per model, slice, dimension and category.
+
+The long table has exactly the contract columns ``TABLE_COLUMNS`` (DESIGN.md "Contracts").
+It is computed only from evaluation files, the benchmark and the validation table, over
+usable tasks only, with rows in a fixed order and exactly rounded sums, so recomputing it
+from the same inputs gives the same bytes.
+
+A model is scored on a group (slice × category) only when it has candidates for every
+usable task in it: a task without candidates has n = 0 < k, so like any task with fewer
+than k samples it leaves pass@k unreported, and the group gets no rows at all (its test
+pass ratio would average a subset too). Counting the task as a failure instead would
+invent samples; averaging the tasks that are there would compare models on different
+tasks. The missing task ids are logged once per model; e.g. the ``mutant`` model has
+no candidates for a function without mutation sites. ``run_table`` follows the same rule.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from dlbench.records import TABLE_COLUMNS, BenchmarkTask, Evaluation, TableRow
+from dlbench.report.metrics import RunCount, RunSpread, group_pass_at_k, mean, run_spread, share_of_tests_passed
+from dlbench.report.taxonomy import INFRASTRUCTURE, classify
+from dlbench.tasks.slices import ALL, in_slice
+from dlbench.store import iter_jsonl, read_jsonl, write_frame
+
+log = logging.getLogger(__name__)
+
+DIMENSIONS = ("overall", "stage", "task", "data")
+UNLABELLED = "unlabelled"  # category of a task whose annotators gave no label on a dimension
+
+
+# ---------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    """Everything the report reads: tasks with their usability, and one row per candidate."""
+
+    tasks: dict[str, BenchmarkTask]
+    usable: dict[str, bool]
+    reasons: dict[str, str]
+    candidates: pd.DataFrame  # CANDIDATE_COLUMNS, one row per evaluated candidate
+
+
+CANDIDATE_COLUMNS = ["task_id", "model", "technique", "run", "sample", "status", "passed", "ratio", "kind", "exception"]
+
+
+def read_validation(path: str | Path | None, task_ids: Iterable[str]) -> tuple[dict[str, bool], dict[str, str]]:
+    """Usability of every task from ``validation.csv`` (``task_id``, ``usable``, ``reason``).
+
+    Without a validation file every task counts as usable (with a warning); a task the file
+    does not list counts as not usable, since nothing showed that its gold passes.
+    """
+    ids = list(task_ids)
+    if path is None or not Path(path).exists():
+        log.warning("no validation table (%s): every task counts as usable", path)
+        return dict.fromkeys(ids, True), dict.fromkeys(ids, "")
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    missing = {"task_id", "usable"} - set(rows[0] if rows else {"task_id": "", "usable": ""})
+    if missing:
+        raise ValueError(f"{path}: validation table lacks columns {sorted(missing)}")
+    listed = {r["task_id"]: (_truthy(r["usable"]), r.get("reason") or "") for r in rows}
+    unlisted = [t for t in ids if t not in listed]
+    if unlisted:
+        log.warning("%d tasks missing from %s count as not usable", len(unlisted), path)
+    usable = {t: listed.get(t, (False, ""))[0] for t in ids}
+    reasons = {t: listed[t][1] if t in listed else "not in validation table" for t in ids}
+    return usable, reasons
+
+
+def _truthy(value: str) -> bool:
+    return str(value).strip().lower() in {"true", "1", "yes", "y"}
+
+
+def load_inputs(benchmark: str | Path, evaluations: Iterable[str | Path], validation: str | Path | None) -> ReportInputs:
+    """Read the benchmark, every evaluation file and the validation table."""
+    tasks = {t.task_id: t for t in read_jsonl(benchmark, BenchmarkTask)}
+    usable, reasons = read_validation(validation, tasks)
+    rows: dict[tuple, list] = {}
+    unknown = 0
+    for path in sorted(str(p) for p in evaluations):
+        for ev in iter_jsonl(path, Evaluation):
+            task = tasks.get(ev.task_id)
+            if task is None:
+                unknown += 1
+                continue
+            # a rerun that wrote the same candidate twice counts once (the later verdict)
+            rows[(ev.task_id, ev.model, ev.technique, ev.run, ev.sample)] = _candidate_row(ev, task)
+    if unknown:
+        log.warning("%d evaluations name tasks not in the benchmark; left out", unknown)
+    frame = pd.DataFrame([rows[key] for key in sorted(rows)], columns=CANDIDATE_COLUMNS)
+    infra = int((frame["kind"] == INFRASTRUCTURE).sum())
+    if infra:
+        log.warning("%d candidates failed on infrastructure (image/harness), not on the model; they count as failures", infra)
+    return ReportInputs(tasks=tasks, usable=usable, reasons=reasons, candidates=frame)
+
+
+def _candidate_row(ev: Evaluation, task: BenchmarkTask) -> list:
+    outcomes = {node: str(outcome) for node, outcome in ev.tests.items()}
+    kind = "" if ev.passed else classify(str(ev.status), outcomes, ev.exception, ev.detail)
+    ratio = share_of_tests_passed(outcomes, task.tests)
+    return [ev.task_id, ev.model, ev.technique, ev.run, ev.sample, str(ev.status), ev.passed, ratio, kind, ev.exception or ""]
+
+
+# ---------------------------------------------------------------- per-task scores
+
+
+@dataclass(frozen=True)
+class TaskScore:
+    """One model's candidates on one task: pass counts per run and mean test pass ratio."""
+
+    runs: tuple[RunCount, ...]
+    ratio: float
+
+
+Scores = dict[tuple[str, str], dict[str, TaskScore]]  # (model, technique) -> task_id -> score
+
+
+def task_scores(candidates: pd.DataFrame, task_ids: Iterable[str]) -> Scores:
+    """Per (model, technique) and task: samples and passes of every run, mean test pass ratio."""
+    keep = candidates[candidates["task_id"].isin(set(task_ids))]
+    key = ["model", "technique", "task_id"]
+    counts = keep.groupby([*key, "run"], sort=True)["passed"].agg(["size", "sum"])
+    ratios = keep.groupby(key, sort=True)["ratio"].agg(lambda s: mean(s.tolist()))
+    runs: dict[tuple[str, str, str], list[RunCount]] = defaultdict(list)
+    for (model, technique, task_id, run), n, c in zip(counts.index, counts["size"], counts["sum"], strict=True):
+        runs[(model, technique, task_id)].append(RunCount(run=int(run), n=int(n), c=int(c)))
+    scores: Scores = defaultdict(dict)
+    for (model, technique, task_id), task_runs in runs.items():
+        scores[(str(model), str(technique))][str(task_id)] = TaskScore(tuple(task_runs), float(ratios[(model, technique, task_id)]))
+    return dict(scores)
+
+
+def usable_ids(inputs: ReportInputs) -> list[str]:
+    return sorted(t for t, ok in inputs.usable.items() if ok)
+
+
+# ---------------------------------------------------------------- long table
+
+
+def category_of(task: BenchmarkTask, dimension: str) -> str:
+    if dimension == "overall":
+        return ALL
+    return getattr(task, dimension) or UNLABELLED
+
+
+def groups(tasks: Sequence[BenchmarkTask], slices: Sequence[str]) -> list[tuple[str, str, str, list[str]]]:
+    """Every (slice, dimension, category) with the ids of its tasks, in table order."""
+    out = []
+    for name in slices:
+        members = [t for t in tasks if in_slice(t, name)]
+        for dimension in DIMENSIONS:
+            by_category: dict[str, list[str]] = defaultdict(list)
+            for t in members:
+                by_category[category_of(t, dimension)].append(t.task_id)
+            out.extend((name, dimension, category, ids) for category, ids in sorted(by_category.items()))
+    return out
+
+
+def metric_rows(score: dict[str, TaskScore], task_ids: Sequence[str], ks: Sequence[int]) -> list[tuple[str, float, int]]:
+    """(metric, value, n_tasks) of one model on one group; none unless every task has
+    candidates, pass@k only where every task has n ≥ k."""
+    if not task_ids or any(t not in score for t in task_ids):
+        return []
+    present = [score[t] for t in task_ids]
+    rows = []
+    for k in sorted(set(ks)):
+        value = group_pass_at_k([s.runs for s in present], k)
+        if value is not None:
+            rows.append((f"pass@{k}", value, len(present)))
+    rows.append(("test_pass_ratio", mean(s.ratio for s in present), len(present)))
+    return rows
+
+
+def long_table(inputs: ReportInputs, slices: Sequence[str], ks: Sequence[int]) -> pd.DataFrame:
+    """The contract table over usable tasks: one row per model×technique×slice×dimension×category×metric."""
+    ids = usable_ids(inputs)
+    tasks = [inputs.tasks[t] for t in ids]
+    scores = task_scores(inputs.candidates, ids)
+    rows = []
+    for (model, technique), score in sorted(scores.items()):
+        _warn_missing(model, technique, score, ids)
+        for name, dimension, category, members in groups(tasks, slices):
+            for metric, value, n in metric_rows(score, members, ks):
+                row = TableRow(
+                    model=model, technique=technique, slice=name, dimension=dimension,
+                    category=category, metric=metric, value=value, n_tasks=n,
+                )
+                rows.append(row.model_dump(include=set(TABLE_COLUMNS)))
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+
+
+def _warn_missing(model: str, technique: str, score: dict[str, TaskScore], task_ids: Sequence[str]) -> list[str]:
+    """Usable tasks without candidates of this model (logged): groups holding them go unscored."""
+    missing = [t for t in task_ids if t not in score]
+    if missing:
+        shown = ", ".join(missing[:10]) + (", ..." if len(missing) > 10 else "")
+        log.warning(
+            "%s/%s: no candidates for %d usable task(s): %s; groups holding them are not scored",
+            model, technique, len(missing), shown,
+        )
+    return missing
+
+
+def write_long_table(path: str | Path, table: pd.DataFrame) -> None:
+    """Write the contract table atomically, with exactly ``TABLE_COLUMNS``."""
+    if list(table.columns) != TABLE_COLUMNS:
+        raise ValueError(f"tables.csv columns must be {TABLE_COLUMNS}, got {list(table.columns)}")
+    write_frame(path, table)
+
+
+def run_table(inputs: ReportInputs) -> pd.DataFrame:
+    """pass@1 spread across runs per model (the paper's Table 8), over every usable task."""
+    rows = []
+    ids = usable_ids(inputs)
+    for (model, technique), score in sorted(task_scores(inputs.candidates, ids).items()):
+        if _warn_missing(model, technique, score, ids):
+            continue
+        spread: RunSpread | None = run_spread([s.runs for s in score.values()])
+        if spread is not None:
+            rows.append([model, technique, spread.runs, spread.mean, spread.variance, spread.std, len(score)])
+    return pd.DataFrame(rows, columns=["model", "technique", "runs", "mean", "variance", "std", "n_tasks"])
+
+
+# ---------------------------------------------------------------- benchmark adequacy
+
+
+def adequacy_table(inputs: ReportInputs, threshold: float) -> pd.DataFrame:
+    """Per task: how many ``mutant`` candidates its tests kill; tasks killing too few are flagged.
+
+    A task without mutant candidates has no kill rate and is not flagged (nothing measured).
+    """
+    mutants = inputs.candidates[inputs.candidates["model"] == "mutant"]
+    counts = mutants.groupby("task_id")["passed"].agg(["size", "sum"])
+    rows = []
+    for task_id in sorted(inputs.tasks):
+        task = inputs.tasks[task_id]
+        n = int(counts.loc[task_id, "size"]) if task_id in counts.index else 0
+        killed = n - int(counts.loc[task_id, "sum"]) if n else 0
+        rate = killed / n if n else None
+        rows.append([
+            task_id, task.repo, task.stage, task.task, task.data, inputs.usable[task_id],
+            n, killed, rate, rate is not None and rate < threshold,
+        ])
+    columns = ["task_id", "repo", "stage", "task", "data", "usable", "mutants", "killed", "kill_rate", "flagged"]
+    return pd.DataFrame(rows, columns=columns)

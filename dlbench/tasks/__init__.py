@@ -1,0 +1,1 @@
+"""Tasks: drafted prompts, annotation sheets, merged labels and the assembled benchmark."""

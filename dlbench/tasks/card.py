@@ -1,0 +1,244 @@
+"""The dataset card (``results/benchmark/README.md``): sources, statistics, agreement,
+test adequacy, drops.
+
+Written after the report tables (rule ``dataset_card``), because the mutant kill rates come
+from evaluating the benchmark. Rendered from files only, with no timestamps, so rebuilding
+the same inputs gives the same card byte for byte.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import logging
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from dlbench.records import BenchmarkTask, MergedLabel
+from dlbench.store import read_jsonl, write_text
+from dlbench.tasks.vocab import DATA, STAGES, TASKS
+
+log = logging.getLogger(__name__)
+
+UNLABELLED = "(unlabelled)"
+# Written by dlbench.report (rule ``tables``) into ``results/tables/``; read here as plain CSV
+# because the tasks floor must not import the report floor above it.
+ADEQUACY_FILE = "adequacy.csv"
+
+
+@dataclass(frozen=True)
+class RepoRow:
+    """One repository's post-mining verdict (a row of ``results/benchmark/repos.csv``)."""
+
+    repo: str
+    slug: str
+    sha: str | None
+    license: str | None
+    clone_status: str
+    functions: int
+    avg_tests_per_function: float
+    docstring_coverage: float
+    tasks: int
+    keep: bool
+    reasons: str
+
+
+REPO_COLUMNS = tuple(f.name for f in dataclasses.fields(RepoRow))
+
+
+def repos_csv(rows: Sequence[RepoRow]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(REPO_COLUMNS)
+    writer.writerows([getattr(r, c) for c in REPO_COLUMNS] for r in rows)
+    return buffer.getvalue()
+
+
+def _flag(text: str) -> bool:
+    """A boolean cell as written by ``csv`` or pandas (``True``/``False``)."""
+    if text not in ("True", "False"):
+        raise ValueError(f"not a boolean: {text!r}")
+    return text == "True"
+
+
+def _repo_row(row: dict[str, str]) -> RepoRow:
+    return RepoRow(
+        repo=row["repo"],
+        slug=row["slug"],
+        sha=row["sha"] or None,  # csv writes None as an empty cell
+        license=row["license"] or None,
+        clone_status=row["clone_status"],
+        functions=int(row["functions"]),
+        avg_tests_per_function=float(row["avg_tests_per_function"]),
+        docstring_coverage=float(row["docstring_coverage"]),
+        tasks=int(row["tasks"]),
+        keep=_flag(row["keep"]),
+        reasons=row["reasons"],
+    )
+
+
+def read_repos_csv(path: str | Path) -> list[RepoRow]:
+    """The rows of a ``repos.csv`` written by :func:`repos_csv`."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        if tuple(reader.fieldnames or ()) != REPO_COLUMNS:
+            raise ValueError(f"{path}: columns {reader.fieldnames} are not {list(REPO_COLUMNS)}")
+        try:
+            return [_repo_row(row) for row in reader]
+        except ValueError as err:
+            raise ValueError(f"{path}:{reader.line_num}: {err}") from err
+
+
+def read_agreement(path: str | Path | None) -> list[dict[str, str]]:
+    if path is None or not Path(path).exists():
+        return []
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+@dataclass(frozen=True)
+class Adequacy:
+    """One task's mutant kill rate (a row of ``results/tables/adequacy.csv``)."""
+
+    task_id: str
+    mutants: int
+    kill_rate: float | None  # None: no mutant was evaluated on the task
+    flagged: bool  # kill rate below ``report.mutant_kill_threshold``
+
+
+def read_adequacy(path: str | Path) -> list[Adequacy]:
+    """Per-task kill rates; an absent or empty file (no tables, no tasks) gives none."""
+    if not Path(path).exists():
+        return []
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        try:
+            return [
+                Adequacy(row["task_id"], int(row["mutants"]), float(row["kill_rate"]) if row["kill_rate"] else None, _flag(row["flagged"]))
+                for row in reader
+            ]
+        except (KeyError, ValueError) as err:
+            raise ValueError(f"{path}:{reader.line_num}: unreadable adequacy row ({err})") from err
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def _cell(value: object) -> str:
+    return " ".join(str(value).split()).replace("|", "\\|")
+
+
+def _counts(tasks: Sequence[BenchmarkTask], dimension: str, vocabulary: Sequence[str]) -> list[tuple[str, int, str]]:
+    counts = Counter(getattr(t, dimension) or UNLABELLED for t in tasks)
+    order = [*vocabulary, *sorted(set(counts) - set(vocabulary))]
+    total = max(len(tasks), 1)
+    return [(name, counts[name], f"{100 * counts[name] / total:.1f}%") for name in order if counts[name] or name in vocabulary]
+
+
+def render_card(
+    tasks: Sequence[BenchmarkTask],
+    repos: Sequence[RepoRow],
+    labels: Sequence[MergedLabel],
+    agreement: Sequence[dict[str, str]],
+    adequacy: Sequence[Adequacy],
+    threshold: float,
+) -> str:
+    """Markdown dataset card."""
+    discarded = [label for label in labels if not label.keep]
+    edited = sum(t.prompt_source == "edited" for t in tasks)
+    out = [
+        "# DL-Bench (rebuilt)",
+        "",
+        "Function-level deep-learning code-generation tasks mined from open-source repositories: each "
+        "task is a function or method under test, its prompt, its ground-truth source and the pytest "
+        "node ids that check it. Files: `dlbench.jsonl` (one task a line), `dlbench.parquet` (the "
+        "same table), `dlbench.schema.json` (JSON schema of a line), `repos.csv` (every repository "
+        "and why it was kept or dropped).",
+        "",
+        f"**{len(tasks)} tasks** from {sum(r.keep and r.tasks > 0 for r in repos)} repositories; "
+        f"{edited} prompts edited by annotators, {len(tasks) - edited} drafts.",
+        "",
+        "## Sources",
+        "",
+        *_table(
+            ("repository", "commit", "license", "tasks", "kept", "reasons"),
+            [(r.repo, f"`{r.sha}`" if r.sha else "-", r.license or "-", r.tasks, "yes" if r.keep else "no", r.reasons or "-") for r in repos],
+        ),
+        "",
+        "## Statistics",
+        "",
+    ]
+    for title, dimension, vocabulary in (("Stage", "stage", STAGES), ("Task", "task", TASKS), ("Data type", "data", DATA)):
+        out += [f"### {title}", "", *_table((title.lower(), "tasks", "share"), _counts(tasks, dimension, vocabulary)), ""]
+    out += ["## Annotator agreement", "", "Krippendorff's alpha (nominal) over units with at least two votes; "
+            "`overall` is the mean of the stage, task and data alphas.", ""]
+    if agreement:
+        columns = list(agreement[0])
+        out += [*_table(columns, [[row[c] or "-" for c in columns] for row in agreement]), ""]
+    else:
+        out += ["No annotator sheets were merged.", ""]
+    out += [
+        "Majority vote per dimension; ties are not broken (the label stays null and the task is "
+        "listed in `labels/disagreements.csv`). An edited prompt replaces the draft when a majority of "
+        "the annotators who edited agree on it, or when only one annotator edited.",
+        "",
+        *_adequacy_section(adequacy, threshold),
+        "## Discarded tasks",
+        "",
+        f"{len(discarded)} tasks discarded by annotators; "
+        f"{sum(r.functions for r in repos if not r.keep)} functions dropped with their repository (see Sources).",
+        "",
+    ]
+    if discarded:
+        out += _table(("task", "reason"), [(label.task_id, label.discard_reason or "-") for label in discarded])
+        out.append("")
+    return "\n".join(out)
+
+
+def _adequacy_section(adequacy: Sequence[Adequacy], threshold: float) -> list[str]:
+    out = [
+        "## Test adequacy",
+        "",
+        "The reference model `mutant` seeds single-point mutations into each task's ground truth; a "
+        "mutant is killed when the task's tests fail on it. Tasks whose tests kill fewer than "
+        f"{threshold:g} of their mutants are flagged: their tests may pass wrong code.",
+        "",
+    ]
+    rates = [a.kill_rate for a in adequacy if a.kill_rate is not None]
+    if not rates:
+        return [*out, "No mutant model was evaluated, so the strength of the tests is not measured.", ""]
+    flagged = [a for a in adequacy if a.flagged]
+    out += [
+        f"{len(rates)} of {len(adequacy)} tasks have mutants; mean kill rate "
+        f"{statistics.fmean(rates):.2f}; {len(flagged)} tasks flagged "
+        f"(kill rate < {threshold:g}).",
+        "",
+    ]
+    if flagged:
+        out += [*_table(("task", "kill rate", "mutants"), [(a.task_id, f"{a.kill_rate or 0:.2f}", a.mutants) for a in flagged]), ""]
+    return out
+
+
+def card_file(
+    benchmark: str | Path,
+    repos: str | Path,
+    merged: str | Path,
+    agreement: str | Path | None,
+    tables_dir: str | Path,
+    out: str | Path,
+    threshold: float,
+) -> str:
+    """Rule entry point: benchmark + repository verdicts + labels + adequacy table → the card."""
+    tasks = read_jsonl(benchmark, BenchmarkTask)
+    adequacy = read_adequacy(Path(tables_dir) / ADEQUACY_FILE)
+    card = render_card(tasks, read_repos_csv(repos), read_jsonl(merged, MergedLabel), read_agreement(agreement), adequacy, threshold)
+    write_text(out, card)
+    log.info("dataset card: %d tasks, %d flagged by mutant kill rate", len(tasks), sum(a.flagged for a in adequacy))
+    return card

@@ -1,0 +1,224 @@
+"""Draft one prompt per function under test: by an LLM (the paper's template) or a template.
+
+The LLM writes only the description (purpose, inputs, outputs, behaviour); the part a
+candidate must match exactly — the signature and, for methods, the class context — is
+always appended by ``requirements_block`` so no model can drop or garble it. LLM answers
+that are empty, refusals, code, or copies of the implementation fall back to the template
+with ``status: llm_fallback`` and the reason in ``error``; drafting never crashes on them.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from dlbench.config import LLMEndpoint, PromptsConfig
+from dlbench.llm.client import LLMClient, LLMResult
+from dlbench.records import FunctionRecord, PromptRecord, PromptSource
+from dlbench.store import read_jsonl, write_jsonl
+
+log = logging.getLogger(__name__)
+
+STATUS_OK = "ok"
+STATUS_FALLBACK = "llm_fallback"
+
+SYSTEM_PROMPT = (
+    "You write task descriptions for a function-level code-generation benchmark of deep-learning "
+    "code. Given a Python function or class method with its docstring, write a prompt that asks a "
+    "developer to implement it. The prompt must name the function (and its class for a method), "
+    "describe every input (name, type, meaning), the output (type and meaning) and the behaviour, "
+    "including edge cases and errors the docstring mentions. Do NOT reveal the implementation: no "
+    "code, no pseudo-code, no step-by-step algorithm copied from the body, no local variable "
+    "names. Write plain prose only, at most 200 words, with no code blocks."
+)
+
+USER_TEMPLATE = """Write the prompt for this {kind}.
+
+{context}Code:
+```python
+{source}
+```"""
+
+_REFUSAL = re.compile(
+    r"^\s*(i'?m sorry|i am sorry|sorry,|i cannot|i can'?t|i am unable|i'm unable|as an ai)", re.IGNORECASE
+)
+_CODE_LINE = re.compile(r"^\s*(def |class |import |from \S+ import |return\b|@\w|for .+:$|if .+:$|\w+\s*=\s*\S)")
+_MIN_LEAK_LEN = 25  # body lines shorter than this are too generic to count as a leak
+
+
+# ---------------------------------------------------------------- template
+
+
+def kind_of(fn: FunctionRecord) -> str:
+    return "method" if fn.class_name else "function"
+
+
+def requirements_block(fn: FunctionRecord) -> str:
+    """What a candidate must match exactly: the signature and, for a method, its class."""
+    lines = ["Required signature (keep it exactly):", "```python", signature_line(fn), "```"]
+    if fn.class_name:
+        lines += [
+            "",
+            f"`{fn.function}` is a method of class `{fn.class_name}` in `{fn.path}`. Class context:",
+            "```python",
+            (fn.class_context or f"class {fn.class_name}:").rstrip(),
+            "```",
+        ]
+    lines += ["", f"Return only the complete definition of `{fn.function}`."]
+    return "\n".join(lines)
+
+
+def signature_line(fn: FunctionRecord) -> str:
+    """The signature as one ``def`` line ending in a colon."""
+    sig = fn.signature.strip()
+    return sig if sig.endswith(":") else sig + ":"
+
+
+def describe_parameters(fn: FunctionRecord) -> tuple[list[str], str | None]:
+    """Parameter descriptions (``name: annotation = default``) and the return annotation."""
+    tree = _parse_signature(signature_line(fn))
+    if tree is None:
+        return [], None
+    args = tree.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    described = [_describe_arg(a, d) for a, d in zip(positional, defaults, strict=True)]
+    if args.vararg:
+        described.append("*" + _describe_arg(args.vararg, None))
+    described += [_describe_arg(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)]
+    if args.kwarg:
+        described.append("**" + _describe_arg(args.kwarg, None))
+    if fn.class_name and described and described[0].split(":")[0] in ("self", "cls"):
+        described = described[1:]
+    returns = ast.unparse(tree.returns) if tree.returns is not None else None
+    return described, returns
+
+
+def _parse_signature(line: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    try:
+        module = ast.parse(line + "\n    ...\n")
+    except SyntaxError:
+        return None
+    node = module.body[0] if module.body else None
+    return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def _describe_arg(arg: ast.arg, default: ast.expr | None) -> str:
+    text = arg.arg
+    if arg.annotation is not None:
+        text += f": {ast.unparse(arg.annotation)}"
+    if default is not None:
+        text += f" (default {ast.unparse(default)})"
+    return text
+
+
+def template_prompt(fn: FunctionRecord) -> str:
+    """Deterministic prompt from the signature, the class context and the docstring."""
+    owner = f" of class `{fn.class_name}`" if fn.class_name else ""
+    parts = [f"Implement the {kind_of(fn)} `{fn.function}`{owner} in `{fn.path}`."]
+    doc = (fn.docstring or "").strip()
+    parts.append(doc if doc else f"No documentation is given; infer the behaviour of `{fn.function}` from its name, signature and the tests.")
+    params, returns = describe_parameters(fn)
+    if params:
+        parts.append("Inputs:\n" + "\n".join(f"- {p}" for p in params))
+    if returns:
+        parts.append(f"Returns: {returns}")
+    parts.append(requirements_block(fn))
+    return "\n\n".join(parts)
+
+
+# ---------------------------------------------------------------- LLM
+
+
+def llm_messages(fn: FunctionRecord) -> list[dict[str, str]]:
+    """The paper's drafting template for one function: system instructions + the code."""
+    context = f"It is a method of class `{fn.class_name}`:\n```python\n{fn.class_context}\n```\n\n" if fn.class_name and fn.class_context else ""
+    user = USER_TEMPLATE.format(kind=kind_of(fn), context=context, source=fn.source.rstrip())
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def check_llm_text(text: str | None, fn: FunctionRecord) -> str | None:
+    """Why an LLM answer cannot be used as a prompt description, or None when it can."""
+    body = (text or "").strip()
+    if not body:
+        return "empty response"
+    if _REFUSAL.search(body):
+        return "refusal: " + body.splitlines()[0][:120]
+    if "```" in body or _mostly_code(body):
+        return "code instead of prose"
+    leaked = _leaked_line(body, fn)
+    if leaked:
+        return f"leaks the implementation: {leaked[:80]!r}"
+    return None
+
+
+def _mostly_code(text: str) -> bool:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return sum(bool(_CODE_LINE.match(line)) for line in lines) * 2 > len(lines)
+
+
+def _leaked_line(text: str, fn: FunctionRecord) -> str | None:
+    """A line of the function body (not its signature or docstring) copied into the answer."""
+    doc = fn.docstring or ""
+    signature = signature_line(fn)
+    for line in fn.source.splitlines():
+        stripped = line.strip()
+        if len(stripped) >= _MIN_LEAK_LEN and stripped not in doc and stripped not in signature and stripped in text:
+            return stripped
+    return None
+
+
+def draft_prompts(functions: Sequence[FunctionRecord], cfg: PromptsConfig) -> list[PromptRecord]:
+    """One PromptRecord per function, sorted by task id: LLM drafts or template prompts."""
+    ordered = sorted(functions, key=lambda f: f.task_id)
+    if cfg.llm is None:
+        return [_template_record(fn) for fn in ordered]
+    return _llm_records(ordered, cfg.llm, Path(cfg.cache_dir))
+
+
+def _template_record(fn: FunctionRecord, **extra) -> PromptRecord:
+    return PromptRecord(task_id=fn.task_id, repo=fn.repo, prompt=template_prompt(fn), source=PromptSource.TEMPLATE, **extra)
+
+
+def _llm_records(functions: list[FunctionRecord], endpoint: LLMEndpoint, cache_dir: Path) -> list[PromptRecord]:
+    if not functions:
+        return []
+    client = LLMClient.from_endpoint(endpoint, cache_dir)
+    results = client.chat_many([llm_messages(fn) for fn in functions])
+    records = [_record_from_result(fn, result, endpoint.model) for fn, result in zip(functions, results, strict=True)]
+    usage = client.usage
+    log.info("LLM: %d requests, %d cache hits, %d+%d tokens, $%.4f", usage.requests, usage.cache_hits, usage.input_tokens, usage.output_tokens, usage.cost_usd)
+    fallbacks = sum(r.status == STATUS_FALLBACK for r in records)
+    if fallbacks:
+        log.warning("%d of %d LLM drafts fell back to the template (see 'error')", fallbacks, len(records))
+    return records
+
+
+def _record_from_result(fn: FunctionRecord, result: LLMResult, model: str) -> PromptRecord:
+    usage = {
+        "cache_key": result.cache_key,
+        "input_tokens": result.input_tokens or 0,
+        "output_tokens": result.output_tokens or 0,
+        "cost_usd": result.cost_usd or 0.0,
+    }
+    if result.status != STATUS_OK:
+        problem = f"{result.status}: {result.error or 'no detail'}"
+    elif result.finish_reasons[:1] == ["length"]:
+        problem = "truncated answer (max_tokens reached)"
+    else:
+        problem = check_llm_text(result.text, fn)
+    if problem:
+        return _template_record(fn, model=model, status=STATUS_FALLBACK, error=problem, **usage)
+    prompt = result.text.strip() + "\n\n" + requirements_block(fn)
+    return PromptRecord(task_id=fn.task_id, repo=fn.repo, prompt=prompt, source=PromptSource.LLM, model=model, **usage)
+
+
+def draft_prompts_file(functions_path: str | Path, out_path: str | Path, cfg: PromptsConfig) -> list[PromptRecord]:
+    """Rule entry point: ``results/mine/{repo}/functions.jsonl`` → ``results/prompts/{repo}.jsonl``."""
+    records = draft_prompts(read_jsonl(functions_path, FunctionRecord), cfg)
+    write_jsonl(out_path, records)
+    log.info("drafted %d prompts (%s) into %s", len(records), "llm" if cfg.llm else "template", out_path)
+    return records

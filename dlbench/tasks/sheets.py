@@ -1,0 +1,275 @@
+"""Annotation sheets: written for people (CSV, XLSX, Label Studio) and read back for merging.
+
+Every format carries the same columns (``SHEET_COLUMNS``): the task (id, repo, code, draft
+prompt) and the cells an annotator fills in (stage, task, data, keep, edited_prompt, notes).
+Readers accept any subset of the columns beyond ``task_id`` and return raw cell text;
+normalising the labels is the merge's job (``dlbench.tasks.vocab``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from xml.sax.saxutils import escape, quoteattr
+
+from openpyxl import Workbook, load_workbook
+from openpyxl.styles import Alignment, Font
+from openpyxl.worksheet.datavalidation import DataValidation
+
+from dlbench.records import FunctionRecord, PromptRecord
+from dlbench.store import atomic_path, read_jsonl, write_text
+from dlbench.tasks.vocab import VOCABULARIES, cell_text
+
+log = logging.getLogger(__name__)
+
+TASK_COLUMNS = ("task_id", "repo", "code", "prompt")
+LABEL_COLUMNS = ("stage", "task", "data", "keep", "edited_prompt", "notes")
+SHEET_COLUMNS = TASK_COLUMNS + LABEL_COLUMNS
+CHOICE_COLUMNS = ("stage", "task", "data", "keep")
+SHEET_TITLE = "tasks"
+_WIDTHS = {"task_id": 40, "repo": 24, "code": 80, "prompt": 60, "edited_prompt": 60, "notes": 30}
+
+
+class SheetError(ValueError):
+    """An annotation sheet that cannot be read (names the file and the problem)."""
+
+
+@dataclass(frozen=True)
+class SheetRow:
+    """One annotator's raw cells for one task."""
+
+    annotator: str
+    task_id: str
+    stage: str = ""
+    task: str = ""
+    data: str = ""
+    keep: str = ""
+    edited_prompt: str = ""
+    notes: str = ""
+    line: int = 0  # row in the sheet (1 = header), for messages
+
+
+# ---------------------------------------------------------------- export
+
+
+def sheet_rows(prompts: Sequence[PromptRecord], functions: Sequence[FunctionRecord]) -> list[dict[str, str]]:
+    """One blank annotation row per drafted prompt, sorted by task id."""
+    code = {fn.task_id: fn.source for fn in functions}
+    missing = sorted(p.task_id for p in prompts if p.task_id not in code)
+    if missing:
+        raise SheetError(f"{len(missing)} prompts have no function record, e.g. {missing[0]}")
+    rows = []
+    for p in sorted(prompts, key=lambda p: p.task_id):
+        rows.append({"task_id": p.task_id, "repo": p.repo, "code": code[p.task_id], "prompt": p.prompt} | dict.fromkeys(LABEL_COLUMNS, ""))
+    return rows
+
+
+def write_csv_sheet(path: str | Path, rows: Sequence[dict[str, str]]) -> None:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=SHEET_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text(path, buffer.getvalue())
+
+
+def write_xlsx_sheet(path: str | Path, rows: Sequence[dict[str, str]]) -> None:
+    """XLSX with a frozen header, wrapped code/prompt cells and drop-down lists for labels."""
+    wb = Workbook()
+    ws = wb.active
+    ws.title = SHEET_TITLE
+    ws.append(list(SHEET_COLUMNS))
+    for cell in ws[1]:
+        cell.font = Font(bold=True)
+    for row in rows:
+        ws.append([row[c] for c in SHEET_COLUMNS])
+    wrap = Alignment(wrap_text=True, vertical="top")
+    for idx, name in enumerate(SHEET_COLUMNS, 1):
+        letter = ws.cell(row=1, column=idx).column_letter
+        ws.column_dimensions[letter].width = _WIDTHS.get(name, 18)
+        if name in ("code", "prompt", "edited_prompt"):
+            for (cell,) in ws.iter_rows(min_row=2, min_col=idx, max_col=idx):
+                cell.alignment = wrap
+    last = max(len(rows) + 1, 2)
+    for name in CHOICE_COLUMNS:
+        letter = ws.cell(row=1, column=SHEET_COLUMNS.index(name) + 1).column_letter
+        validation = _choice_validation(name)
+        ws.add_data_validation(validation)
+        validation.add(f"{letter}2:{letter}{last}")
+    ws.freeze_panes = "B2"
+    with atomic_path(path) as tmp:
+        wb.save(tmp)
+
+
+def _choice_validation(column: str) -> DataValidation:
+    """Drop-down list of the column's vocabulary (inline list: Excel allows 255 characters)."""
+    formula = '"' + ",".join(VOCABULARIES[column]) + '"'
+    if len(formula) > 255 or any("," in v for v in VOCABULARIES[column]):
+        raise SheetError(f"vocabulary of {column!r} does not fit an inline drop-down list")
+    return DataValidation(
+        type="list",
+        formula1=formula,
+        allow_blank=True,
+        showErrorMessage=False,  # a typed variant is allowed; merge normalises and reports it
+        promptTitle=column,
+        prompt="Choose from the list (typed spellings are normalised).",
+    )
+
+
+def labelstudio_tasks(rows: Sequence[dict[str, str]]) -> list[dict]:
+    """Label Studio import: one task per row with the code and draft prompt as data."""
+    return [{"data": {c: row[c] for c in TASK_COLUMNS}} for row in rows]
+
+
+def labelstudio_config() -> str:
+    """Label Studio labeling config: code and prompt shown, choices and text areas to fill."""
+    lines = ["<View>", '  <Header value="$task_id"/>', '  <Text name="code" value="$code"/>', '  <Text name="prompt_text" value="$prompt"/>']
+    for name in CHOICE_COLUMNS:
+        lines.append(f'  <Header value="{name}"/>')
+        lines.append(f'  <Choices name="{name}" toName="code" choice="single" showInline="true">')
+        lines += [f"    <Choice value={quoteattr(v)}/>" for v in VOCABULARIES[name]]
+        lines.append("  </Choices>")
+    for name, rows in (("edited_prompt", 6), ("notes", 2)):
+        lines.append(f'  <Header value="{escape(name)}"/>')
+        lines.append(f'  <TextArea name="{name}" toName="code" rows="{rows}" editable="true" maxSubmissions="1"/>')
+    lines.append("</View>")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class SheetPaths:
+    csv: Path
+    xlsx: Path
+    labelstudio: Path
+    labelstudio_config: Path
+
+
+def export_sheets(prompts: Sequence[PromptRecord], functions: Sequence[FunctionRecord], out: SheetPaths) -> int:
+    """Write the CSV, XLSX and Label Studio files for all tasks; return the number of rows."""
+    rows = sheet_rows(prompts, functions)
+    write_csv_sheet(out.csv, rows)
+    write_xlsx_sheet(out.xlsx, rows)
+    write_text(out.labelstudio, json.dumps(labelstudio_tasks(rows), indent=1, ensure_ascii=False) + "\n")
+    write_text(out.labelstudio_config, labelstudio_config())
+    return len(rows)
+
+
+def export_sheets_files(prompt_paths: Sequence[str | Path], function_paths: Sequence[str | Path], out: SheetPaths) -> int:
+    """Rule entry point: all repositories' prompts and functions → the annotation sheets."""
+    prompts = [p for path in prompt_paths for p in read_jsonl(path, PromptRecord)]
+    functions = [f for path in function_paths for f in read_jsonl(path, FunctionRecord)]
+    count = export_sheets(prompts, functions, out)
+    log.info("annotation sheets with %d tasks written", count)
+    return count
+
+
+# ---------------------------------------------------------------- import
+
+
+def read_sheet(path: str | Path) -> list[SheetRow]:
+    """An annotator's sheet by extension: ``.csv``, ``.xlsx`` or Label Studio export ``.json``."""
+    path = Path(path)
+    readers = {".csv": _read_csv, ".xlsx": _read_xlsx, ".json": _read_labelstudio}
+    reader = readers.get(path.suffix.lower())
+    if reader is None:
+        raise SheetError(f"{path}: unsupported sheet format {path.suffix!r} (use .csv, .xlsx or Label Studio .json)")
+    try:
+        return reader(path)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise SheetError(f"{path}: cannot read sheet: {exc}") from None
+
+
+def annotator_name(path: str | Path) -> str:
+    return Path(path).stem
+
+
+def _rows_from_table(path: Path, header: Sequence[object], body) -> list[SheetRow]:
+    columns = [cell_text(h).lower() for h in header]
+    if "task_id" not in columns:
+        raise SheetError(f"{path}: no 'task_id' column (columns: {', '.join(c for c in columns if c)})")
+    wanted = {name: columns.index(name) for name in LABEL_COLUMNS if name in columns}
+    rows = []
+    for line, values in enumerate(body, 2):
+        values = list(values) + [None] * (len(columns) - len(values))
+        task_id = cell_text(values[columns.index("task_id")])
+        if not task_id:
+            continue
+        cells = {name: cell_text(values[i]) for name, i in wanted.items()}
+        rows.append(SheetRow(annotator=annotator_name(path), task_id=task_id, line=line, **cells))
+    return rows
+
+
+def _read_csv(path: Path) -> list[SheetRow]:
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None:
+            raise SheetError(f"{path}: empty sheet")
+        return _rows_from_table(path, header, reader)
+
+
+def _read_xlsx(path: Path) -> list[SheetRow]:
+    wb = load_workbook(path, read_only=True, data_only=True)
+    try:
+        ws = wb[SHEET_TITLE] if SHEET_TITLE in wb.sheetnames else wb.worksheets[0]
+        rows = ws.iter_rows(values_only=True)
+        header = next(rows, None)
+        if header is None:
+            raise SheetError(f"{path}: empty sheet")
+        return _rows_from_table(path, header, rows)
+    finally:
+        wb.close()
+
+
+def _read_labelstudio(path: Path) -> list[SheetRow]:
+    """Label Studio export (JSON or JSON-MIN): one SheetRow per (task, non-cancelled annotation)."""
+    tasks = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(tasks, list):
+        raise SheetError(f"{path}: a Label Studio export is a JSON list of tasks")
+    rows = []
+    for index, task in enumerate(tasks, 1):
+        if "data" not in task and "task_id" in task:  # the JSON-MIN export: one flat row per annotation
+            who = _labelstudio_annotator(task.get("annotator"))
+            cells = {name: _min_cell(task.get(name)) for name in LABEL_COLUMNS if name in task}
+            rows.append(SheetRow(annotator=f"{annotator_name(path)}/{who}", task_id=cell_text(task["task_id"]), line=index, **cells))
+            continue
+        task_id = cell_text((task.get("data") or {}).get("task_id"))
+        if not task_id:
+            raise SheetError(f"{path}: task #{index} has no data.task_id")
+        for annotation in task.get("annotations") or []:
+            if annotation.get("was_cancelled"):
+                continue
+            cells = _labelstudio_cells(annotation.get("result") or [])
+            who = _labelstudio_annotator(annotation.get("completed_by"))
+            rows.append(SheetRow(annotator=f"{annotator_name(path)}/{who}", task_id=task_id, line=index, **cells))
+    return rows
+
+
+def _labelstudio_cells(result: list[dict]) -> dict[str, str]:
+    cells: dict[str, str] = {}
+    for item in result:
+        name, value = item.get("from_name"), item.get("value") or {}
+        if name in CHOICE_COLUMNS and value.get("choices"):
+            cells[name] = cell_text(value["choices"][0])
+        elif name in ("edited_prompt", "notes") and value.get("text"):
+            text = value["text"]
+            cells[name] = "\n".join(text) if isinstance(text, list) else cell_text(text)
+    return cells
+
+
+def _min_cell(value: object) -> str:
+    if isinstance(value, dict):  # JSON-MIN keeps multi-choice answers as {"choices": [...]}
+        value = (value.get("choices") or value.get("text") or [""])[0]
+    if isinstance(value, list):
+        value = "\n".join(cell_text(v) for v in value)
+    return cell_text(value)
+
+
+def _labelstudio_annotator(completed_by: object) -> str:
+    if isinstance(completed_by, dict):
+        return cell_text(completed_by.get("email") or completed_by.get("id"))
+    return cell_text(completed_by) or "unknown"

@@ -1,0 +1,13 @@
+# scripts/tables.py — adapter: evaluations + benchmark + validation → tables.csv, tables/, plots/.
+from dlbench.config import load_config
+from dlbench.logs import script_logging
+from dlbench.report.render import write_report
+
+with script_logging(snakemake.log[0]):
+    cfg = load_config(snakemake.config)
+    inp, out = snakemake.input, snakemake.output
+    paper = inp.paper[0] if inp.paper else None
+    write_report(
+        inp.benchmark, inp.evaluations, inp.validation, out.csv, out.tables, out.plots, cfg.report,
+        paper=paper, usage=inp.usage,
+    )

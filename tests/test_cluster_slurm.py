@@ -1,0 +1,57 @@
+"""The sample workflow through profiles/slurm on a real single-node SLURM cluster.
+
+cluster/slurm/slurm.sh starts slurmctld + slurmd (Debian's slurm-wlm, munge) as root
+without cgroups or accounting; the run must give the same results/tables.csv as a local
+run, and a job that fails on the cluster must fail the run, with its log path shown,
+within a time bound (not hang waiting for sacct).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.workflow_runs import ROOT, project_copy, snakemake
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("slurm")]
+SLURM_SH = ROOT / "cluster/slurm/slurm.sh"
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory) -> dict:
+    if os.geteuid() != 0:
+        pytest.skip("the single-node SLURM fixture starts daemons and needs root")
+    state = tmp_path_factory.mktemp("slurm")
+    up = subprocess.run(["bash", str(SLURM_SH), "up", str(state)], capture_output=True, text=True, timeout=600)
+    assert up.returncode == 0, up.stdout + up.stderr
+    yield {"SLURM_CONF": str(state / "slurm.conf")}
+    subprocess.run(["bash", str(SLURM_SH), "down", str(state)], capture_output=True, timeout=60)
+
+
+def test_failing_job_fails_the_run_with_its_log(slurm, tmp_path):
+    start = time.monotonic()
+    proc = snakemake(tmp_path, "-s", str(ROOT / "tests/data/failing/Snakefile"), "--profile", str(ROOT / "profiles/slurm"),
+                     env=slurm, timeout=300)
+    elapsed = time.monotonic() - start
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "Error in rule fails" in output and "slurm_logs/rule_fails/" in output
+    assert (tmp_path / "out/ok.txt").exists()  # the healthy job still ran
+    assert elapsed < 180, f"failure took {elapsed:.0f}s to surface"
+
+
+def test_sample_workflow_matches_local_run(slurm, tmp_path):
+    local = project_copy(tmp_path / "local")
+    cluster = project_copy(tmp_path / "cluster")
+    # Reference models only keep the cluster run short; both runs use the same config.
+    args = ["--configfile", "tests/data/reference_only.yaml"]
+    ran_local = snakemake(local, "results/tables.csv", "--cores", "2", *args, timeout=1200)
+    assert ran_local.returncode == 0, ran_local.stderr[-4000:]
+    ran_cluster = snakemake(cluster, "results/tables.csv", "--profile", str(ROOT / "profiles/slurm"), *args, env=slurm, timeout=1800)
+    assert ran_cluster.returncode == 0, ran_cluster.stdout[-4000:] + ran_cluster.stderr[-4000:]
+    assert "submitted with SLURM jobid" in ran_cluster.stdout + ran_cluster.stderr
+    assert (cluster / "results/tables.csv").read_text() == (local / "results/tables.csv").read_text()

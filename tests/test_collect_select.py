@@ -1,0 +1,217 @@
+"""Selection: a reason for every keep and drop, content read through PyGithub, overrides."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from dlbench.collect.crawl import crawl_topic, merge_crawl, read_topics
+from dlbench.collect.github import make_github
+from dlbench.collect.select import (
+    ReposFile,
+    imported_modules,
+    is_requirement_file,
+    is_test_file,
+    kept_slugs,
+    load_overrides,
+    match_frameworks,
+    requirement_names,
+    select_file,
+    select_repos,
+)
+from dlbench.collect.standin import StandinServer
+from dlbench.config import Config, LocalRepo, SelectConfig
+from dlbench.records import Selection
+from dlbench.store import read_jsonl
+from tests.test_collect_support import EXPECTED_DROPS, FRAMEWORKS, crawl_cfg, crawl_topics, make_world
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_DATA = ROOT / "resources" / "sample" / "github"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    return make_world(tmp_path_factory.mktemp("world"))
+
+
+@pytest.fixture
+def standin(world):
+    """(server, client, crawled RepoMeta of both fixture topics, every language)."""
+    cfg = crawl_cfg(world, language=None)
+    with StandinServer(world) as server:
+        gh = make_github(server.url, cfg, interval_s=0.0)
+        crawled = {m.full_name: m for t in ("deep-learning", "pytorch") for m in crawl_topic(gh, t, cfg)}
+        yield server, gh, list(crawled.values())
+
+
+def config(world, **select) -> Config:
+    fields = {"min_stars": 50, "pushed_after": date(2024, 1, 1), "frameworks": FRAMEWORKS, **select}
+    return Config(crawl=crawl_cfg(world, language=None), select=SelectConfig(**fields))
+
+
+def by_name(selections: list[Selection]) -> dict[str, Selection]:
+    return {s.full_name.split("/")[1]: s for s in selections}
+
+
+def test_every_drop_has_its_reason_and_keeps_list_their_evidence(world, standin):
+    server, gh, crawled = standin
+    before = server.requests
+    sel = by_name(select_repos(crawled, config(world), ReposFile(), gh))
+    assert {n for n, s in sel.items() if s.keep} == {"torchy", "kerasy"}
+    for name, check in EXPECTED_DROPS.items():
+        assert not sel[name].keep and sel[name].reasons[0].startswith(check), (name, sel[name].reasons)
+    assert sel["torchy"].reasons == [
+        "language: Python", "archived: no", "fork: no", "stars: 900 >= 50", "pushed: 2025-06-01 after 2024-01-01",
+        "license: MIT", "framework: torch (in requirements.txt)", "tests: 2 test files",
+    ]
+    assert sel["kerasy"].reasons[-2:] == ["framework: tensorflow (in kerasy/model.py)", "tests: 1 test files"]
+    # content requests: a tree each for the 5 repositories passing the metadata checks, then
+    # torchy 1 file, kerasy 2, notests 1, webby 3 (requirements, then .py files), pytorchonly none
+    assert server.requests - before == 5 + 1 + 2 + 1 + 3
+
+
+def test_all_failing_reasons_are_listed(world, standin):
+    _, gh, crawled = standin
+    strict = config(world, min_stars=1000, licenses=["GPL-3.0"], pushed_after=date(2026, 1, 1))
+    oldie = by_name(select_repos(crawled, strict, ReposFile(), gh))["oldie"]
+    checks = [r.split(":")[0] for r in oldie.reasons]
+    assert checks == ["archived", "stars", "pushed", "license", "content"]
+
+
+def test_allow_archived_and_forks_and_license_policy(world, standin):
+    _, gh, crawled = standin
+    lenient = config(world, allow_archived=True, allow_forks=True, require_license=False)
+    sel = by_name(select_repos(crawled, lenient, ReposFile(), gh))
+    for name in ("oldie", "forky", "unlicensed"):  # now they fail only the content checks (no bundle)
+        assert [r.split(":")[0] for r in sel[name].reasons] == ["content"]
+
+
+def test_repos_yaml_include_exclude_and_pin(world, standin, tmp_path):
+    server, gh, crawled = standin
+    repos_yaml = tmp_path / "repos.yaml"
+    repos_yaml.write_text(yaml.safe_dump({
+        "include": [{"repo": "acme/tiny", "reason": "small but well tested"}, {"repo": "acme/rusty", "sha": "abc1234"},
+                    {"repo": "acme/ghost"}],
+        "exclude": [{"repo": "acme/kerasy", "reason": "vendored copy"}],
+        "pin": {"acme/torchy": "deadbeef" * 5},
+    }))
+    crawled_without_rusty = [m for m in crawled if m.full_name != "acme/rusty"]
+    before = server.requests
+    sel = by_name(select_repos(crawled_without_rusty, config(world), load_overrides(repos_yaml), gh))
+    assert sel["tiny"].keep and sel["tiny"].forced == "include"
+    assert sel["tiny"].reasons == ["forced: include (small but well tested)", "stars: 3 < min_stars 50 (overridden)"]
+    assert sel["rusty"].keep and sel["rusty"].sha == "abc1234" and sel["rusty"].stars == 500  # looked up: not crawled
+    assert "not found by the crawl" in sel["rusty"].reasons[0]
+    assert not sel["ghost"].keep and "not found (404" in sel["ghost"].reasons[0]
+    assert not sel["kerasy"].keep and sel["kerasy"].forced == "exclude" and sel["kerasy"].reasons == ["forced: exclude (vendored copy)"]
+    assert sel["torchy"].sha == "deadbeef" * 5
+    assert not sel["torchy"].keep and sel["torchy"].reasons[0].startswith("content: cannot read the tree at deadbeef")
+    paths = [p for _, p, _ in server.log[before:]]
+    assert "/repos/acme/kerasy/git/trees/main" not in paths  # no content requests for an excluded repository
+    assert "/repos/acme/rusty" in paths and "/repos/acme/ghost" in paths
+
+
+def test_max_repos_keeps_the_top_by_stars_after_forced_and_local(world, standin, tmp_path):
+    _, gh, crawled = standin
+    cfg = config(world, max_repos=2).model_copy(update={"local_repos": [LocalRepo(name="me/local", path=str(tmp_path))]})
+    overrides = ReposFile.model_validate({"include": [{"repo": "acme/tiny"}]})
+    sels = select_repos(crawled, cfg, overrides, gh)
+    kept = [s.full_name for s in sels if s.keep]
+    assert kept == ["acme/tiny", "me/local"]
+    torchy = by_name(sels)["torchy"]
+    assert torchy.reasons[-1] == "max_repos: rank 3 by stars, beyond max_repos 2"
+    local = by_name(sels)["local"]
+    assert local.local_path == str(tmp_path.resolve()) and local.slug == "me__local" and local.reasons[0].startswith("local:")
+
+
+def test_select_file_writes_jsonl_csv_and_kept_slugs(world, tmp_path):
+    cfg = config(world)
+    crawl_files = crawl_topics(["deep-learning", "pytorch"], tmp_path / "crawl", cfg.crawl)
+    merged = tmp_path / "crawl" / "repos.jsonl"
+    merge_crawl(crawl_files, merged)
+    out, csv = tmp_path / "select" / "repos.jsonl", tmp_path / "select" / "repos.csv"
+    sels = select_file(merged, None, out, csv, cfg)
+    assert read_jsonl(out, Selection) == sels and len(sels) == 11
+    assert kept_slugs(out) == ["acme__torchy", "acme__kerasy"]
+    table = pd.read_csv(csv)
+    assert list(table.columns) == ["full_name", "keep", "forced", "stars", "license", "sha", "local_path", "clone_url", "reasons"]
+    assert table.set_index("full_name").loc["acme/tiny", "reasons"].startswith("stars: 3 < min_stars 50; content:")
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [("include: [{repo: nope}]", "include.0.repo"), ("pin: [1]", "pin"), ("exclude: [{repo: a/b, why: x}]", "exclude.0.why")],
+)
+def test_bad_repos_yaml_names_the_key(tmp_path, text, problem):
+    path = tmp_path / "repos.yaml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=f"key '{problem}"):
+        load_overrides(path)
+
+
+def test_default_repos_yaml_is_empty_and_valid():
+    assert load_overrides(ROOT / "config" / "repos.yaml") == ReposFile()
+
+
+# ---------------------------------------------------------------- parsers (pure)
+
+
+def test_requirement_names_from_every_declaration_format():
+    assert requirement_names("requirements-dev.txt", "-r base.txt\nTorch>=2 ; python_version>'3'\n# jax\nnumpy\n") == {"torch", "numpy"}
+    pyproject = '[project]\ndependencies = ["tensorflow-gpu==2.1"]\n[project.optional-dependencies]\nx = ["jax[cpu]"]\n[tool.poetry.dependencies]\nkeras = "^3"\n'
+    assert requirement_names("pyproject.toml", pyproject) == {"tensorflow-gpu", "jax", "keras"}
+    setup = "setup(install_requires=['scikit_learn>=1.0', 'A torch library'], description='torch')\n"
+    assert requirement_names("setup.py", setup) >= {"scikit-learn", "torch"}  # 'torch' as a bare string counts
+    assert "a" not in requirement_names("setup.py", setup)
+    cfg = "[options]\ninstall_requires =\n    torch>=1\n    numpy\n[options.extras_require]\ngpu = jax\n"
+    assert requirement_names("setup.cfg", cfg) == {"torch", "numpy", "jax"}
+
+
+def test_imports_and_framework_matching():
+    assert imported_modules("import os, torch.nn as nn\nfrom tensorflow.keras import layers\nfrom . import x\n") == {"os", "torch", "tensorflow"}
+    assert imported_modules("import jax\nthis is not python (\n") == {"jax"}
+    assert match_frameworks({"tensorflow-gpu", "torchvision", "numpy"}, ["torch", "tensorflow"]) == ["tensorflow"]
+    assert match_frameworks({"scikit-learn"}, ["scikit_learn"]) == ["scikit_learn"]
+
+
+@pytest.mark.parametrize(
+    "path, is_test",
+    [("tests/test_a.py", True), ("pkg/a_test.py", True), ("test/testing_utils.py", True), ("test_top.py", True),
+     ("tests/conftest.py", False), ("tests/__init__.py", False), ("pkg/testing.py", False), ("tests/data.json", False)],
+)
+def test_test_file_patterns(path, is_test):
+    assert is_test_file(path) is is_test
+
+
+def test_requirement_files_are_top_level_or_in_requirements_folder():
+    assert is_requirement_file("requirements.txt") and is_requirement_file("requirements/gpu.txt")
+    assert is_requirement_file("pyproject.toml") and not is_requirement_file("docs/requirements.txt")
+
+
+# ---------------------------------------------------------------- the sample world
+
+
+def test_sample_world_keeps_the_five_libraries_and_drops_every_distractor(tmp_path):
+    raw = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    crawl = crawl_cfg(SAMPLE_DATA, language=None)  # every language: selection must drop C++
+    cfg = Config(crawl=crawl, select=SelectConfig(**raw["select"]))
+    paths = crawl_topics(read_topics(ROOT / "resources" / "topics.txt"), tmp_path / "crawl", crawl)
+    merge_crawl(paths, tmp_path / "repos.jsonl")
+    sels = select_file(tmp_path / "repos.jsonl", ROOT / "config" / "repos.yaml", tmp_path / "s.jsonl", tmp_path / "s.csv", cfg)
+    kept = {s.full_name for s in sels if s.keep}
+    assert kept == {f"dlbench-sample/{n}" for n in ("visionkit", "nnkit", "textkit", "recokit", "tskit")}
+    drops = {s.full_name: s.reasons[0].split(":")[0] for s in sels if not s.keep}
+    assert drops == {
+        "deepnotes/dl-snippets": "tests", "webtools-dev/linkcheck": "framework", "oldlab/archived-nets": "archived",
+        "tinyml-hobby/toy-cnn": "stars", "legacy-ai/stale-rnn": "pushed", "forker/visionkit": "fork",
+        "cuda-fans/fast-conv": "language", "nolicense-dev/gan-playground": "license",
+    }
+
+
+def test_imports_of_pathological_code_fall_back_to_the_line_scan():
+    deep = "import jax\nx = " + "-" * 200_000 + "1\n"
+    assert imported_modules(deep) == {"jax"}

@@ -1,0 +1,174 @@
+"""Reviewer findings: a hand-written event stream, an always-equal result, leaked secrets,
+evidence folder collisions, stale verdicts after a grader change (local backend, real runs)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from dlbench.harness import evaluate
+from dlbench.harness.evaluate import candidate_hash, evaluate_repo, evidence_dir
+from dlbench.harness.local import candidate_env
+from dlbench.records import CloneRecord, EvalStatus, Generation
+from tests.test_harness_run import CFG, GOLD_RELU, OPS, RELU, TASKS, clone, gen, hostile  # noqa: F401 (clone: fixture)
+
+SCREENED = CFG.model_copy(update={"screen": True})
+
+# The reviewer's bypass: reach the plugin through importlib and an alias of os, write a
+# complete stream (canaries and finish included) to the report descriptor, leave at once.
+FORGE = """\
+import json, importlib
+import os as o
+plug = importlib.import_module("dlbench" + "_plugin")
+ids = [s for s in plug._SELECTED if not s.endswith(".py")]
+canary = [s for s in plug._SELECTED if s.endswith(".py")][0]
+nonce = canary.rsplit("_", 1)[1][:-3]
+names = ids + [canary + "::test_dl" + "bench_canary_pass_" + nonce, canary + "::test_dl" + "bench_canary_fail_" + nonce]
+f = open(3, "w", closefd=False)
+def ev(d):
+    f.write(json.dumps(d) + "\\n")
+{collected}
+for t in names:
+    for w in ("setup", "call", "teardown"):
+        bad = t.endswith("fail_" + nonce) and w == "call"
+        ev({{"ev": "report", "nodeid": t, "when": w, "outcome": "failed" if bad else "passed"{duration}}})
+ev({{"ev": "finish", "exitstatus": {status}}})
+f.flush()
+o._exit({status})
+"""
+BYPASS = hostile("return x\n", FORGE.format(collected="", duration="", status=0))
+# The same forgery written to satisfy every cross-check of the grader.
+FULL_FORGERY = hostile(
+    "return x\n", FORGE.format(collected='ev({"ev": "collected", "ids": names})', duration=', "duration": 0.001', status=1)
+)
+ALWAYS_EQUAL = '''\
+class _Same:
+    def tolist(self):
+        return self
+
+    def __eq__(self, other):
+        return True
+
+
+def relu(x):
+    return _Same()
+'''
+PATCHED_ASSERT = "import numpy as np\n\n\ndef relu(x):\n    np.testing.assert_allclose = lambda *a, **k: None\n    return x\n"
+
+
+def test_bypass_is_refused_by_the_screen(clone: CloneRecord, tmp_path: Path) -> None:
+    for code in (BYPASS, FULL_FORGERY):
+        [result] = evaluate_repo(clone, TASKS, [gen(RELU, code)], None, "local", SCREENED, 1, tmp_path)
+        assert result.status == EvalStatus.SANDBOX_VIOLATION and not result.passed
+        for what in ("import importlib", "closefd", "open(<file descriptor>)", "os._exit"):
+            assert what in result.detail, what
+
+
+def test_bypass_without_the_screen_is_caught_by_the_graders_cross_checks(clone: CloneRecord, tmp_path: Path) -> None:
+    """No ``collected`` event, no durations, exit code 0: the grader refuses the stream.
+    (A forger who also fakes those passes without the screen: see the README threat model.)"""
+    [result] = evaluate_repo(clone, TASKS, [gen(RELU, BYPASS)], None, "local", CFG, 1, tmp_path)
+    assert result.status == EvalStatus.SANDBOX_VIOLATION and not result.passed, result
+    assert "outside the session" in result.detail
+
+
+def test_always_equal_result_is_refused(clone: CloneRecord, tmp_path: Path) -> None:
+    gens = [gen(RELU, ALWAYS_EQUAL), gen(RELU, PATCHED_ASSERT, sample=1), gen(RELU, GOLD_RELU, model="gold")]
+    always, patched, gold = evaluate_repo(clone, TASKS, gens, None, "local", SCREENED, 1, tmp_path)
+    assert always.status == EvalStatus.SANDBOX_VIOLATION and "_Same.__eq__ returns a constant" in always.detail
+    assert patched.status == EvalStatus.SANDBOX_VIOLATION and "np.testing.assert_allclose" in patched.detail
+    assert gold.status == EvalStatus.PASS  # the screen allows what the original module does
+
+
+def test_candidate_code_does_not_see_host_secrets(clone: CloneRecord, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("DLBENCH_FAKE_API_KEY", "sk-secret")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp-secret")
+    code = textwrap.dedent(
+        """\
+        import os
+
+        def relu(x):
+            leaked = [k for k in ("DLBENCH_FAKE_API_KEY", "GITHUB_TOKEN") if k in os.environ]
+            assert not leaked, leaked
+            return np.maximum(np.asarray(x), 0)
+        """
+    )
+    [result] = evaluate_repo(clone, TASKS, [gen(RELU, code)], None, "local", CFG, 1, tmp_path)
+    assert result.status == EvalStatus.PASS, (result.detail, result.exception)
+
+
+def test_candidate_env_is_an_allow_list() -> None:
+    host = {"PATH": "/bin", "LC_ALL": "C", "OPENAI_API_KEY": "sk", "AWS_SECRET_ACCESS_KEY": "x", "HOME": "/root"}
+    env = candidate_env(host, "/tmp/w")
+    assert env["PATH"] == "/bin" and env["LC_ALL"] == "C" and env["HOME"] == "/tmp/w" and env["OMP_NUM_THREADS"] == "1"
+    assert "OPENAI_API_KEY" not in env and "AWS_SECRET_ACCESS_KEY" not in env
+
+
+def test_evidence_folders_of_similar_task_ids_differ(tmp_path: Path) -> None:
+    a = Generation(task_id="o__r:pkg/nn_utils.py:relu", model="m", technique="t", code="x")
+    b = a.model_copy(update={"task_id": "o__r:pkg/nn/utils.py:relu"})
+    assert evidence_dir(tmp_path, "o__r", a) != evidence_dir(tmp_path, "o__r", b)
+    assert evidence_dir(tmp_path, "o__r", a) == evidence_dir(tmp_path, "o__r", a.model_copy())
+
+
+def test_changed_grader_changes_the_candidate_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = candidate_hash(RELU, OPS, "local", CFG)
+    for name in evaluate.GRADER_FILES:
+        (tmp_path / name).write_bytes((evaluate.HERE / name).read_bytes())
+    monkeypatch.setattr(evaluate, "HERE", tmp_path)
+    assert candidate_hash(RELU, OPS, "local", CFG) == before
+    for name in evaluate.GRADER_FILES:
+        (tmp_path / name).write_text((evaluate.HERE / name).read_text() + "\n# changed\n")
+        assert candidate_hash(RELU, OPS, "local", CFG) != before, name
+        (tmp_path / name).write_bytes((Path(evaluate.__file__).parent / name).read_bytes())
+
+
+def test_cli_bad_input_is_a_message_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from dlbench.cli import main
+
+    tasks, preds = tmp_path / "tasks.jsonl", tmp_path / "preds.jsonl"
+    tasks.write_text("{not json\n")
+    preds.write_text("")
+    out = str(tmp_path / "out.jsonl")
+    assert main(["evaluate", "--tasks", str(tasks), "--predictions", str(preds), "--out", out, "--backend", "local"]) == 2
+    assert "not JSON" in capsys.readouterr().err
+    missing = str(tmp_path / "nope.jsonl")
+    assert main(["evaluate", "--tasks", missing, "--predictions", str(preds), "--out", out, "--backend", "local"]) == 2
+    assert "nope.jsonl" in capsys.readouterr().err
+
+
+def test_supervisor_that_cannot_start_is_an_infra_error(
+    clone: CloneRecord, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dlbench.harness import local
+
+    broken = tmp_path / "supervisor.py"
+    broken.write_text("raise SystemExit(3)\n")
+    monkeypatch.setattr(local, "SUPERVISOR", broken)
+    gens = [gen(RELU, GOLD_RELU), gen(RELU, GOLD_RELU, sample=1)]
+    results = evaluate_repo(clone, TASKS, gens, None, "local", CFG, 1, tmp_path / "ev")
+    assert [r.status for r in results] == [EvalStatus.INFRA_ERROR, EvalStatus.INFRA_ERROR]
+    assert "could not start" in results[0].detail and not results[0].passed
+
+
+def test_session_that_cannot_be_created_is_an_infra_error_per_candidate() -> None:
+    from dlbench.harness.evaluate import run_pool
+    from dlbench.harness.run import Candidate
+
+    def no_engine():
+        raise ConnectionError("engine not answering")
+
+    items = [(n, Candidate.make(str(n), {}, ["t.py::test"])) for n in range(3)]
+    results = [run for _, _, run in run_pool(no_engine, items, 2)]
+    assert [r.infra for r in results] == ["could not create a session: engine not answering"] * 3
+
+
+@pytest.mark.docker
+def test_naive_docker_engine_error_is_an_infra_error(require_docker: None) -> None:
+    from dlbench.harness.run import Candidate
+    from dlbench.harness.sandbox import run_naive
+
+    result = run_naive("dlbench/no-such-image:never", Candidate.make("k", {}, ["t.py::test"]), CFG)
+    assert result.infra and "could not start the container" in result.infra

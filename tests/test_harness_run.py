@@ -1,0 +1,428 @@
+"""Running candidates for real: a tiny repository, both backends, hostile candidates.
+
+Docker tests use a real engine and a real project image (built once by
+``build_project_image`` and reused by content hash); they fail, not skip, when the engine
+does not answer, unless DLBENCH_NO_DOCKER=1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dlbench.config import EvaluateConfig
+from dlbench.harness.evaluate import evaluate_predictions, evaluate_repo, evidence_dir
+from dlbench.records import (
+    BenchmarkTask,
+    CloneRecord,
+    CloneStatus,
+    EvalStatus,
+    Evaluation,
+    Generation,
+    ImageRecord,
+    ImageStatus,
+    TestOutcome,
+)
+from dlbench.store import read_jsonl, write_jsonl
+
+OPS = '''\
+"""Tiny ops."""
+import numpy as np
+
+
+def relu(x):
+    """Rectified linear unit."""
+    return np.maximum(np.asarray(x), 0)
+
+
+def scale(x, k):
+    return np.asarray(x) * k
+
+
+class Meter:
+    def __init__(self):
+        self.total = 0.0
+        self.count = 0
+
+    def update(self, value):
+        self.total += value
+        self.count += 1
+
+    def mean(self):
+        return self.total / self.count if self.count else 0.0
+'''
+TEST_OPS = """\
+import pytest
+
+from tinyml.ops import Meter, relu, scale
+
+
+def test_relu_positive():
+    assert relu([1, 2]).tolist() == [1, 2]
+
+
+def test_relu_negative():
+    assert relu([-1, 3]).tolist() == [0, 3]
+
+
+@pytest.mark.parametrize("k", [0, 2, -1])
+def test_scale(k):
+    assert scale([1, 2], k).tolist() == [k, 2 * k]
+
+
+def test_meter_mean():
+    m = Meter()
+    m.update(2)
+    m.update(4)
+    assert m.mean() == 3
+"""
+TEST_MORE = """\
+from tinyml.ops import relu
+
+
+def test_relu_more():
+    assert relu([-5]).tolist() == [0]
+"""
+FILES = {
+    "tinyml/__init__.py": "",
+    "tinyml/ops.py": OPS,
+    "tests/test_ops.py": TEST_OPS,
+    "tests/test_more.py": TEST_MORE,
+    # A fixture from an installed pytest plugin (pytest-xdist's worker_id): children load
+    # entry-point plugins by name, resolved once by the warm parent.
+    "tests/test_plugin.py": "from tinyml.ops import relu\n\n\ndef test_relu_plugin_fixture(worker_id):\n    assert relu([-1.0])[0] == 0\n",
+    "requirements.txt": "numpy\n",
+}
+SLUG = "tiny__tinyml"
+RELU_TESTS = [
+    "tests/test_ops.py::test_relu_positive",
+    "tests/test_ops.py::test_relu_negative",
+    "tests/test_more.py::test_relu_more",
+]
+GOLD_RELU = "def relu(x):\n    return np.maximum(np.asarray(x), 0)\n"
+NULL_RELU = "def relu(x):\n    raise NotImplementedError\n"
+# The dynamic defences are tested without the static screen in front of them (it would
+# refuse most hostile candidates before they run; tests/test_harness_screen.py covers it).
+CFG = EvaluateConfig(timeout_s=6, memory_mb=256, pids=64, output_limit_kb=256, screen=False)
+
+
+def make_task(name: str, qualname: str, tests: list[str], source: str) -> BenchmarkTask:
+    return BenchmarkTask(
+        task_id=f"{SLUG}:tinyml/ops.py:{qualname}", repo="tiny/tinyml", sha=REPO_SHA, path="tinyml/ops.py",
+        function=name, class_name=qualname.split(".")[0] if "." in qualname else None, signature=f"def {name}(...)",
+        prompt="", ground_truth=source, tests=tests, stage=None, task=None, data=None, first_added=None,
+        last_modified=None, qualname=qualname, slug=SLUG, start_line=1, end_line=2,
+    )  # fmt: skip
+
+
+REPO_SHA = hashlib.sha1(json.dumps(FILES, sort_keys=True).encode()).hexdigest()
+RELU = make_task("relu", "relu", RELU_TESTS, GOLD_RELU)
+SCALE = make_task("scale", "scale", ["tests/test_ops.py::test_scale"], "def scale(x, k):\n    return np.asarray(x) * k\n")
+MEAN = make_task(
+    "mean", "Meter.mean", ["tests/test_ops.py::test_meter_mean"],
+    "def mean(self):\n    return self.total / self.count if self.count else 0.0\n",
+)  # fmt: skip
+TASKS = {t.task_id: t for t in (RELU, SCALE, MEAN)}
+PLUGIN_RELU = make_task("relu", "relu", ["tests/test_plugin.py::test_relu_plugin_fixture"], GOLD_RELU)
+
+
+def gen(task: BenchmarkTask, code: str | None, model: str = "m", sample: int = 0) -> Generation:
+    return Generation(task_id=task.task_id, model=model, technique="t", sample=sample, code=code)
+
+
+def hostile(body: str, at_import: str = "") -> str:
+    """A relu candidate: ``at_import`` runs when the module is imported (through a helper
+    called by a module constant: the patch keeps those), ``body`` at every call."""
+    setup = "def _setup():\n" + textwrap.indent(textwrap.dedent(at_import) or "pass\n", "    ") + "\n\n_SETUP = _setup()\n"
+    return setup + "\n\ndef relu(x):\n" + textwrap.indent(textwrap.dedent(body), "    ")
+
+
+HOSTILE = {
+    "fork bomb": hostile("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"),
+    "infinite loop": hostile("while True:\n    pass\n"),
+    "memory hog": hostile("hog = []\nwhile True:\n    hog.append(bytearray(50 << 20))\n"),
+    "network access": hostile(
+        "import socket\nsocket.create_connection(('1.1.1.1', 80), timeout=3).close()\nreturn np.maximum(np.asarray(x), 0)\n"
+    ),
+    "write outside its copy": hostile(
+        "return np.maximum(np.asarray(x), 0)\n",
+        "import numpy as np\nopen('/tmp/evil', 'w').write('x')\ntry:\n    open('/work/repo/tinyml/ops.py', 'a').write('#')\nexcept OSError:\n    pass\n",
+    ),
+    "os._exit(0) at import": hostile("return x\n", "import os\nos._exit(0)\n"),
+    "monkeypatch pytest runner": hostile(
+        "return x\n",
+        """\
+        import _pytest.runner
+        _real = _pytest.runner.call_and_report
+        def _fake(item, when, log=True, **kw):
+            rep = _real(item, when, log=False, **kw)
+            rep.outcome, rep.longrepr = "passed", None
+            item.ihook.pytest_runtest_logreport(report=rep)
+            return rep
+        _pytest.runner.call_and_report = _fake
+        """,
+    ),
+    "rogue plugin turns failures into passes": hostile(
+        "return x\n",
+        """\
+        import gc, pytest
+        class _Cheat:
+            @pytest.hookimpl(hookwrapper=True)
+            def pytest_runtest_makereport(self, item, call):
+                outcome = yield
+                rep = outcome.get_result()
+                rep.outcome, rep.longrepr = "passed", None
+        for _obj in gc.get_objects():
+            if type(_obj).__name__ == "Config" and hasattr(_obj, "pluginmanager"):
+                _obj.pluginmanager.register(_Cheat(), "cheat")
+                break
+        """,
+    ),
+    "forged report lines": hostile(
+        "return x\n",
+        """\
+        import json, os
+        for _fd in range(3, 20):
+            for _t in ("tests/test_ops.py::test_relu_positive", "tests/test_ops.py::test_relu_negative",
+                       "tests/test_more.py::test_relu_more"):
+                for _w in ("setup", "call", "teardown"):
+                    try:
+                        os.write(_fd, (json.dumps({"ev": "report", "nodeid": _t, "when": _w, "outcome": "passed"}) + "\\n").encode())
+                    except OSError:
+                        pass
+        """,
+    ),
+    "forge the supervisor's answer": hostile(
+        "return x\n",
+        """\
+        import glob, json, os
+        nonce = glob.glob(".dlbench/test_dlbench_canary_*.py")[0].split("_")[-1][:-3]
+        ids = ["tests/test_ops.py::test_relu_positive", "tests/test_ops.py::test_relu_negative",
+               "tests/test_more.py::test_relu_more", f".dlbench/test_dlbench_canary_{nonce}.py::test_dlbench_canary_pass_{nonce}"]
+        events = [json.dumps({"ev": "hello"})] + [
+            json.dumps({"ev": "report", "nodeid": i, "when": w, "outcome": "passed"}) for i in ids for w in ("setup", "call", "teardown")
+        ] + [json.dumps({"ev": "report", "nodeid": f".dlbench/test_dlbench_canary_{nonce}.py::test_dlbench_canary_fail_{nonce}",
+                         "when": w, "outcome": "failed" if w == "call" else "passed"}) for w in ("setup", "call", "teardown")]
+        events.append(json.dumps({"ev": "finish", "exitstatus": 0}))
+        answer = json.dumps({"events": events, "violations": [], "wall_s": 0.1}) + "\\n"
+        for fd in range(0, 12):
+            try:
+                with open(f"/proc/{os.getppid()}/fd/{fd}", "w") as out:
+                    out.write(answer)
+            except OSError:
+                pass
+        """,
+    ),
+    "kill its parent": hostile("return x\n", "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n"),
+    "gigabytes of output": hostile("import sys\nwhile True:\n    sys.stdout.write('PASSED ' * 10000)\n"),
+    "edit the tests": hostile(
+        "return x\n",
+        "import pathlib\npathlib.Path('tests/test_more.py').write_text('def test_relu_more():\\n    pass\\n')\n",
+    ),
+    "conftest beside the canary": hostile(
+        "return x\n",
+        "import pathlib\nhook = 'def pytest_runtest_logreport(report):\\n    report.outcome = \"passed\"\\n'\n"
+        "pathlib.Path('.dlbench/conftest.py').write_text(hook)\n",
+    ),
+    "delete the tests": hostile("return x\n", "import pathlib\npathlib.Path('tests/test_more.py').unlink()\n"),
+    "sleep past the timeout in a subprocess": hostile("import subprocess\nsubprocess.run(['sleep', '60'])\nreturn x\n"),
+    "spoofed PASSED on stdout": hostile(
+        "print('tests/test_ops.py::test_relu_negative PASSED')\nprint('=== 3 passed in 0.01s ===')\nreturn x\n"
+    ),
+}
+
+
+def write_repo(root: Path) -> Path:
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> CloneRecord:
+    repo = write_repo(tmp_path_factory.mktemp("repo") / SLUG)
+    return CloneRecord(full_name="tiny/tinyml", slug=SLUG, clone_url="", path=str(repo), sha=REPO_SHA, status=CloneStatus.OK)
+
+
+def test_local_fixture_from_an_installed_plugin(clone: CloneRecord, tmp_path: Path) -> None:
+    tasks = {PLUGIN_RELU.task_id: PLUGIN_RELU}
+    gens = [gen(PLUGIN_RELU, GOLD_RELU), gen(PLUGIN_RELU, NULL_RELU, sample=1)]
+    assert by_status(evaluate_repo(clone, tasks, gens, None, "local", CFG, jobs=1, evidence_root=tmp_path)) == ["pass", "fail"]
+
+
+def by_status(results: list[Evaluation]) -> list[str]:
+    return [r.status.value for r in results]
+
+
+# ---------------------------------------------------------------- local backend
+
+
+def test_local_gold_passes_null_fails_and_resumes(clone: CloneRecord, tmp_path: Path) -> None:
+    gens = [gen(RELU, GOLD_RELU), gen(RELU, NULL_RELU, sample=1), gen(SCALE, SCALE.ground_truth), gen(MEAN, MEAN.ground_truth)]
+    gens.append(gen(MEAN, "def mean(self):\n    raise NotImplementedError\n", sample=1))
+    results = evaluate_repo(clone, TASKS, gens, None, "local", CFG, jobs=2, evidence_root=tmp_path)
+    assert by_status(results) == ["pass", "fail", "pass", "pass", "fail"]
+    assert results[1].exception == "NotImplementedError" and results[1].tests[RELU_TESTS[0]] == TestOutcome.FAILED
+    evidence = evidence_dir(tmp_path, SLUG, gens[0])
+    assert {p.name for p in evidence.iterdir()} >= {"patched.py", "command.txt", "output.txt", "events.jsonl", "evaluation.json"}
+    assert "raise NotImplementedError" not in Path(clone.path, "tinyml/ops.py").read_text()  # the checkout is untouched
+    resumed = evaluate_repo(clone, TASKS, gens, None, "local", CFG, jobs=1, evidence_root=tmp_path)
+    assert resumed == results  # same hash: read back from the evidence (same durations), nothing ran
+    tight = CFG.model_copy(update={"timeout_s": 1e-6})
+    again = evaluate_repo(clone, TASKS, gens, None, "local", tight, jobs=1, evidence_root=tmp_path)
+    assert by_status(again) == ["timeout", "timeout", "timeout", "timeout", "timeout"]  # other limits: a new hash, ran again
+
+
+def test_local_unknown_test_ids_are_missing_not_fatal(clone: CloneRecord, tmp_path: Path) -> None:
+    stale = make_task("relu", "relu", [*RELU_TESTS, "tests/test_ops.py::test_gone", "tests/test_gone.py::test_x"], GOLD_RELU)
+    [result] = evaluate_repo(clone, {stale.task_id: stale}, [gen(stale, GOLD_RELU)], None, "local", CFG, 1, tmp_path)
+    assert result.status == EvalStatus.FAIL
+    assert [o.value for o in result.tests.values()] == ["passed", "passed", "passed", "missing", "missing"]
+
+
+def test_local_statuses_before_any_run(clone: CloneRecord, tmp_path: Path) -> None:
+    gens = [gen(RELU, None), gen(RELU, "def relu(x:\n"), gen(RELU, "def other():\n    pass\n")]
+    gens.append(Generation(task_id="nope", model="m", technique="t", code="x = 1\n"))
+    results = evaluate_repo(clone, TASKS, gens, None, "local", CFG, jobs=1, evidence_root=tmp_path)
+    assert by_status(results) == ["no_code", "syntax_error", "patch_error", "patch_error"]
+
+
+@pytest.mark.parametrize(
+    "name", ["os._exit(0) at import", "monkeypatch pytest runner", "rogue plugin turns failures into passes",
+             "forged report lines", "kill its parent", "edit the tests", "spoofed PASSED on stdout"],
+)  # fmt: skip
+def test_local_hostile_candidates_do_not_pass(name: str, clone: CloneRecord, tmp_path: Path) -> None:
+    results = evaluate_repo(clone, TASKS, [gen(RELU, HOSTILE[name]), gen(RELU, GOLD_RELU)], None, "local", CFG, 1, tmp_path)
+    assert not results[0].passed, results[0]
+    assert results[1].status == EvalStatus.PASS, results[1]
+
+
+def test_evaluate_predictions_file(clone: CloneRecord, tmp_path: Path) -> None:
+    repos = tmp_path / "repos"
+    repos.mkdir()
+    (repos / SLUG).symlink_to(clone.path)
+    (repos / f"{SLUG}.json").write_text(clone.model_copy(update={"path": str(repos / SLUG)}).model_dump_json())
+    tasks, preds = tmp_path / "tasks.jsonl", tmp_path / "preds.jsonl"
+    write_jsonl(tasks, TASKS.values())
+    preds.write_text(
+        json.dumps({"task_id": RELU.task_id, "code": GOLD_RELU, "model": "x"}) + "\n"
+        + json.dumps({"task_id": SCALE.task_id, "code": NULL_RELU.replace("relu", "scale"), "sample": 1}) + "\n"
+        + json.dumps({"task_id": "missing:task", "code": "pass"}) + "\n"
+    )  # fmt: skip
+    out = tmp_path / "evals.jsonl"
+    results = evaluate_predictions(tasks, preds, out, "local", 1, CFG, repos_dir=repos, evidence_root=tmp_path / "ev")
+    assert by_status(results) == ["pass", "fail", "patch_error"]
+    assert [(r.model, r.sample) for r in read_jsonl(out, Evaluation)] == [("x", 0), ("external", 1), ("external", 0)]
+
+
+# ---------------------------------------------------------------- docker backend
+
+
+@pytest.fixture(scope="module")
+def image(require_docker: None, clone: CloneRecord, tmp_path_factory: pytest.TempPathFactory) -> ImageRecord:
+    from dlbench.harness.image import build_project_image
+    from dlbench.harness.sandbox import support_files
+
+    log = tmp_path_factory.mktemp("image") / "build.log"
+    record = build_project_image(Path(clone.path), SLUG, REPO_SHA, CFG.base_image, log, support_files())
+    assert record.status == ImageStatus.OK, record.error
+    return record
+
+
+@pytest.fixture(scope="module")
+def hostile_results(image: ImageRecord, clone: CloneRecord, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """Every hostile candidate, each followed by a gold one, in one run of one warm container."""
+    gens = []
+    for i, code in enumerate(HOSTILE.values()):
+        gens += [gen(RELU, code, sample=i), gen(RELU, GOLD_RELU, model="gold", sample=i)]
+    results = evaluate_repo(clone, TASKS, gens, image, "docker", CFG, jobs=1, evidence_root=tmp_path_factory.mktemp("ev"))
+    yield {name: (results[2 * i], results[2 * i + 1]) for i, name in enumerate(HOSTILE)}
+
+
+EXPECTED = {
+    "fork bomb": {"timeout", "error"},
+    "infinite loop": {"timeout"},
+    "memory hog": {"fail", "error"},
+    "network access": {"fail"},
+    "write outside its copy": {"sandbox_violation"},
+    "os._exit(0) at import": {"error"},
+    "monkeypatch pytest runner": {"sandbox_violation"},
+    "rogue plugin turns failures into passes": {"sandbox_violation"},
+    "forged report lines": {"sandbox_violation"},
+    "forge the supervisor's answer": {"fail"},
+    "kill its parent": {"sandbox_violation"},
+    "gigabytes of output": {"sandbox_violation"},
+    "edit the tests": {"sandbox_violation"},
+    "conftest beside the canary": {"sandbox_violation"},
+    "delete the tests": {"sandbox_violation"},
+    "sleep past the timeout in a subprocess": {"timeout"},
+    "spoofed PASSED on stdout": {"fail"},
+}
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("harness_docker")  # one worker builds the image and runs the hostile set
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_docker_hostile_candidate(name: str, hostile_results: dict) -> None:
+    bad, gold_after = hostile_results[name]
+    assert bad.status.value in EXPECTED[name], (bad.status, bad.detail)
+    assert not bad.passed and bad.backend == "docker"
+    assert gold_after.status == EvalStatus.PASS, (gold_after.status, gold_after.detail)
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("harness_docker")  # one worker builds the image and runs the hostile set
+def test_docker_gold_passes_null_fails_naive_agrees(image: ImageRecord, clone: CloneRecord, tmp_path: Path) -> None:
+    gens = [
+        gen(RELU, GOLD_RELU),
+        gen(RELU, NULL_RELU),
+        gen(MEAN, MEAN.ground_truth),
+        gen(SCALE, "def scale(x, k):\n    return x\n"),
+    ]
+    warm = evaluate_repo(clone, TASKS, gens, image, "docker", CFG, jobs=2, evidence_root=tmp_path / "warm")
+    naive = evaluate_repo(clone, TASKS, gens, image, "docker", CFG, jobs=1, evidence_root=tmp_path / "naive", mode="naive")
+    assert by_status(warm) == by_status(naive) == ["pass", "fail", "pass", "fail"]
+    assert warm[3].tests == {"tests/test_ops.py::test_scale": TestOutcome.FAILED}
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("harness_docker")  # one worker builds the image and runs the hostile set
+def test_docker_broken_image_is_image_error_for_every_candidate(clone: CloneRecord, tmp_path: Path) -> None:
+    broken = ImageRecord(
+        repo=SLUG, sha=REPO_SHA, base_image="b", tag=None, status=ImageStatus.IMAGE_ERROR, error="pip failed", build_log="x"
+    )
+    results = evaluate_repo(clone, TASKS, [gen(RELU, GOLD_RELU), gen(MEAN, None)], broken, "docker", CFG, 1, tmp_path)
+    assert by_status(results) == ["image_error", "no_code"]
+    assert "pip failed" in results[0].detail
+
+
+def test_resolve_backend_falls_back_to_local_loudly(caplog: pytest.LogCaptureFixture) -> None:
+    from dlbench.harness.run import resolve_backend
+
+    assert resolve_backend("local") == "local" and resolve_backend("docker") == "docker"
+    assert resolve_backend("auto", "dlbench/no-such-base:never") == "local"
+    assert "NOT a sandbox" in caplog.text
+    with pytest.raises(ValueError, match="unknown backend"):
+        resolve_backend("podman")
+
+
+@pytest.mark.docker
+def test_resolve_backend_auto_picks_docker(require_docker: None) -> None:
+    from dlbench.harness.run import resolve_backend
+
+    assert resolve_backend("auto", CFG.base_image) == "docker"
+
+
+def test_preload_for_maps_requirements_to_modules(tmp_path: Path) -> None:
+    from dlbench.harness.run import preload_for
+
+    (tmp_path / "requirements.txt").write_text(
+        "scikit-learn>=1.2\ntorch==2.0 ; python_version>'3'\ntensorflow\nPyYAML\n-e .\nnumpy\n"
+    )
+    assert preload_for(tmp_path) == ("numpy", "pytest", "sklearn", "torch", "yaml")

@@ -1,0 +1,194 @@
+"""The verdict rule over supervisor results (pure, inline strings), spoofing included."""
+
+from __future__ import annotations
+
+import json
+
+from dlbench.harness.verdict import RunResult, canary_ids, grade, node_outcome, parse_events
+from dlbench.records import EvalStatus, TestOutcome
+
+NONCE = "n0nce"
+FAIL_CANARY, PASS_CANARY = canary_ids(NONCE)
+T1 = "tests/test_a.py::test_one"
+T2 = "tests/test_a.py::test_param"
+
+
+def report(nodeid: str, outcome: str = "passed", when: str = "call", **extra) -> str:
+    return json.dumps({"ev": "report", "nodeid": nodeid, "when": when, "outcome": outcome, "duration": 0.01} | extra)
+
+
+def item(nodeid: str, call: str = "passed", exc: str | None = None) -> list[str]:
+    return [report(nodeid, when="setup"), report(nodeid, call, exc=exc), report(nodeid, when="teardown")]
+
+
+def session(*items: list[str], finish: bool = True, canaries: bool = True) -> list[str]:
+    """A well-formed stream as the plugin writes it: ``collected`` names every reported id."""
+    lines = []
+    for part in items:
+        lines += part
+    if canaries:
+        lines += item(FAIL_CANARY, "failed", "AssertionError: canary") + item(PASS_CANARY)
+    ids = list(dict.fromkeys(json.loads(line)["nodeid"] for line in lines))
+    head = ['{"ev": "hello", "pid": 1}', json.dumps({"ev": "collected", "ids": ids})]
+    return head + lines + (['{"ev": "finish", "exitstatus": 1}'] if finish else [])
+
+
+def verdict(lines: list[str], **run):
+    return grade([T1, T2], NONCE, RunResult(events=lines, **({"exit_code": 1} | run)))
+
+
+def test_all_listed_tests_passed_is_a_pass() -> None:
+    v = verdict(session(item(T1), item(T2 + "[a]"), item(T2 + "[b]")))
+    assert v.status == EvalStatus.PASS and v.passed
+    assert v.tests == {T1: TestOutcome.PASSED, T2: TestOutcome.PASSED}
+    assert v.test_seconds > 0
+
+
+def test_one_failing_parametrized_case_fails_the_node() -> None:
+    v = verdict(session(item(T1), item(T2 + "[a]"), item(T2 + "[b]", "failed", "ValueError: bad")))
+    assert v.status == EvalStatus.FAIL and v.tests[T2] == TestOutcome.FAILED
+    assert v.exception == "ValueError: bad"
+
+
+def test_missing_test_is_not_a_pass() -> None:
+    v = verdict(session(item(T1)))
+    assert v.status == EvalStatus.FAIL and v.tests[T2] == TestOutcome.MISSING
+
+
+def test_skip_xfail_and_setup_error_are_not_passes() -> None:
+    skipped = [report(T2, when="setup", outcome="skipped")]
+    assert verdict(session(item(T1), skipped)).tests[T2] == TestOutcome.SKIPPED
+    xfail = [report(T2, when="setup"), report(T2, "skipped", xfail=True), report(T2, when="teardown")]
+    assert verdict(session(item(T1), xfail)).tests[T2] == TestOutcome.XFAIL
+    xpass = [report(T2, when="setup"), report(T2, "passed", xfail=True), report(T2, when="teardown")]
+    assert verdict(session(item(T1), xpass)).status == EvalStatus.FAIL
+    error = [report(T2, when="setup", outcome="failed", exc="RuntimeError: fixture")]
+    v = verdict(session(item(T1), error))
+    assert v.tests[T2] == TestOutcome.ERROR and v.exception == "RuntimeError: fixture"
+
+
+def test_spoofed_passed_in_stdout_cannot_score() -> None:
+    output = f"{T1} PASSED\n{T2} PASSED\n" + report(T1) + "\n" + "===== 2 passed in 0.01s =====\n"
+    v = verdict(session(item(T1, "failed", "AssertionError: assert 1 == 2"), item(T2)), output=output)
+    assert v.status == EvalStatus.FAIL and v.tests[T1] == TestOutcome.FAILED
+
+
+def test_no_report_with_exit_code_zero_is_an_error() -> None:
+    v = verdict([], exit_code=0, output="2 passed")
+    assert v.status == EvalStatus.ERROR and "no report" in v.detail
+
+
+def test_run_that_ends_early_is_not_a_pass() -> None:
+    v = verdict(session(item(T1), item(T2), finish=False, canaries=False), exit_code=0)
+    assert v.status == EvalStatus.ERROR and "ended early" in v.detail
+
+
+def test_timeout_wins_over_partial_reports() -> None:
+    v = verdict(session(item(T1), finish=False, canaries=False), timed_out=True)
+    assert v.status == EvalStatus.TIMEOUT and v.tests[T2] == TestOutcome.MISSING
+
+
+def test_forged_duplicate_report_is_a_violation() -> None:
+    lines = session(item(T1, "failed"), item(T2))
+    lines.insert(2, report(T1, "passed"))  # written before the real one
+    v = verdict(lines)
+    assert v.status == EvalStatus.SANDBOX_VIOLATION and "duplicate call report" in v.detail
+
+
+def test_malformed_or_outside_session_lines_are_violations() -> None:
+    assert verdict(session(item(T1), item(T2)) + ["PASSED"]).status == EvalStatus.SANDBOX_VIOLATION
+    late = session(item(T1), [report(T2, when="setup")]) + [report(T2), report(T2, when="teardown")]
+    assert "outside the session" in verdict(late).detail
+
+
+def test_canary_turned_into_a_pass_is_a_violation() -> None:
+    lines = session(item(T1), item(T2), canaries=False)[:-1]
+    lines += item(FAIL_CANARY, "passed") + item(PASS_CANARY) + ['{"ev": "finish", "exitstatus": 1}']
+    v = verdict(lines)
+    assert v.status == EvalStatus.SANDBOX_VIOLATION and "canary" in v.detail
+
+
+def test_missing_canaries_are_a_violation() -> None:
+    v = verdict(session(item(T1), item(T2), canaries=False))
+    assert v.status == EvalStatus.SANDBOX_VIOLATION
+
+
+def test_tamper_event_and_file_violations() -> None:
+    tamper = session(item(T1), item(T2)) + ['{"ev": "tamper", "stage": "collection", "what": ["runner.call_and_report"]}']
+    assert "runner.call_and_report" in verdict(tamper).detail
+    assert verdict(session(item(T1), item(T2)), violations=["changed tests/test_a.py"]).status == EvalStatus.SANDBOX_VIOLATION
+    assert verdict(session(item(T1), item(T2)), output_exceeded=True).status == EvalStatus.SANDBOX_VIOLATION
+
+
+def test_infra_error_is_reported_apart() -> None:
+    assert verdict([], infra="supervisor: OSError").status == EvalStatus.INFRA_ERROR
+
+
+def test_node_outcome_matches_only_its_own_cases() -> None:
+    phases = parse_events(session(item(T1 + "_other"))).phases
+    assert node_outcome(T1, phases) == TestOutcome.MISSING
+
+
+def test_pytest_aborted_before_running_is_an_error_not_a_violation() -> None:
+    lines = session(canaries=False, finish=False) + ['{"ev": "finish", "exitstatus": 4}']
+    v = verdict(lines)
+    assert v.status == EvalStatus.ERROR and "exit status 4" in v.detail
+
+
+# ---------------------------------------------------------------- a stream written by hand
+
+
+def test_complete_stream_is_a_pass_only_with_the_matching_exit_code() -> None:
+    good = session(item(T1), item(T2))
+    assert verdict(good).status == EvalStatus.PASS
+    for code in (0, 2, None, -9):  # ``os._exit(0)`` after forging, a killed child, no status at all
+        v = verdict(good, exit_code=code)
+        assert v.status == EvalStatus.SANDBOX_VIOLATION and "exit code" in v.detail, code
+
+
+def test_finish_status_other_than_one_is_a_violation() -> None:
+    lines = session(item(T1), item(T2))
+    lines[-1] = '{"ev": "finish", "exitstatus": 0}'
+    assert verdict(lines, exit_code=0).status == EvalStatus.SANDBOX_VIOLATION
+
+
+def test_stream_without_collected_event_is_a_violation() -> None:
+    lines = [line for line in session(item(T1), item(T2)) if '"collected"' not in line]
+    v = verdict(lines)
+    assert v.status == EvalStatus.SANDBOX_VIOLATION and "outside the session" in v.detail
+
+
+def test_report_for_an_id_that_was_not_collected_is_a_violation() -> None:
+    lines = session(item(T1), item(T2))
+    collected = json.loads(lines[1])
+    collected["ids"].remove(T2)
+    lines[1] = json.dumps(collected)
+    v = verdict(lines)
+    assert v.status == EvalStatus.SANDBOX_VIOLATION and f"not collected: {T2}" in v.detail
+
+
+def test_report_without_numeric_duration_is_a_violation() -> None:
+    for duration in (None, "0.1", True, -1):
+        lines = session(item(T1), item(T2))
+        forged = json.loads(lines[2]) | {"duration": duration}
+        lines[2] = json.dumps(forged)
+        v = verdict(lines)
+        assert v.status == EvalStatus.SANDBOX_VIOLATION and "without a duration" in v.detail, duration
+
+
+def test_second_collected_event_is_a_violation() -> None:
+    lines = session(item(T1), item(T2))
+    lines.insert(2, lines[1])
+    assert "second collected" in verdict(lines).detail
+
+
+def test_task_without_tests_is_an_error_never_a_pass() -> None:
+    v = grade([], NONCE, RunResult(events=session(), exit_code=1))
+    assert v.status == EvalStatus.ERROR and v.detail == "task lists no tests"
+
+
+def test_listed_class_covers_its_methods_as_the_plugin_selects_them() -> None:
+    cls = "tests/test_a.py::TestK"
+    lines = session(item(f"{cls}::test_x"), item(f"{cls}::test_y", "failed", "ValueError: y"))
+    v = grade([cls], NONCE, RunResult(events=lines, exit_code=1))
+    assert v.tests == {cls: TestOutcome.FAILED} and v.exception == "ValueError: y"

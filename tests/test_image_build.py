@@ -1,0 +1,198 @@
+"""Per-project images against the real Docker engine (no mocks).
+
+Fails when the engine does not answer, unless DLBENCH_NO_DOCKER=1 says this machine has
+none. The base image is built once (docker/base/build.sh) if it is absent; set
+DLBENCH_TEST_BASE_IMAGE=python:3.11-slim to test against the registry image instead.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import docker
+import pytest
+
+from dlbench.harness.image import (
+    RUNNER_UID,
+    build_project_image,
+    docker_client,
+    ensure_base_image,
+)
+from dlbench.records import ImageRecord, ImageStatus
+
+# One xdist worker builds the shared images (with --dist loadgroup).
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.xdist_group("image")]
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = os.environ.get("DLBENCH_TEST_BASE_IMAGE", "dlbench/base:bookworm")
+
+OPS = "import numpy as np\n\n\ndef scale(x, k):\n    return np.asarray(x) * k\n"
+TEST_OPS = "from pkg.ops import scale\n\n\ndef test_scale():\n    assert scale([1, 2], 3).tolist() == [3, 6]\n"
+
+
+@pytest.fixture(scope="module")
+def engine() -> docker.DockerClient:
+    if os.environ.get("DLBENCH_NO_DOCKER") == "1":
+        pytest.skip("DLBENCH_NO_DOCKER=1: this machine has no Docker engine")
+    client = docker_client()
+    client.ping()  # an engine that does not answer fails the tests, never skips them
+    return client
+
+
+@pytest.fixture(scope="module")
+def base(engine: docker.DockerClient) -> str:
+    if BASE == "dlbench/base:bookworm" and not ensure_base_image(BASE, engine, pull=False):
+        subprocess.run([ROOT / "docker/base/build.sh"], check=True)
+    assert ensure_base_image(BASE, engine), f"base image {BASE} is missing"
+    return BASE
+
+
+@pytest.fixture(scope="module")
+def built(engine: docker.DockerClient) -> Iterator[list[str]]:
+    """Tags this module built, untagged afterwards. Their layers stay: another build running
+    now may have taken them from the cache, and removing them would break it."""
+    tags: list[str] = []
+    yield tags
+    for tag in tags:
+        try:
+            engine.images.remove(tag, force=True, noprune=True)
+        except docker.errors.ImageNotFound:
+            pass
+
+
+def make_repo(root: Path, requirements: str) -> tuple[Path, str]:
+    files = {"requirements.txt": requirements, "pkg/__init__.py": "", "pkg/ops.py": OPS}
+    files["tests/test_ops.py"] = TEST_OPS
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "init"], check=True)
+    sha = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    return root, sha
+
+
+def build(repo: Path, sha: str, base: str, log: Path, built: list[str], support: dict[str, bytes]) -> ImageRecord:
+    record = build_project_image(repo, "acme__tiny", sha, base, log, support_files=support)
+    if record.tag and not record.reused:
+        built.append(record.tag)
+    return record
+
+
+@pytest.fixture(scope="module")
+def numpy_image(base: str, built: list[str], tmp_path_factory: pytest.TempPathFactory) -> tuple[ImageRecord, ...]:
+    """(first build, second call) for a tiny numpy repo; a fresh support file forces a real build."""
+    repo, sha = make_repo(tmp_path_factory.mktemp("tiny"), "numpy\n")
+    support = {"plugin.py": f"NONCE = {uuid.uuid4().hex!r}\n".encode(), "bin/supervise": b"#!/bin/sh\n"}
+    log = tmp_path_factory.mktemp("logs") / "build.log"
+    return build(repo, sha, base, log, built, support), build(repo, sha, base, log, built, support)
+
+
+def run(engine: docker.DockerClient, tag: str, command: list[str]) -> tuple[int, str]:
+    user = f"{RUNNER_UID}:{RUNNER_UID}"
+    container = engine.containers.run(tag, command, user=user, network_mode="none", detach=True)
+    try:
+        code = container.wait(timeout=120)["StatusCode"]
+        return code, container.logs().decode()
+    finally:
+        container.remove(force=True)
+
+
+def test_build_then_reuse(numpy_image: tuple[ImageRecord, ImageRecord]) -> None:
+    first, second = numpy_image
+    assert first.status == ImageStatus.OK, first.error
+    assert not first.reused and first.build_seconds > 0
+    assert f"Successfully tagged {first.tag}" in Path(first.build_log).read_text()
+    assert second.reused and second.status == ImageStatus.OK
+    assert (second.tag, second.image_id, second.recipe_hash) == (first.tag, first.image_id, first.recipe_hash)
+    assert first.tag.startswith("dlbench/project-acme__tiny:") and first.recipe_hash.startswith(first.tag.split(":")[1])
+
+
+def test_numpy_and_pytest_work_as_runner_without_network(engine, numpy_image) -> None:
+    code, out = run(engine, numpy_image[0].tag, ["sh", "-c", "id -u && python -m pytest -q -p no:cacheprovider tests"])
+    assert code == 0, out
+    assert out.startswith(f"{RUNNER_UID}\n") and "1 passed" in out
+
+
+def test_repo_and_support_files_are_read_only_for_runner(engine, numpy_image) -> None:
+    script = (
+        "test -f /opt/dlbench/plugin.py && test -x /opt/dlbench/bin/supervise && test ! -e /work/repo/.git"
+        " && ! test -e /tmp/dlbench-build && echo layout-ok;"
+        " for f in /work/repo/pkg/ops.py /work/repo/new.py /opt/dlbench/plugin.py; do"
+        "   (echo x >> $f) 2>/dev/null && echo WROTE $f; done; echo done"
+    )
+    code, out = run(engine, numpy_image[0].tag, ["sh", "-c", script])
+    assert code == 0 and out == "layout-ok\ndone\n", out
+
+
+def test_unknown_requirement_is_an_image_error_with_log(base, built, tmp_path: Path) -> None:
+    repo, sha = make_repo(tmp_path / "bad", "numpy\ndlbench-no-such-package-7f3a==0.0.1\n")
+    record = build(repo, sha, base, tmp_path / "logs" / "bad.log", built, {})
+    assert record.status == ImageStatus.IMAGE_ERROR and record.image_id is None
+    assert "dlbench-no-such-package-7f3a" in record.error
+    assert "No matching distribution" in Path(record.build_log).read_text()
+
+
+def test_missing_base_image_is_an_image_error(engine, tmp_path: Path) -> None:
+    repo, sha = make_repo(tmp_path / "repo", "numpy\n")
+    log = tmp_path / "b.log"
+    record = build_project_image(repo, "acme__tiny", sha, "dlbench/no-such-base:none", log, client=engine)
+    assert record.status == ImageStatus.IMAGE_ERROR and "make base-image" in record.error
+    assert log.read_text().startswith("# FAILED: base image")
+
+
+def test_checkout_at_another_commit_is_refused(base, tmp_path: Path) -> None:
+    repo, _ = make_repo(tmp_path / "repo", "numpy\n")
+    record = build_project_image(repo, "acme__tiny", "0" * 40, base, tmp_path / "c.log")
+    assert record.status == ImageStatus.IMAGE_ERROR and "is not at" in record.error
+
+
+SLIM_LIKE = """\
+FROM {base}
+RUN rm -rf /opt/venv /etc/pip.conf /usr/local/share/ca-certificates/dlbench-host \\
+ && update-ca-certificates --fresh >/dev/null && userdel --remove runner
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+"""
+
+
+@pytest.fixture(scope="module")
+def slim_like(engine: docker.DockerClient, base: str) -> str:
+    """A base like python:3.11-slim: no /opt/venv, no runner user, no trust in the proxy's CA.
+    Kept (named after the base) so later runs reuse it."""
+    if base != "dlbench/base:bookworm":
+        return base
+    tag = f"dlbench/test-slim-like:{engine.images.get(base).id.split(':')[1][:12]}"
+    if not ensure_base_image(tag, engine, pull=False):
+        engine.images.build(fileobj=io.BytesIO(SLIM_LIKE.format(base=base).encode()), tag=tag, rm=True)
+    return tag
+
+
+def test_slim_like_base_cannot_reach_the_index_by_itself(engine, slim_like) -> None:
+    probe = "import urllib.request as u; u.urlopen('https://pypi.org/simple/pip/', timeout=30)"
+    container = engine.containers.run(slim_like, ["python3", "-c", probe], network_mode="host", detach=True)
+    try:
+        code, out = container.wait(timeout=60)["StatusCode"], container.logs().decode()
+    finally:
+        container.remove(force=True)
+    if code == 0:
+        pytest.skip("no TLS-intercepting proxy here: the CA handling is not exercised")
+    assert "CERTIFICATE_VERIFY_FAILED" in out, out
+
+
+def test_recipe_works_on_a_slim_like_base(engine, slim_like, tmp_path: Path) -> None:
+    # A requirement no earlier run had, so pip really runs (no cached layer) through the proxy.
+    repo, sha = make_repo(tmp_path / "repo", f"pytest!=0.0.{uuid.uuid4().int % 10**9}\n")
+    record = build_project_image(repo, "acme__tiny", sha, slim_like, tmp_path / "slim.log")
+    assert record.status == ImageStatus.OK, record.error
+    try:
+        code, out = run(engine, record.tag, ["sh", "-c", "id -un && python -c 'import pytest, pkg'"])
+    finally:  # its layers are its own (unique requirement): prune them
+        engine.images.remove(record.tag, force=True)
+    assert (code, out) == (0, "runner\n"), out

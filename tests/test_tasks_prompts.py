@@ -1,0 +1,186 @@
+"""Prompt drafting: deterministic template prompts and the checks on LLM answers.
+
+``make_function`` is shared with the other tests_tasks_* files (imported by name).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from dlbench.config import LLMEndpoint, PromptsConfig
+from dlbench.llm.standin import Fault, ScriptedResponder, StandIn
+from dlbench.records import FunctionRecord, PromptSource, task_id_for
+from dlbench.store import read_jsonl, write_jsonl
+from dlbench.tasks.prompts import (
+    check_llm_text,
+    describe_parameters,
+    draft_prompts,
+    draft_prompts_file,
+    template_prompt,
+)
+
+METHOD_SOURCE = '''    def forward(self, x: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """Apply the layer to a batch.
+
+        Args:
+            x: array of shape (batch, features).
+            mask: optional boolean mask; masked rows become zero.
+        """
+        hidden = np.maximum(x @ self.weight + self.bias, 0.0)
+        return hidden if mask is None else np.where(mask[:, None], hidden, 0.0)
+'''
+
+FUNCTION_SOURCE = '''def iou(box_a, box_b, eps=1e-9):
+    intersection_width = max(0.0, min(box_a[2], box_b[2]) - max(box_a[0], box_b[0]))
+    return intersection_width
+'''
+
+
+def make_function(
+    repo: str = "owner/lib",
+    path: str = "lib/layers.py",
+    qualname: str = "Dense.forward",
+    *,
+    tests: int = 3,
+    docstring: str | None = "Apply the layer to a batch.",
+    last_modified: date | None = date(2024, 3, 1),
+) -> FunctionRecord:
+    """A function record like mining writes: a method when ``qualname`` has a dot."""
+    class_name, _, name = qualname.rpartition(".")
+    method = bool(class_name)
+    return FunctionRecord(
+        task_id=task_id_for(repo, path, qualname),
+        repo=repo,
+        sha="a" * 40,
+        path=path,
+        function=name,
+        class_name=class_name or None,
+        qualname=qualname,
+        signature=(
+            f"def {name}(self, x: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray"
+            if method
+            else f"def {name}(box_a, box_b, eps=1e-9)"
+        ),
+        source=METHOD_SOURCE.replace("forward", name) if method else FUNCTION_SOURCE.replace("iou", name),
+        docstring=docstring,
+        class_context=f"class {class_name}:\n    def __init__(self, weight, bias): ..." if method else None,
+        start_line=10,
+        end_line=18,
+        tests=[f"tests/test_{name}.py::test_{i}" for i in range(tests)],
+        first_added=date(2023, 1, 5),
+        last_modified=last_modified,
+    )
+
+
+def test_template_prompt_states_signature_class_and_inputs_without_the_body():
+    fn = make_function()
+    prompt = template_prompt(fn)
+    assert "Implement the method `forward` of class `Dense` in `lib/layers.py`." in prompt
+    assert "def forward(self, x: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:" in prompt
+    assert "class Dense:\n    def __init__(self, weight, bias): ..." in prompt
+    assert "- x: np.ndarray" in prompt and "- mask: np.ndarray | None (default None)" in prompt
+    assert "- self" not in prompt
+    assert "Returns: np.ndarray" in prompt
+    assert "np.maximum" not in prompt and "hidden" not in prompt
+
+
+def test_template_prompt_for_a_function_without_docstring():
+    fn = make_function(qualname="iou", path="lib/boxes.py", docstring=None)
+    prompt = template_prompt(fn)
+    assert prompt.startswith("Implement the function `iou` in `lib/boxes.py`.")
+    assert "No documentation is given" in prompt
+    assert "class" not in prompt
+    assert describe_parameters(fn) == (["box_a", "box_b", "eps (default 1e-09)"], None)
+
+
+def test_template_drafting_is_deterministic(tmp_path):
+    functions = [make_function(qualname=q) for q in ("Dense.forward", "Dense.backward")] + [
+        make_function(qualname="iou", path="lib/boxes.py")
+    ]
+    write_jsonl(tmp_path / "functions.jsonl", functions)
+    first = draft_prompts_file(tmp_path / "functions.jsonl", tmp_path / "a.jsonl", PromptsConfig(llm=None))
+    draft_prompts_file(tmp_path / "functions.jsonl", tmp_path / "b.jsonl", PromptsConfig(llm=None))
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    assert [p.task_id for p in first] == sorted(f.task_id for f in functions)
+    assert {(p.source, p.model, p.status) for p in first} == {(PromptSource.TEMPLATE, None, "ok")}
+    assert read_jsonl(tmp_path / "a.jsonl", type(first[0])) == first
+    assert draft_prompts(list(reversed(functions)), PromptsConfig(llm=None)) == first
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        ("", "empty response"),
+        ("   \n", "empty response"),
+        ("I'm sorry, but I can't help with that.", "refusal"),
+        ("```python\ndef forward(self, x):\n    return x\n```", "code instead of prose"),
+        ("def forward(self, x):\n    hidden = x\n    return hidden", "code instead of prose"),
+        ("Compute it as hidden = np.maximum(x @ self.weight + self.bias, 0.0) and return.", "leaks the implementation"),
+    ],
+)
+def test_unusable_llm_answers_are_recognised(answer, reason):
+    problem = check_llm_text(answer, make_function())
+    assert problem is not None and problem.startswith(reason)
+
+
+def test_a_prose_answer_is_accepted():
+    answer = "Implement `Dense.forward`, which applies the dense layer with a ReLU to a batch `x` and zeroes masked rows."
+    assert check_llm_text(answer, make_function()) is None
+
+
+# ---------------------------------------------------------------- LLM drafting over HTTP
+
+PROSE = "Implement the forward pass of the dense layer: apply it to a batch `x` with a ReLU and zero the masked rows."
+ANSWERS = {
+    "def forward(": PROSE,
+    "def backward(": "",
+    "def iou(": "I'm sorry, but I cannot help with that request.",
+    "def area(": "def area(box):\n    width = box[2] - box[0]\n    return width * (box[3] - box[1])",
+}
+
+
+def llm_functions() -> list[FunctionRecord]:
+    return [make_function(qualname="Dense.forward"), make_function(qualname="Dense.backward")] + [
+        make_function(path="lib/boxes.py", qualname=q) for q in ("iou", "area")
+    ]
+
+
+def test_llm_drafting_survives_faults_falls_back_and_never_pays_twice(tmp_path):
+    functions = llm_functions()
+    write_jsonl(tmp_path / "functions.jsonl", functions)
+    with StandIn(ScriptedResponder(ANSWERS), faults=[Fault("rate_limit", retry_after=0.05), Fault("server_error"), Fault("rate_limit", retry_after=0.05)]) as server:
+        endpoint = LLMEndpoint(base_url=server.base_url, model="draft-model", concurrency=2, max_retries=4, price_in_per_mtok=1.0, price_out_per_mtok=2.0)
+        cfg = PromptsConfig(llm=endpoint, cache_dir=str(tmp_path / "cache"))
+        first = draft_prompts_file(tmp_path / "functions.jsonl", tmp_path / "first.jsonl", cfg)
+        assert server.served == 4 and [r.status for r in server.log].count(200) == 4
+        assert sorted(r.status for r in server.log if r.status != 200) == [429, 429, 500]
+        requests = len(server.log)
+        draft_prompts_file(tmp_path / "functions.jsonl", tmp_path / "rerun.jsonl", cfg)
+        assert len(server.log) == requests  # the rerun asked nothing
+    assert (tmp_path / "first.jsonl").read_bytes() == (tmp_path / "rerun.jsonl").read_bytes()
+    by_name = {p.task_id.rsplit(":", 1)[1]: p for p in first}
+    forward = by_name["Dense.forward"]
+    assert (forward.source, forward.model, forward.status) == (PromptSource.LLM, "draft-model", "ok")
+    assert forward.prompt.startswith(PROSE) and "def forward(self, x: np.ndarray" in forward.prompt
+    assert forward.input_tokens > 0 and forward.cost_usd == pytest.approx((forward.input_tokens + 2 * forward.output_tokens) / 1e6)
+    expected = {"Dense.backward": "empty response", "iou": "refusal", "area": "code instead of prose"}
+    for name, reason in expected.items():
+        record = by_name[name]
+        assert (record.source, record.status) == (PromptSource.TEMPLATE, "llm_fallback")
+        assert record.error.startswith(reason) and record.cache_key and record.output_tokens >= 0
+        fn = next(f for f in functions if f.task_id == record.task_id)
+        assert record.prompt == template_prompt(fn)
+
+
+def test_api_errors_fall_back_and_are_retried_on_the_next_run(tmp_path):
+    fn = make_function()
+    with StandIn(ScriptedResponder([PROSE]), faults=[Fault("server_error")]) as server:
+        cfg = PromptsConfig(llm=LLMEndpoint(base_url=server.base_url, model="m", max_retries=0), cache_dir=str(tmp_path / "cache"))
+        (failed,) = draft_prompts([fn], cfg)
+        assert (failed.source, failed.status) == (PromptSource.TEMPLATE, "llm_fallback")
+        assert failed.error.startswith("api_error: ") and "HTTP 500" in failed.error
+        (retried,) = draft_prompts([fn], cfg)
+        assert (retried.source, retried.status, retried.error) == (PromptSource.LLM, "ok", None)
+        assert [r.status for r in server.log] == [500, 200]

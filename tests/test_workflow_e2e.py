@@ -1,0 +1,96 @@
+"""The whole workflow on the embedded sample, as `make run` runs it, in a copy of the project.
+
+One module-scoped run serves every check here (they are one xdist group so they share it):
+gold scores 1.0 and null 0.0, every task is usable, every rule logged, a second dry run has
+nothing to do, and tables recompute from existing evaluations without rerunning them.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dlbench.records import BenchmarkTask, Evaluation
+from dlbench.store import read_jsonl
+from tests.report_check import assert_report_shows_plots
+from tests.workflow_runs import ROOT, project_copy, snakemake
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("workflow")]
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory) -> Path:
+    workdir = project_copy(tmp_path_factory.mktemp("e2e") / "project")
+    proc = snakemake(workdir, "--cores", "2", "all", timeout=1200)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-6000:]
+    return workdir
+
+
+def test_reference_models_score_as_expected(finished_run):
+    tables = pd.read_csv(finished_run / "results/tables.csv", keep_default_na=False)
+    assert list(tables.columns) == ["model", "technique", "slice", "dimension", "category", "metric", "value", "n_tasks"]
+    pass1 = tables[tables.metric == "pass@1"]
+    gold, null = pass1[pass1.model == "gold"], pass1[pass1.model == "null"]
+    assert len(gold) > 0 and len(null) > 0
+    assert (gold.value == 1.0).all(), gold[gold.value != 1.0]
+    assert (null.value == 0.0).all(), null[null.value != 0.0]
+    assert set(gold.dimension) == {"overall", "stage", "task", "data"}
+    assert {"all", "after-2024-01-01"} <= set(gold.slice)
+
+
+def test_every_sample_task_is_usable_and_counted(finished_run):
+    tasks = read_jsonl(finished_run / "results/benchmark/dlbench.jsonl", BenchmarkTask)
+    assert len(tasks) >= 55  # the sample has >= 60 functions under test; annotators discard a few
+    with open(finished_run / "results/validation.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    unusable = [r for r in rows if r["usable"].lower() != "true"]
+    assert not unusable, unusable
+    tables = pd.read_csv(finished_run / "results/tables.csv", keep_default_na=False)
+    overall = tables[(tables.model == "gold") & (tables.dimension == "overall") & (tables.slice == "all") & (tables.metric == "pass@1")]
+    assert overall.n_tasks.iloc[0] == len(tasks)
+
+
+def test_evaluations_come_from_per_test_reports(finished_run):
+    gold_files = sorted((finished_run / "results/evaluations/gold/reference").glob("*.jsonl"))
+    records = [e for f in gold_files for e in read_jsonl(f, Evaluation)]
+    assert records and all(e.passed and e.tests and all(o == "passed" for o in e.tests.values()) for e in records)
+
+
+def test_every_rule_wrote_a_log(finished_run):
+    logs = list((finished_run / "logs").rglob("*.log"))
+    rules = {p.relative_to(finished_run / "logs").parts[0].removesuffix(".log") for p in logs}
+    for rule in ["crawl_topic", "select_repos", "clone_repo", "find_tests", "call_graph", "extract_functions",
+                 "draft_prompts", "merge_labels", "assemble", "generate", "evaluate", "validate_tasks", "tables"]:
+        assert any(r.startswith(rule) or rule.startswith(r) for r in rules), (rule, sorted(rules))
+
+
+def test_second_dry_run_has_nothing_to_do(finished_run):
+    proc = snakemake(finished_run, "-n", "all")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Nothing to be done" in proc.stdout + proc.stderr, proc.stdout[-3000:]
+
+
+def test_tables_recompute_without_evaluating_again(finished_run):
+    evaluations = sorted((finished_run / "results/evaluations").rglob("*.jsonl"))
+    before = {p: p.stat().st_mtime_ns for p in evaluations}
+    expected = (finished_run / "results/tables.csv").read_bytes()
+    os.unlink(finished_run / "results/tables.csv")
+    proc = snakemake(finished_run, "--cores", "2", "results/tables.csv")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (finished_run / "results/tables.csv").read_bytes() == expected
+    assert {p: p.stat().st_mtime_ns for p in evaluations} == before
+    assert "rule evaluate" not in proc.stdout + proc.stderr and "rule generate" not in proc.stdout + proc.stderr
+
+
+def test_lint_is_clean():
+    proc = snakemake(ROOT, "--lint")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Lints for" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+def test_html_report_shows_the_plots(finished_run):
+    assert_report_shows_plots(finished_run)

@@ -1,0 +1,31 @@
+# Technique mutation_agreement: prompt mutations + model-written tests + dual execution
+# agreement. It needs the sandbox during generation, so it has its own rule; its output is
+# an ordinary generations file that the evaluate and tables rules score like any other.
+# Logic lives in dlbench.generate.mutation_agreement.
+
+
+ruleorder: agree_mutations > generate
+
+
+rule agree_mutations:
+    # LLM responses are cached (generate.cache_dir), so a rerun pays for nothing twice.
+    input:
+        benchmark="results/benchmark/dlbench.jsonl",
+        clone="results/repos/{repo}.json",
+        image=["results/images/{repo}.json"] if BACKEND == "docker" else [],  # docker backend only
+    output:
+        generations="results/generations/{model}/mutation_agreement/{repo}.jsonl",
+        evidence="results/agreement/{model}/{repo}.jsonl",
+    params:
+        backend=BACKEND,
+    threads: CFG.evaluate.jobs
+    log:
+        "logs/agree_mutations/{model}/{repo}.log",
+    benchmark:
+        "benchmarks/agree_mutations/{model}/{repo}.tsv"
+    resources:
+        llm_api=1,
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/agree_mutations.py"

@@ -1,0 +1,101 @@
+# Shared helpers of all rule files (typed config, input functions) — no rules here.
+import re
+
+from dlbench.collect.crawl import read_topics
+from dlbench.config import ConfigError, REFERENCE_PROVIDERS, load_config
+
+
+try:
+    CFG = load_config(config, root=".")
+except ConfigError as exc:
+    raise WorkflowError(f"invalid configuration: {exc}") from None
+
+SNAPSHOT = CFG.crawl.snapshot
+TOPICS = read_topics(CFG.topics)
+
+
+def model_techniques():
+    """(model, technique) pairs to generate and evaluate; reference models use 'reference'."""
+    pairs = []
+    for name in CFG.model_names():
+        if CFG.models[name].provider in REFERENCE_PROVIDERS:
+            pairs.append((name, "reference"))
+        else:
+            pairs.extend((name, t) for t in CFG.generate.techniques)
+    return pairs
+
+
+def get_backend():
+    """Evaluation backend: docker where an engine and the base image answer, else local."""
+    from dlbench.harness.run import resolve_backend
+
+    return resolve_backend(CFG.evaluate.backend, CFG.evaluate.base_image)
+
+
+BACKEND = get_backend()
+CUTOFFS = [c.isoformat() for c in CFG.report.cutoffs]
+
+
+def get_repos():
+    """Slugs of the kept repositories (resolved after the select_repos checkpoint)."""
+    from dlbench.collect.select import kept_slugs
+
+    return kept_slugs(checkpoints.select_repos.get().output.jsonl)
+
+
+def get_all(pattern):
+    """Input function expanding a per-repository pattern over all kept repositories."""
+
+    def _inputs(wildcards):
+        return expand(pattern, repo=get_repos())
+
+    return _inputs
+
+
+def get_evaluations(models=None):
+    """Input function: evaluation files of the given (default: all) models, all repos."""
+
+    def _inputs(wildcards):
+        return [
+            f"results/evaluations/{m}/{t}/{r}.jsonl"
+            for m, t in model_techniques()
+            if models is None or m in models
+            for r in get_repos()
+        ]
+
+    return _inputs
+
+
+def get_live_tables(wildcards):
+    return expand("results/live/{cutoff}/tables.csv", cutoff=CUTOFFS)
+
+
+def get_generate_inputs(wildcards):
+    """The benchmark; a predictions file or the predicted stages when the job needs them."""
+    model = CFG.models[wildcards.model]
+    inputs = {"benchmark": "results/benchmark/dlbench.jsonl"}
+    if model.provider == "predictions":
+        inputs["predictions"] = model.predictions
+    if wildcards.technique == "stage-few-shot":
+        inputs["stages"] = "results/stages/predictions.jsonl"
+    return inputs
+
+
+def get_generations(wildcards):
+    return [
+        f"results/generations/{m}/{t}/{r}.jsonl"
+        for m, t in model_techniques()
+        for r in get_repos()
+    ]
+
+
+def get_evaluate_inputs(wildcards):
+    """Generations, benchmark, clone; the image record only for the docker backend."""
+    inputs = {
+        "generations": f"results/generations/{wildcards.model}/{wildcards.technique}/{wildcards.repo}.jsonl",
+        "benchmark": "results/benchmark/dlbench.jsonl",
+        "clone": f"results/repos/{wildcards.repo}.json",
+    }
+    if BACKEND == "docker":
+        inputs["image"] = f"results/images/{wildcards.repo}.json"
+    return inputs

@@ -1,0 +1,56 @@
+# Sandboxed evaluation: project images, candidate evaluation, benchmark validation.
+# Logic lives in dlbench.harness; these rules only map files to calls.
+
+
+rule build_image:
+    input:
+        clone="results/repos/{repo}.json",
+    output:
+        "results/images/{repo}.json",
+    params:
+        build_log="logs/build_image/{repo}.build.log",
+    resources:
+        docker=1,
+    log:
+        "logs/build_image/{repo}.log",
+    benchmark:
+        "benchmarks/build_image/{repo}.tsv"
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/build_image.py"
+
+
+rule evaluate:
+    input:
+        unpack(get_evaluate_inputs),
+    output:
+        "results/evaluations/{model}/{technique}/{repo}.jsonl",
+    params:
+        backend=BACKEND,
+    threads: CFG.evaluate.jobs
+    resources:
+        docker=1 if BACKEND == "docker" else 0,
+    log:
+        "logs/evaluate/{model}/{technique}/{repo}.log",
+    benchmark:
+        "benchmarks/evaluate/{model}/{technique}/{repo}.tsv"
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/evaluate.py"
+
+
+rule validate_tasks:
+    input:
+        benchmark="results/benchmark/dlbench.jsonl",
+        gold=get_evaluations(["gold"]),
+        null=get_evaluations(["null"]),
+    output:
+        "results/validation.csv",
+    log:
+        "logs/validate_tasks.log",
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/validate_tasks.py"

@@ -1,0 +1,57 @@
+# Mine: test cases, the test call graph and the functions under test of each checkout.
+# Logic lives in dlbench.mine; each rule maps its files to one call (scripts/<rule>.py).
+# Per-file parse summaries are cached by content hash under CFG.mine.cache_dir (outside
+# the declared outputs), so the three rules parse each file once between them.
+
+
+rule find_tests:
+    input:
+        clone="results/repos/{repo}.json",
+    output:
+        "results/mine/{repo}/tests.jsonl",
+    log:
+        "logs/find_tests/{repo}.log",
+    benchmark:
+        "benchmarks/find_tests/{repo}.tsv"
+    threads: CFG.mine.workers
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/find_tests.py"
+
+
+rule call_graph:
+    input:
+        clone="results/repos/{repo}.json",
+        tests="results/mine/{repo}/tests.jsonl",
+    output:
+        "results/mine/{repo}/calls.jsonl",
+    log:
+        "logs/call_graph/{repo}.log",
+    benchmark:
+        "benchmarks/call_graph/{repo}.tsv"
+    threads: CFG.mine.workers
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/call_graph.py"
+
+
+rule extract_functions:
+    input:
+        clone="results/repos/{repo}.json",
+        tests="results/mine/{repo}/tests.jsonl",
+        calls="results/mine/{repo}/calls.jsonl",
+    output:
+        "results/mine/{repo}/functions.jsonl",
+    params:
+        min_tests=CFG.mine.min_tests,  # read from the config; here so a change reruns the rule
+    log:
+        "logs/extract_functions/{repo}.log",
+    benchmark:
+        "benchmarks/extract_functions/{repo}.tsv"
+    threads: CFG.mine.workers
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/extract_functions.py"

@@ -1,0 +1,88 @@
+# Tasks: draft prompts, annotation sheets, merged labels, the assembled benchmark and its
+# dataset card (written after the report tables, for the mutant kill rates).
+# Logic lives in dlbench.tasks; each rule maps its files to one call (scripts/<rule>.py).
+
+
+rule draft_prompts:
+    input:
+        functions="results/mine/{repo}/functions.jsonl",
+    output:
+        "results/prompts/{repo}.jsonl",
+    log:
+        "logs/draft_prompts/{repo}.log",
+    benchmark:
+        "benchmarks/draft_prompts/{repo}.tsv"
+    resources:
+        llm_api=1,
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/draft_prompts.py"
+
+
+rule export_annotation:
+    input:
+        prompts=get_all("results/prompts/{repo}.jsonl"),
+        functions=get_all("results/mine/{repo}/functions.jsonl"),
+    output:
+        csv="results/labels/sheet.csv",
+        xlsx=report("results/labels/sheet.xlsx", category="Labels"),
+        labelstudio="results/labels/labelstudio.json",
+        labelstudio_config="results/labels/labelstudio_config.xml",
+    log:
+        "logs/export_annotation.log",
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/export_annotation.py"
+
+
+rule merge_labels:
+    input:
+        prompts=get_all("results/prompts/{repo}.jsonl"),
+        sheets=CFG.labels.sheets,
+    output:
+        merged="results/labels/merged.jsonl",
+        agreement=report("results/labels/agreement.csv", category="Labels"),
+        disagreements=report("results/labels/disagreements.csv", category="Labels"),
+    log:
+        "logs/merge_labels.log",
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/merge_labels.py"
+
+
+rule assemble:
+    input:
+        merged="results/labels/merged.jsonl",
+        functions=get_all("results/mine/{repo}/functions.jsonl"),
+        clones=get_all("results/repos/{repo}.json"),
+    output:
+        jsonl="results/benchmark/dlbench.jsonl",
+        parquet="results/benchmark/dlbench.parquet",
+        schema="results/benchmark/dlbench.schema.json",
+        repos=report("results/benchmark/repos.csv", category="Benchmark"),
+    log:
+        "logs/assemble.log",
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/assemble.py"
+
+
+rule dataset_card:
+    input:
+        benchmark="results/benchmark/dlbench.jsonl",
+        repos="results/benchmark/repos.csv",
+        merged="results/labels/merged.jsonl",
+        agreement="results/labels/agreement.csv",
+        tables="results/tables",
+    output:
+        report("results/benchmark/README.md", category="Benchmark"),
+    log:
+        "logs/dataset_card.log",
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/dataset_card.py"
