@@ -197,7 +197,7 @@ class BenchmarkTask(Record):
     signature: str
     prompt: str
     ground_truth: str
-    tests: list[str]
+    tests: list[str] = Field(min_length=1)  # a task without tests cannot be evaluated
     stage: str | None
     task: str | None
     data: str | None

@@ -41,7 +41,7 @@ Inputs:
 def task(prompt: str = PROMPT, signature: str = "def step(self, grads, learning_rate=0.01, x=None):") -> BenchmarkTask:
     return BenchmarkTask(
         task_id="o__r:optim/sgd.py:Optimizer.step", repo="o/r", sha=None, path="optim/sgd.py", function="step",
-        class_name="Optimizer", signature=signature, prompt=prompt, ground_truth="", tests=[], stage=None, task=None,
+        class_name="Optimizer", signature=signature, prompt=prompt, ground_truth="", tests=["tests/test_sgd.py::test_step"], stage=None, task=None,
         data=None, first_added=None, last_modified=None, qualname="Optimizer.step", slug="o__r", start_line=1, end_line=2,
     )  # fmt: skip
 

@@ -3,6 +3,7 @@ import re
 
 from dlbench.collect.crawl import read_topics
 from dlbench.config import ConfigError, REFERENCE_PROVIDERS, load_config
+from dlbench.generate.techniques import REFERENCE
 
 
 try:
@@ -15,11 +16,11 @@ TOPICS = read_topics(CFG.topics)
 
 
 def model_techniques():
-    """(model, technique) pairs to generate and evaluate; reference models use 'reference'."""
+    """(model, technique) pairs to generate and evaluate; reference models use REFERENCE."""
     pairs = []
     for name in CFG.model_names():
         if CFG.models[name].provider in REFERENCE_PROVIDERS:
-            pairs.append((name, "reference"))
+            pairs.append((name, REFERENCE))
         else:
             pairs.extend((name, t) for t in CFG.generate.techniques)
     return pairs
