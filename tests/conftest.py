@@ -28,7 +28,10 @@ def require_docker() -> None:
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # Under xdist the controller sees every worker's reports again: record them there only.
     marker = os.environ.get("DLBENCH_DOCKER_MARKER")
-    if marker and report.when == "call" and report.passed and "docker" in report.keywords:
+    if os.environ.get("PYTEST_XDIST_WORKER") or not marker:
+        return
+    if report.when == "call" and report.passed and "docker" in report.keywords:
         with open(marker, "a", encoding="utf-8") as fh:
             fh.write(report.nodeid + "\n")
