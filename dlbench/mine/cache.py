@@ -35,7 +35,7 @@ from dlbench.store import atomic_path, read_json
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = "4"  # bump when a summary class changes shape
+CACHE_VERSION = "5"  # bump when a summary class changes shape
 _POOL_MIN_FILES = 16
 T = TypeVar("T")
 J = TypeVar("J")

@@ -91,6 +91,7 @@ class ModuleSummary:
     imports: dict[str, ImportRef] = field(default_factory=dict)
     stars: list[ImportRef] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)  # ``name = other.name``
+    exports: tuple[str, ...] | None = None  # ``__all__``: what a star import takes
     imported_modules: set[str] = field(default_factory=set)  # absolute top-level names
     syntax_error: str | None = None
 
@@ -138,10 +139,31 @@ def _add_statement(summary: ModuleSummary, node: ast.stmt) -> None:
                 summary.imports[top] = ImportRef(0, top, None)
     elif isinstance(node, ast.ImportFrom):
         _add_from_import(summary, node)
+    elif _assigns_all(node):
+        summary.exports = _exports(summary, node)
     elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
         target = dotted_name(node.value)
         if target and isinstance(node.value, ast.Name | ast.Attribute):
             summary.aliases[node.targets[0].id] = target
+
+
+def _assigns_all(node: ast.stmt) -> bool:
+    target = node.target if isinstance(node, ast.AugAssign | ast.AnnAssign) else None
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+    return isinstance(target, ast.Name) and target.id == "__all__"
+
+
+def _exports(summary: ModuleSummary, node: ast.stmt) -> tuple[str, ...] | None:
+    """``__all__ = [...]`` sets the exported names, ``__all__ += [...]`` extends them; a
+    computed ``__all__`` is unknown (None: star imports then take the public names)."""
+    value = getattr(node, "value", None)
+    if not isinstance(value, ast.List | ast.Tuple):
+        return None
+    names = tuple(_constant_strings(value))
+    if isinstance(node, ast.AugAssign):
+        return None if summary.exports is None else summary.exports + names
+    return names
 
 
 def _add_from_import(summary: ModuleSummary, node: ast.ImportFrom) -> None:
@@ -345,16 +367,19 @@ class SymbolTable:
 
     # ---- resolution
 
+    def import_module(self, path: str, ref: ImportRef) -> str:
+        """Absolute dotted name of the module an import statement imports (its ``from`` part)."""
+        if ref.level == 0:
+            return ref.module
+        package = self.module_name.get(path, "").split(".")
+        if not path.endswith("__init__.py"):
+            package = package[:-1]
+        package = package[: len(package) - ref.level + 1]
+        return ".".join(p for p in [*package, *ref.module.split(".")] if p)
+
     def import_target(self, path: str, ref: ImportRef) -> str:
         """Absolute dotted name an import binding refers to."""
-        if ref.level == 0:
-            base = ref.module
-        else:
-            package = self.module_name.get(path, "").split(".")
-            if not path.endswith("__init__.py"):
-                package = package[:-1]
-            package = package[: len(package) - ref.level + 1]
-            base = ".".join(p for p in [*package, *ref.module.split(".")] if p)
+        base = self.import_module(path, ref)
         return f"{base}.{ref.name}" if ref.name and base else (ref.name or base)
 
     def resolve(self, path: str, dotted: str) -> Symbol | None:
@@ -362,9 +387,10 @@ class SymbolTable:
         return self._in_module(path, dotted.split("."), frozenset())
 
     def resolve_global(self, dotted: str, basedir: str | None = None, seen: frozenset = frozenset()) -> Symbol | None:
-        """Resolve an absolute dotted name; None when it leaves the repository (numpy, stdlib)."""
+        """Resolve an absolute dotted name as Python evaluates ``a.b.c``: import the top
+        module, then take attributes; None when it leaves the repository (numpy, stdlib)."""
         parts = dotted.split(".")
-        for cut in range(len(parts), 0, -1):
+        for cut in range(1, len(parts) + 1):  # shortest first: namespace packages have no file
             path = self.module_path(".".join(parts[:cut]), basedir)
             if path is not None:
                 rest = parts[cut:]
@@ -372,11 +398,22 @@ class SymbolTable:
         return None
 
     def resolve_import(self, path: str, ref: ImportRef, rest: list[str], seen: frozenset = frozenset()) -> Symbol | None:
-        """What ``bound.rest`` names, ``bound`` being bound by import ``ref`` in file ``path``."""
-        basedir = self.basedir[path] if ref.level == 0 else None
-        return self.resolve_global(".".join([self.import_target(path, ref), *rest]), basedir, seen)
+        """What ``bound.rest`` names, ``bound`` being bound by import ``ref`` in file ``path``.
+
+        ``import m`` binds the module m; ``from m import n`` binds m's attribute n (what m's
+        ``__init__`` binds under that name) and only failing that its submodule m.n."""
+        module = self.module_path(self.import_module(path, ref), self.basedir[path])
+        if module is None:
+            return None
+        if ref.name is None:
+            return self._in_module(module, rest, seen) if rest else Symbol("module", module)
+        if module == path:  # ``from . import sub`` in a package's own ``__init__``
+            return self._submodule(path, [ref.name, *rest], seen)
+        return self._in_module(module, [ref.name, *rest], seen)
 
     def _in_module(self, path: str, parts: list[str], seen: frozenset) -> Symbol | None:
+        """``module.parts`` in Python's order: the module's own bindings (definitions,
+        imports, aliases, star imports), then, for a package, its submodules."""
         if (path, tuple(parts)) in seen or path not in self.summaries:
             return None
         seen = seen | {(path, tuple(parts))}
@@ -390,15 +427,25 @@ class SymbolTable:
             return self.resolve_import(path, summary.imports[head], rest, seen)
         if head in summary.aliases:
             return self._in_module(path, summary.aliases[head].split(".") + rest, seen)
-        if path.endswith("__init__.py"):
-            found = self.resolve_global(".".join([self.module_name[path], *parts]), None, seen)
-            if found is not None:
-                return found
         for star in summary.stars:
-            star_path = self.module_path(self.import_target(path, star), self.basedir[path])
-            if star_path and (found := self._in_module(star_path, parts, seen)):
+            star_path = self.module_path(self.import_module(path, star), self.basedir[path])
+            if star_path and self._exports(star_path, head) and (found := self._in_module(star_path, parts, seen)):
                 return found
-        return None
+        return self._submodule(path, parts, seen)
+
+    def _exports(self, path: str, name: str) -> bool:
+        """Whether ``from module import *`` binds ``name``: ``__all__``, else public names."""
+        exports = self.summaries[path].exports
+        return name in exports if exports is not None else not name.startswith("_")
+
+    def _submodule(self, path: str, parts: list[str], seen: frozenset) -> Symbol | None:
+        """``package.parts`` through the package's submodule ``parts[0]``."""
+        if not path.endswith("__init__.py"):
+            return None
+        module = self.module_path(f"{self.module_name[path]}.{parts[0]}", self.basedir[path])
+        if module is None:
+            return None
+        return self._in_module(module, parts[1:], seen) if parts[1:] else Symbol("module", module)
 
     def _in_class(self, cls: Symbol, rest: list[str]) -> Symbol | None:
         if not rest:
