@@ -37,7 +37,7 @@ def mine(
     """Tests → call graph → extraction on one checkout; ``dates=False`` skips git blame."""
     clock = _Clock()
     repo = clock.time("parse", load_repo, Path(repo_path).resolve(), cfg)
-    tests = clock.time("tests", find_test_cases, repo.table, name)
+    tests = clock.time("tests", find_test_cases, repo.table, name, repo.layout)
     calls = clock.time("call graph", build_calls, repo, tests, name)
     functions = clock.time("extract", extract_functions, repo, calls, name, sha, min_tests, dates)
     log.info("%s: %d tests, %d functions under test (%s)", name, len(tests), len(functions), clock)

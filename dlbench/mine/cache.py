@@ -23,7 +23,7 @@ from typing import TypeVar
 from dlbench.config import MineConfig
 from dlbench.logs import Progress
 from dlbench.mine.bodies import BodySummary, summarize_bodies
-from dlbench.mine.paths import is_test_code
+from dlbench.mine.paths import PytestLayout, read_layout
 from dlbench.mine.symbols import (
     ModuleSummary,
     SymbolTable,
@@ -105,17 +105,19 @@ class ParseCache:
             tmp.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def load_summaries(root: Path, cfg: MineConfig) -> tuple[dict[str, FileSummary], ParseStats]:
-    """Summaries of every Python file of a checkout, from the cache or parsed in parallel."""
+def load_summaries(
+    root: Path, files: list[str], layout: PytestLayout, cfg: MineConfig
+) -> tuple[dict[str, FileSummary], ParseStats]:
+    """Summaries of the checkout's Python ``files``, from the cache or parsed in parallel."""
     cache = ParseCache(cfg.cache_dir)
     summaries: dict[str, FileSummary] = {}
     stats = ParseStats()
     misses: list[tuple[str, str]] = []  # (path, cache key)
-    for path in list_python_files(root):
+    for path in files:
         data = (root / path).read_bytes()
         stats.files += 1
         stats.lines += data.count(b"\n")
-        key = cache.key(data, f"summary:{int(is_test_code(path))}")
+        key = cache.key(data, f"summary:{int(layout.is_test_code(path))}")
         hit = cache.get(key, FileSummary)
         if hit is None:
             misses.append((path, key))
@@ -124,7 +126,7 @@ def load_summaries(root: Path, cfg: MineConfig) -> tuple[dict[str, FileSummary],
     stats.cached = len(summaries)
     stats.parsed = len(misses)
     progress = Progress(len(misses), "parse files")
-    jobs = [(str(root / path), is_test_code(path)) for path, _ in misses]
+    jobs = [(str(root / path), layout.is_test_code(path)) for path, _ in misses]
     for (path, key), summary in zip(misses, parallel_map(_summarize_job, jobs, cfg.workers), strict=True):
         cache.put(key, summary)
         summaries[path] = summary
@@ -155,13 +157,16 @@ class LoadedRepo:
     bodies: dict[str, dict[str, BodySummary]]
     stats: ParseStats
     cfg: MineConfig
+    layout: PytestLayout  # the project's pytest collection options
 
 
 def load_repo(root: Path, cfg: MineConfig) -> LoadedRepo:
-    summaries, stats = load_summaries(root, cfg)
+    files = list_python_files(root)
+    layout = read_layout(root, files)
+    summaries, stats = load_summaries(root, files, layout, cfg)
     table = SymbolTable({path: s.module for path, s in summaries.items()})
     bodies = {path: s.bodies for path, s in summaries.items() if s.bodies is not None}
-    return LoadedRepo(root, table, bodies, stats, cfg)
+    return LoadedRepo(root, table, bodies, stats, cfg, layout)
 
 
 def load_clone(clone_json: str | Path, cfg: MineConfig) -> tuple[CloneRecord, LoadedRepo | None]:

@@ -96,7 +96,7 @@ class CallGraph:
     def __init__(self, repo: LoadedRepo):
         self.table = repo.table
         self.bodies = repo.bodies
-        self.support = {p for p, s in self.table.summaries.items() if is_test_support(p, s)}
+        self.support = {p for p, s in self.table.summaries.items() if is_test_support(p, s, repo.layout)}
         self._module_fixtures: dict[str, dict[str, Symbol]] = {}
         self._effects: dict[Scope, tuple[frozenset[str], tuple[Scope, ...]]] = {}
         self._returns: dict[tuple[Symbol, Symbol | None, Context], set[Symbol]] = {}

@@ -1,7 +1,9 @@
-"""Test files and test cases as pytest collects them (default collection rules).
+"""Test files and test cases as pytest collects them (the project's collection options,
+``paths.PytestLayout``; pytest's defaults are named below).
 
 Cases: top-level ``test*`` functions; ``test*`` methods of ``Test*`` classes without an
-``__init__``; ``test*`` methods of ``unittest.TestCase`` subclasses whatever their name.
+``__init__``; ``test*`` methods of ``unittest.TestCase`` subclasses whatever their name
+(unittest's own prefix: pytest's ``python_classes``/``python_functions`` do not apply).
 Inherited test methods count for the subclass (pytest collects them under its name).
 Parametrized cases collapse to the function's node id, flagged ``parametrized``.
 Test *support* files (test folders, files importing pytest) never hold functions under
@@ -11,11 +13,12 @@ test.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from dlbench.config import MineConfig
 from dlbench.mine.cache import load_clone
-from dlbench.mine.paths import in_test_dir, is_test_code, is_test_module
+from dlbench.mine.paths import DEFAULT_LAYOUT, PytestLayout, in_test_dir, looks_like_test
 from dlbench.mine.symbols import (
     ClassInfo,
     FunctionInfo,
@@ -31,55 +34,60 @@ log = logging.getLogger(__name__)
 _UNITTEST_BASES = ("TestCase", "IsolatedAsyncioTestCase")
 
 
-def is_test_support(path: str, summary: ModuleSummary) -> bool:
-    """Files that are tests or serve tests: never the source of a function under test."""
-    return is_test_code(path) or in_test_dir(path) or "pytest" in summary.imported_modules
+def is_test_support(path: str, summary: ModuleSummary, layout: PytestLayout = DEFAULT_LAYOUT) -> bool:
+    """Files that are tests or serve tests: never the source of a function under test
+    (files named like tests count even where the project's pytest does not collect them)."""
+    return (
+        layout.is_test_code(path) or looks_like_test(path) or in_test_dir(path) or "pytest" in summary.imported_modules
+    )
 
 
 def is_parametrized(decorators) -> bool:
     return any(d.name.rpartition(".")[2] == "parametrize" for d in decorators)
 
 
-def find_test_cases(table: SymbolTable, repo: str) -> list[TestCase]:
+def find_test_cases(table: SymbolTable, repo: str, layout: PytestLayout = DEFAULT_LAYOUT) -> list[TestCase]:
     """Every test case of the checkout, in file then definition order."""
     cases: list[TestCase] = []
     for path in sorted(table.summaries):
-        if is_test_module(path):
-            cases.extend(_module_cases(table, repo, path))
+        if layout.is_test_module(path):
+            cases.extend(_module_cases(table, repo, path, layout))
     return cases
 
 
-def _module_cases(table: SymbolTable, repo: str, path: str) -> list[TestCase]:
+def _module_cases(table: SymbolTable, repo: str, path: str, layout: PytestLayout) -> list[TestCase]:
     summary = table.summaries[path]
     found: list[tuple[int, TestCase]] = []
     for fn in summary.functions.values():
-        if fn.name.startswith("test"):
+        if layout.is_test_function(fn.name):
             found.append((fn.lineno, _case(repo, path, None, fn, TestKind.PYTEST_FUNCTION, False)))
     for cls in summary.classes.values():
-        kind = _class_kind(table, Symbol("class", path, cls.name), cls)
+        kind = _class_kind(table, Symbol("class", path, cls.name), cls, layout)
         if kind is None:
             continue
         class_param = is_parametrized(cls.decorators)
-        for fn in _test_methods(table, Symbol("class", path, cls.name)):
+        # unittest's loader takes ``test*`` methods whatever ``python_functions`` says.
+        wanted = layout.is_test_function if kind == TestKind.PYTEST_METHOD else DEFAULT_LAYOUT.is_test_function
+        for fn in _test_methods(table, Symbol("class", path, cls.name), wanted):
             found.append((cls.lineno, _case(repo, path, cls.name, fn, kind, class_param)))
     return [case for _, case in sorted(found, key=lambda item: item[0])]
 
 
-def _class_kind(table: SymbolTable, sym: Symbol, cls: ClassInfo) -> TestKind | None:
+def _class_kind(table: SymbolTable, sym: Symbol, cls: ClassInfo, layout: PytestLayout) -> TestKind | None:
     if cls.test_disabled:
         return None
     if any(base.rpartition(".")[2] in _UNITTEST_BASES for base in table.external_bases(sym)):
         return TestKind.UNITTEST_METHOD
     has_init = table.method(sym, "__init__") is not None
-    return TestKind.PYTEST_METHOD if cls.name.startswith("Test") and not has_init else None
+    return TestKind.PYTEST_METHOD if layout.is_test_class(cls.name) and not has_init else None
 
 
-def _test_methods(table: SymbolTable, cls: Symbol) -> list[FunctionInfo]:
-    """``test*`` methods visible on the class, own and inherited, first definition wins."""
+def _test_methods(table: SymbolTable, cls: Symbol, wanted: Callable[[str], bool]) -> list[FunctionInfo]:
+    """Test methods visible on the class, own and inherited, first definition wins."""
     seen: dict[str, FunctionInfo] = {}
     for item in table.mro(cls):
         for name, fn in table.class_info(item).methods.items():
-            if name.startswith("test") and name not in seen:
+            if wanted(name) and name not in seen:
                 seen[name] = fn
     return list(seen.values())
 
@@ -104,6 +112,6 @@ def _case(repo: str, path: str, class_name: str | None, fn: FunctionInfo, kind: 
 def find_tests_file(clone_json: str | Path, out: str | Path, cfg: MineConfig) -> int:
     """Rule ``find_tests``: the clone record's checkout → ``tests.jsonl``."""
     clone, repo = load_clone(clone_json, cfg)
-    cases = find_test_cases(repo.table, clone.full_name) if repo else []
+    cases = find_test_cases(repo.table, clone.full_name, repo.layout) if repo else []
     log.info("%s: %d test cases", clone.full_name, len(cases))
     return write_jsonl(out, cases)

@@ -1,0 +1,92 @@
+"""Test discovery honours the project's pytest configuration (and its precedence rules)."""
+
+from __future__ import annotations
+
+from dlbench.mine.paths import DEFAULT_LAYOUT
+from dlbench.mine.tests import find_test_cases
+from tests.test_mine_callgraph import mine_tree
+from tests.test_mine_tests import load
+
+LIB = {
+    "lib/__init__.py": "",
+    "lib/core.py": """
+        def used_by_tests(x):
+            return x
+
+        def used_by_benchmarks(x):
+            return x
+    """,
+    "tests/test_core.py": """
+        from lib.core import used_by_tests
+
+        def test_one():
+            used_by_tests(1)
+
+        def check_two():
+            used_by_tests(2)
+
+        class TestCore:
+            def test_three(self):
+                used_by_tests(3)
+
+        class SuiteCore:
+            def check_four(self):
+                used_by_tests(4)
+    """,
+    "benchmarks/speed_test.py": """
+        from lib.core import used_by_benchmarks
+
+        def test_a():
+            used_by_benchmarks(1)
+
+        def test_b():
+            used_by_benchmarks(2)
+
+        def test_c():
+            used_by_benchmarks(3)
+    """,
+}
+
+
+def node_ids(tmp_path, files) -> list[str]:
+    repo = load(tmp_path, files)
+    return [case.node_id for case in find_test_cases(repo.table, "acme/lib", repo.layout)]
+
+
+def test_testpaths_limit_collection_and_tasks(tmp_path):
+    files = dict(LIB)
+    files["pyproject.toml"] = '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+    result = mine_tree(tmp_path, files, min_tests=3)
+    assert [t.node_id for t in result.tests] == ["tests/test_core.py::test_one", "tests/test_core.py::TestCore::test_three"]
+    assert [f.qualname for f in result.functions] == []  # used_by_tests: 2 tests; benchmarks not collected
+    result = mine_tree(tmp_path / "all", dict(LIB), min_tests=3)
+    assert [f.qualname for f in result.functions] == ["used_by_benchmarks"]
+
+
+def test_name_patterns_from_setup_cfg(tmp_path):
+    files = dict(LIB)
+    files["setup.cfg"] = "[tool:pytest]\npython_files = test_*.py\npython_classes = Suite\npython_functions = check_*\n"
+    assert node_ids(tmp_path, files) == ["tests/test_core.py::check_two", "tests/test_core.py::SuiteCore::check_four"]
+
+
+def test_norecursedirs_from_tox_ini(tmp_path):
+    files = dict(LIB)
+    files["tox.ini"] = "[tox]\nenvlist = py3\n\n[pytest]\nnorecursedirs = bench*\n"
+    assert all(not n.startswith("benchmarks/") for n in node_ids(tmp_path, files))
+    assert "tests/test_core.py::test_one" in node_ids(tmp_path / "again", files)
+
+
+def test_pytest_ini_wins_even_empty_and_unmatched_testpaths_fall_back(tmp_path):
+    files = dict(LIB)
+    files["pytest.ini"] = "# options elsewhere are ignored\n"
+    files["pyproject.toml"] = '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+    assert load(tmp_path, files).layout == DEFAULT_LAYOUT
+    files = dict(LIB)
+    files["pyproject.toml"] = '[tool.pytest.ini_options]\ntestpaths = "missing"\n'
+    assert any(n.startswith("benchmarks/") for n in node_ids(tmp_path / "unmatched", files))
+
+
+def test_testpaths_globs(tmp_path):
+    files = dict(LIB)
+    files["pytest.ini"] = "[pytest]\ntestpaths =\n    bench*\n"
+    assert node_ids(tmp_path, files) == [f"benchmarks/speed_test.py::test_{c}" for c in "abc"]
