@@ -74,6 +74,17 @@ class MineConfig(Section):
     min_tests: int = Field(3, ge=1, description="A function is a task when this many tests reach it.")
     workers: int = Field(2, ge=1, description="Processes used to parse files.")
     cache_dir: str = Field(".cache/dlbench/parse", description="Per-file parse cache (content-addressed).")
+    tested_by: Literal["reached", "called", "focused"] = Field(
+        "focused",
+        description="Which tests count for a function: 'reached' (any test code that runs for the test "
+        "calls it, setUp and fixtures included), 'called' (the test body or a helper it calls calls it) or "
+        "'focused' (as 'called', but a constructor not for tests that call a method of its class).",
+    )
+    reach: Literal["direct", "transitive"] = Field(
+        "direct",
+        description="'direct': functions test code calls; 'transitive': also the repository functions "
+        "they call, transitively, with the same tests.",
+    )
 
 
 class LLMEndpoint(Section):

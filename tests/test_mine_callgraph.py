@@ -17,9 +17,12 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def mine_tree(root: Path, files: dict[str, str], min_tests: int = 3) -> MineResult:
+def mine_tree(root: Path, files: dict[str, str], min_tests: int = 3, **options: str) -> MineResult:
+    """Mine ``files`` written to ``root``; ``options`` are further ``mine.*`` settings
+    (resolution tests count every call the test makes: ``tested_by`` defaults to ``called``)."""
     repo = write_tree(root / "repo", files)
-    return mine(repo, "acme/lib", None, min_tests, MineConfig(cache_dir=str(root / "cache")), dates=False)
+    cfg = MineConfig(cache_dir=str(root / "cache"), **{"tested_by": "called", **options})
+    return mine(repo, "acme/lib", None, min_tests, cfg, dates=False)
 
 
 def calls_of(result: MineResult) -> dict[str, list[str]]:
@@ -221,7 +224,7 @@ def test_helpers_self_methods_and_setup(tmp_path):
             def test_fit(self):
                 self.model.fit(2)
     """
-    result = mine_tree(tmp_path, files)
+    result = mine_tree(tmp_path, files, tested_by="reached")
     calls = calls_of(result)
     p = "tests/test_helpers.py::"
     assert calls[p + "test_uses_helper"] == ["pkg/core/impl.py:api"]
@@ -288,7 +291,7 @@ def test_fixtures_from_conftest_chain(tmp_path):
         def test_overridden(data):
             pass
     """
-    calls = calls_of(mine_tree(tmp_path, files))
+    calls = calls_of(mine_tree(tmp_path, files, tested_by="reached"))
     assert calls["tests/test_top.py::test_model"] == ["pkg/models.py:Base.__init__", "pkg/models.py:Model.fit"]
     assert calls["tests/test_top.py::test_transitive"] == [
         "pkg/core/impl.py:api",

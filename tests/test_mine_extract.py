@@ -86,7 +86,8 @@ def make_history(root: Path) -> str:
 def test_extracted_records(tmp_path):
     root = tmp_path / "repo"
     sha = make_history(root)
-    out = mine_checkout(root, tmp_path / "out", name="acme/lib", cfg=MineConfig(cache_dir=str(tmp_path / "c")))
+    cfg = MineConfig(cache_dir=str(tmp_path / "c"), tested_by="called")  # constructor records too
+    out = mine_checkout(root, tmp_path / "out", name="acme/lib", cfg=cfg)
     records = {r.qualname: r for r in read_jsonl(out, FunctionRecord)}
     assert sorted(records) == ["Dense.__init__", "Dense.forward", "relu"]
     forward = records["Dense.forward"]
@@ -154,7 +155,7 @@ def test_blame_batches_ranges_and_parses_porcelain(tmp_path):
 
 def test_checkout_without_git_has_no_dates(tmp_path):
     root = write_tree(tmp_path / "plain", {"lib/__init__.py": "", "lib/layers.py": LAYERS_V1, "tests/test_layers.py": TESTS})
-    result = mine(root, "acme/lib", None, 3, MineConfig(cache_dir=str(tmp_path / "c")))
+    result = mine(root, "acme/lib", None, 3, MineConfig(cache_dir=str(tmp_path / "c"), tested_by="called"))
     assert {f.qualname for f in result.functions} == {"Dense.__init__", "Dense.forward", "relu"}
     assert all(f.first_added is None and f.sha is None for f in result.functions)
 

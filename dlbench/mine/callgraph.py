@@ -3,10 +3,14 @@
 Depth rule (the paper took the functions that tests call): a function is reached by a
 test when it is called from test code that runs for that test: the test body, helper
 functions of the same test module and methods of the same test class it calls
-(transitively), ``setUp``/``setup_method``/``tearDown`` and the fixtures it requests by
-argument name, ``usefixtures`` or ``autouse`` (transitively through fixtures; test
-module, test class and every ``conftest.py`` from the test's folder up to the root).
-Calls inside library code are *not* followed.
+(transitively), and with ``mine.tested_by: reached`` also ``setUp``/``setup_method``/
+``tearDown`` and the fixtures it requests by argument name, ``usefixtures`` or
+``autouse`` (transitively through fixtures; test module, test class and every
+``conftest.py`` from the test's folder up to the root). ``mine.tested_by: called`` keeps
+only what the test itself calls: a constructor that every fixture runs is reached by
+hundreds of tests and tested by none. ``focused`` also drops a constructor from a test
+that calls a method of the class (or a subclass): the object was built to test that
+method. Calls inside library code are followed only with ``mine.reach: transitive``.
 
 Resolution, against ``symbols.SymbolTable`` (imports, aliases, relative imports,
 re-exports): ``f()``, ``mod.sub.f()``; ``C(...)`` reaches ``C.__init__`` (defined by C or
@@ -34,6 +38,7 @@ from dlbench.config import MineConfig
 from dlbench.logs import Progress
 from dlbench.mine.bodies import Expr
 from dlbench.mine.cache import LoadedRepo, load_clone
+from dlbench.mine.reach import LibraryCalls
 from dlbench.mine.symbols import Decorator, FunctionInfo, ImportRef, Symbol
 from dlbench.mine.tests import is_test_support
 from dlbench.records import CallRecord, TestCase
@@ -41,6 +46,7 @@ from dlbench.store import read_jsonl, write_jsonl
 
 log = logging.getLogger(__name__)
 
+INIT = ".__init__"
 MAX_DEPTH = 8  # bound on type inference through bindings, returns and attributes
 SETUP_METHODS = ("setUp", "tearDown", "setup_method", "teardown_method")
 SETUP_FUNCTIONS = ("setup_function", "teardown_function")
@@ -91,9 +97,15 @@ def _argnames(decorators: tuple[Decorator, ...], mark: str) -> list[str]:
 
 
 class CallGraph:
-    """Resolves test-code calls of one checkout; ``reached(case)`` is the public entry."""
+    """Resolves test-code calls of one checkout; ``reached(case)`` is the public entry.
 
-    def __init__(self, repo: LoadedRepo):
+    ``tested_by="called"`` counts what the test body (and the helpers it calls) calls;
+    setup methods and fixtures still type the test's objects but add no functions;
+    ``"focused"`` further drops constructors of classes whose methods the test calls.
+    ``reach="transitive"`` adds the library functions those call (``LibraryCalls``)."""
+
+    def __init__(self, repo: LoadedRepo, tested_by: str = "reached", reach: str = "direct"):
+        self.tested_by = tested_by
         self.table = repo.table
         self.bodies = repo.bodies
         self.support = {p for p, s in self.table.summaries.items() if is_test_support(p, s, repo.layout)}
@@ -101,6 +113,7 @@ class CallGraph:
         self._effects: dict[Scope, tuple[frozenset[str], tuple[Scope, ...]]] = {}
         self._returns: dict[tuple[Symbol, Symbol | None, Context], set[Symbol]] = {}
         self._locals: dict[tuple[Scope, str], set[Symbol]] = {}
+        self.library = LibraryCalls(repo.root, self.table, self.support) if reach == "transitive" else None
 
     # ---------------------------------------------------------------- per test
 
@@ -110,8 +123,10 @@ class CallGraph:
         entry = self.table.method(ctx.cls, case.name) if ctx.cls else Symbol("function", case.file, case.name)
         if entry is None:
             return []
-        work = [Scope(fn, ctx.cls, ctx) for fn in [entry, *self._setup_functions(ctx)]]
-        work += [Scope(fx, ctx.cls if "." in fx.qualname else None, ctx) for fx in self.fixture_closure(ctx, entry)]
+        work = [Scope(entry, ctx.cls, ctx)]
+        if self.tested_by == "reached":
+            work += [Scope(fn, ctx.cls, ctx) for fn in self._setup_functions(ctx)]
+            work += [Scope(fx, ctx.cls if "." in fx.qualname else None, ctx) for fx in self.fixture_closure(ctx, entry)]
         found: set[str] = set()
         done: set[Scope] = set()
         while work:
@@ -122,7 +137,21 @@ class CallGraph:
             keys, follow = self._scope_effects(scope)
             found |= keys
             work.extend(follow)
-        return sorted(found)
+        if self.tested_by == "focused":
+            found = self._focused(found)
+        return sorted(self.library.closure(found) if self.library else found)
+
+    def _focused(self, found: set[str]) -> set[str]:
+        """``found`` without the constructors of classes some found method belongs to."""
+        owners = {self._owner(k) for k in found if not k.endswith(INIT)} - {None}
+        built = {cls for owner in owners for cls in self.table.mro(owner)}
+        return {k for k in found if not (k.endswith(INIT) and self._owner(k) in built)}
+
+    @staticmethod
+    def _owner(key: str) -> Symbol | None:
+        path, _, qualname = key.partition(":")
+        owner = qualname.rpartition(".")[0]
+        return Symbol("class", path, owner) if owner else None
 
     def _setup_functions(self, ctx: Context) -> list[Symbol]:
         if ctx.cls is not None:
@@ -399,7 +428,7 @@ class CallGraph:
 
 def build_calls(repo: LoadedRepo, cases: list[TestCase], name: str) -> list[CallRecord]:
     """One call record per test case."""
-    graph = CallGraph(repo)
+    graph = CallGraph(repo, repo.cfg.tested_by, repo.cfg.reach)
     progress = Progress(len(cases), "call graph")
     records = []
     for case in cases:

@@ -104,22 +104,22 @@ def summarize_source(source: str) -> ModuleSummary:
     except Unparsable as exc:
         summary.syntax_error = str(exc)
         return summary
-    for node in _module_level(tree.body):
+    for node in module_level(tree.body):
         _add_statement(summary, node)
     return summary
 
 
-def _module_level(body: list[ast.stmt]):
+def module_level(body: list[ast.stmt]):
     """Top-level statements, looking inside ``if``/``try``/``with`` blocks (guarded imports)."""
     for node in body:
         if isinstance(node, ast.If):
-            yield from _module_level(node.body + node.orelse)
+            yield from module_level(node.body + node.orelse)
         elif isinstance(node, ast.Try | ast.TryStar):
-            yield from _module_level(node.body + node.orelse + node.finalbody)
+            yield from module_level(node.body + node.orelse + node.finalbody)
             for handler in node.handlers:
-                yield from _module_level(handler.body)
+                yield from module_level(handler.body)
         elif isinstance(node, ast.With):
-            yield from _module_level(node.body)
+            yield from module_level(node.body)
         else:
             yield node
 
