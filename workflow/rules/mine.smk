@@ -26,6 +26,9 @@ rule call_graph:
         tests="results/mine/{repo}/tests.jsonl",
     output:
         "results/mine/{repo}/calls.jsonl",
+    params:
+        tested_by=CFG.mine.tested_by,  # read from the config; here so a change reruns the rule
+        reach=CFG.mine.reach,
     log:
         "logs/call_graph/{repo}.log",
     benchmark:
