@@ -78,7 +78,7 @@ class MineConfig(Section):
         "focused",
         description="Which tests count for a function: 'reached' (any test code that runs for the test "
         "calls it, setUp and fixtures included), 'called' (the test body or a helper it calls calls it) or "
-        "'focused' (as 'called', but a constructor not for tests that call a method of its class).",
+        "'focused' (as 'called', but constructors count only for tests that call no other function).",
     )
     reach: Literal["direct", "transitive"] = Field(
         "direct",

@@ -84,19 +84,24 @@ def test_constructor_reached_only_through_fixtures_is_not_tested(tmp_path):
     assert calls["tests/test_model.py::test_builds_its_own"] == [INIT, FIT]
 
 
-def test_focused_drops_constructors_of_objects_built_to_call_a_method(tmp_path):
+def test_focused_drops_constructors_of_objects_built_to_call_something_else(tmp_path):
     calls = calls_of(mine_tree(tmp_path, LIB, min_tests=1, tested_by="focused"))
     assert calls["tests/test_model.py::test_builds_its_own"] == [FIT]
     files = dict(LIB)
     files["tests/test_init.py"] = """
-        import pytest
         from lib import Model
+
+        from lib._helpers import scale
 
         def test_init_alone():
             assert Model(2).rate == 4
+
+        def test_built_for_a_function():
+            scale(Model(2))
     """
     calls = calls_of(mine_tree(tmp_path / "alone", files, min_tests=1, tested_by="focused"))
     assert calls["tests/test_init.py::test_init_alone"] == [INIT]
+    assert calls["tests/test_init.py::test_built_for_a_function"] == ["lib/_helpers.py:scale"]
 
 
 def test_reached_counts_fixtures_and_setup(tmp_path):

@@ -8,9 +8,8 @@ functions of the same test module and methods of the same test class it calls
 ``autouse`` (transitively through fixtures; test module, test class and every
 ``conftest.py`` from the test's folder up to the root). ``mine.tested_by: called`` keeps
 only what the test itself calls: a constructor that every fixture runs is reached by
-hundreds of tests and tested by none. ``focused`` also drops a constructor from a test
-that calls a method of the class (or a subclass): the object was built to test that
-method. Calls inside library code are followed only with ``mine.reach: transitive``.
+hundreds of tests and tested by none. ``focused`` also drops constructors from a test
+that calls any other repository function: its objects were built to test that one. Calls inside library code are followed only with ``mine.reach: transitive``.
 
 Resolution, against ``symbols.SymbolTable`` (imports, aliases, relative imports,
 re-exports): ``f()``, ``mod.sub.f()``; ``C(...)`` reaches ``C.__init__`` (defined by C or
@@ -101,7 +100,7 @@ class CallGraph:
 
     ``tested_by="called"`` counts what the test body (and the helpers it calls) calls;
     setup methods and fixtures still type the test's objects but add no functions;
-    ``"focused"`` further drops constructors of classes whose methods the test calls.
+    ``"focused"`` keeps constructors only for tests that call nothing else.
     ``reach="transitive"`` adds the library functions those call (``LibraryCalls``)."""
 
     def __init__(self, repo: LoadedRepo, tested_by: str = "reached", reach: str = "direct"):
@@ -141,17 +140,12 @@ class CallGraph:
             found = self._focused(found)
         return sorted(self.library.closure(found) if self.library else found)
 
-    def _focused(self, found: set[str]) -> set[str]:
-        """``found`` without the constructors of classes some found method belongs to."""
-        owners = {self._owner(k) for k in found if not k.endswith(INIT)} - {None}
-        built = {cls for owner in owners for cls in self.table.mro(owner)}
-        return {k for k in found if not (k.endswith(INIT) and self._owner(k) in built)}
-
     @staticmethod
-    def _owner(key: str) -> Symbol | None:
-        path, _, qualname = key.partition(":")
-        owner = qualname.rpartition(".")[0]
-        return Symbol("class", path, owner) if owner else None
+    def _focused(found: set[str]) -> set[str]:
+        """Constructors only for tests that call nothing else of the repository: a test
+        that builds objects to call a function or method tests that one."""
+        others = {k for k in found if not k.endswith(INIT)}
+        return others or found
 
     def _setup_functions(self, ctx: Context) -> list[Symbol]:
         if ctx.cls is not None:
