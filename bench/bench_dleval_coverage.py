@@ -33,7 +33,7 @@ REPOS = ("cleanlab", "Laplace", "small-text", "ignite")
 MIN_TESTS = 3
 DEFAULT = "default (dlbench mine)"
 DLEVAL_DATE = "2024-09-12"  # the date of the DL-Bench release zip (realworld/README.md)
-_GROUND_TRUTH = re.compile(r"ground truth:\s*blob/(?P<ref>[^/\s]+)/(?P<path>[^#\s]+)(?:#L(?P<line>\d+))?", re.I)
+_GROUND_TRUTH = re.compile(r"ground truth:\s*blob/(?P<ref>[^/\s]+)/(?P<path>[^#\s]+)(?:#L(?P<line>\d+))?", re.IGNORECASE)
 _WORD = re.compile(r"`?[A-Za-z_]\w*`?")
 _INTRODUCING = frozenset({"called", "named", "function", "method"})
 
@@ -57,7 +57,7 @@ def git(checkout: Path, *args: str) -> str:
 
 
 def has_commit(checkout: Path, sha: str) -> bool:
-    proc = subprocess.run(["git", "-C", str(checkout), "cat-file", "-e", f"{sha}^{{commit}}"], capture_output=True)
+    proc = subprocess.run(["git", "-C", str(checkout), "cat-file", "-e", f"{sha}^{{commit}}"], capture_output=True, check=False)
     return proc.returncode == 0
 
 

@@ -18,7 +18,12 @@ from pathlib import Path
 
 from dlbench.config import MineConfig
 from dlbench.mine.cache import load_clone
-from dlbench.mine.paths import DEFAULT_LAYOUT, PytestLayout, in_test_dir, looks_like_test
+from dlbench.mine.paths import (
+    DEFAULT_LAYOUT,
+    PytestLayout,
+    in_test_dir,
+    looks_like_test,
+)
 from dlbench.mine.symbols import (
     ClassInfo,
     FunctionInfo,
