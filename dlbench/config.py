@@ -175,6 +175,15 @@ class EvaluateConfig(Section):
     screen: bool = Field(
         True, description="Refuse, before running, candidates that use the primitives a forged verdict needs (harness/screen.py)."
     )
+    preload: bool = Field(
+        True,
+        description="Warm start: each supervisor imports the project's installed third-party modules (torch and the like) "
+        "once, before forking candidates (modules whose import starts a thread are left out).",
+    )
+    sample_tasks: int = Field(
+        0, ge=0, description="Evaluate a seeded sample of this many tasks per repository (0: every task)."
+    )
+    sample_seed: int = Field(0, description="Seed of the per-repository task sample (the same tasks for every model).")
 
 
 class ReportConfig(Section):

@@ -346,6 +346,7 @@ class TestOutcome(StrEnum):
     SKIPPED = "skipped"
     MISSING = "missing"
     XFAIL = "xfail"  # expected failure (xfail/xpass): never a pass
+    DESELECTED = "deselected"  # removed by the project's own configuration (conftest, ``-m``/``-k`` in addopts)
 
 
 class Evaluation(Record):
@@ -363,6 +364,7 @@ class Evaluation(Record):
     detail: str | None = None
     backend: str = "local"
     exception: str | None = None  # first failing test's exception type and message
+    causes: dict[str, str] = Field(default_factory=dict)  # node id → why it did not pass, in words
 
     @model_validator(mode="after")
     def _passed_means_pass(self) -> Evaluation:

@@ -7,13 +7,14 @@ from dlbench.logs import script_logging
 
 with script_logging(snakemake.log[0]):
     cfg = load_config(snakemake.config)
-    image = Path(snakemake.input.image) if "image" in snakemake.input.keys() else None
+    inputs = snakemake.input.keys()
     evaluate_generations(
         Path(snakemake.input.generations),
         Path(snakemake.input.benchmark),
         Path(snakemake.input.clone),
-        image,
+        Path(snakemake.input.image) if "image" in inputs else None,
         Path(snakemake.output[0]),
         snakemake.params.backend,
         cfg.evaluate,
+        gold=Path(snakemake.input.gold) if "gold" in inputs else None,
     )

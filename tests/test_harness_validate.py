@@ -7,6 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from dlbench.config import EvaluateConfig
+from dlbench.harness.testset import gold_test_sets, passes_on, sample_task_ids
 from dlbench.harness.validate import validate_tasks, validation_table
 from dlbench.records import BenchmarkTask, EvalStatus, Evaluation, TestOutcome
 from dlbench.store import write_jsonl
@@ -21,10 +23,12 @@ def task(name: str) -> BenchmarkTask:
 
 
 def ev(name: str, model: str, status: EvalStatus, run: int = 0, exception: str | None = None) -> Evaluation:
+    outcome = TestOutcome.PASSED if status == EvalStatus.PASS else TestOutcome.FAILED
     return Evaluation(
         task_id=f"o__r:m.py:{name}", model=model, technique="reference", run=run, status=status,
-        passed=status == EvalStatus.PASS, tests={"t.py::test": TestOutcome.PASSED}, duration_s=0.1,
+        passed=status == EvalStatus.PASS, tests={"t.py::test": outcome}, duration_s=0.1,
         detail="pip failed" if status == EvalStatus.IMAGE_ERROR else None, exception=exception,
+        causes={} if outcome == TestOutcome.PASSED else {"t.py::test": exception or "assert 1 == 2"},
     )  # fmt: skip
 
 
@@ -32,7 +36,7 @@ P, F = EvalStatus.PASS, EvalStatus.FAIL
 CASES = {
     "ok": ([P, P], [F], True, None),
     "image": ([EvalStatus.IMAGE_ERROR], [EvalStatus.IMAGE_ERROR], False, "image: pip failed"),
-    "goldfails": ([F, F], [F], False, "gold fails: fail: KeyError: 'x'"),
+    "goldfails": ([F, F], [F], False, "gold fails: fail: t.py::test: KeyError: 'x'"),
     "flaky": ([P, F], [F], False, "flaky: gold passed 1/2 runs"),
     "nullpasses": ([P, P], [P], False, "null passes"),
     "nogold": ([], [F], False, "no gold"),
@@ -74,3 +78,75 @@ def test_evaluation_refuses_passed_contradicting_its_status() -> None:
         Evaluation.model_validate(ev("x", "gold", F).model_dump() | {"passed": True})
     with pytest.raises(ValueError, match="contradicts status"):
         Evaluation.model_validate(ev("x", "gold", P).model_dump() | {"passed": False})
+
+
+# One task, four tests, as gold's runs show them.
+GOLD_SHOWS = {
+    "t.py::test_ok": (TestOutcome.PASSED, None),
+    "t.py::test_gpu": (TestOutcome.SKIPPED, "skipped: Skipped: needs CUDA"),
+    "t.py::test_dynamo": (TestOutcome.DESELECTED, "deselected by the project's configuration (conftest or addopts)"),
+    "t.py::test_download": (TestOutcome.FAILED, "needs network: Temporary failure in name resolution"),
+}
+
+
+def task_of(tests: list[str]) -> BenchmarkTask:
+    return task("four").model_copy(update={"tests": tests})
+
+
+def shown(model: str, outcomes: dict[str, tuple[TestOutcome, str | None]], run: int = 0) -> Evaluation:
+    passed = all(o == TestOutcome.PASSED for o, _ in outcomes.values())
+    status = EvalStatus.PASS if passed else EvalStatus.FAIL
+    return Evaluation(
+        task_id="o__r:m.py:four", model=model, technique="reference", run=run, status=status, passed=passed,
+        tests={t: o for t, (o, _) in outcomes.items()}, duration_s=0.1,
+        causes={t: c for t, (_, c) in outcomes.items() if c},
+    )  # fmt: skip
+
+
+def null_of(tests: list[str]) -> Evaluation:
+    return shown("null", {t: (TestOutcome.FAILED, "NotImplementedError") for t in tests})
+
+
+def test_gold_decides_the_test_set_and_every_dropped_test_says_why() -> None:
+    tests = list(GOLD_SHOWS)
+    row = validation_table([task_of(tests)], [shown("gold", GOLD_SHOWS, r) for r in (0, 1)], [null_of(tests)]).iloc[0]
+    assert bool(row["usable"]) and row["tests"] == 4 and row["tests_kept"] == 1
+    assert "t.py::test_gpu: skipped: Skipped: needs CUDA" in row["dropped"]
+    assert "t.py::test_dynamo: deselected by the project's configuration" in row["dropped"]
+    assert "t.py::test_download: needs network" in row["dropped"]
+
+
+def test_too_few_tests_left_is_unusable_with_the_dropped_causes() -> None:
+    tests = list(GOLD_SHOWS)
+    row = validation_table([task_of(tests)], [shown("gold", GOLD_SHOWS)], [null_of(tests)], min_tests=2).iloc[0]
+    assert not row["usable"]
+    assert row["reason"].startswith("too few tests: 1 left, mine.min_tests is 2 (")
+    assert "needs CUDA" in row["reason"] and "needs network" in row["reason"]
+
+
+def test_a_real_failure_is_not_dropped() -> None:
+    outcomes = GOLD_SHOWS | {"t.py::test_ok": (TestOutcome.FAILED, "missing module kornia_rs")}
+    tests = list(GOLD_SHOWS)
+    row = validation_table([task_of(tests)], [shown("gold", outcomes)], [null_of(tests)]).iloc[0]
+    assert row["reason"] == "gold fails: fail: t.py::test_ok: missing module kornia_rs"
+
+
+def test_models_are_graded_on_the_kept_tests_only() -> None:
+    trimmed = gold_test_sets({"o__r:m.py:four": task_of(list(GOLD_SHOWS))}, [shown("gold", GOLD_SHOWS)])
+    kept = trimmed["o__r:m.py:four"].tests
+    assert kept == ["t.py::test_ok"]
+    # A candidate that makes a kept test skip does not pass; one that passes it does.
+    assert not passes_on(shown("m", {"t.py::test_ok": (TestOutcome.SKIPPED, "skipped: x")}), kept)
+    assert passes_on(shown("m", {"t.py::test_ok": (TestOutcome.PASSED, None)}), kept)
+
+
+def test_seeded_sample_is_stable_and_outside_tasks_say_so() -> None:
+    ids = [f"o__r:m.py:f{i}" for i in range(10)]
+    first = sample_task_ids(ids, 3, seed=7)
+    assert len(first) == 3 and first == sample_task_ids(reversed(ids), 3, seed=7)
+    assert len({frozenset(sample_task_ids(ids, 3, seed)) for seed in range(5)}) > 1  # the seed matters
+    assert sample_task_ids(ids, 0, seed=7) == set(ids)
+    tasks = [task(f"f{i}") for i in range(10)]
+    frame = validation_table(tasks, [], [], cfg=EvaluateConfig(sample_tasks=3, sample_seed=7)).set_index("task_id")
+    assert set(frame.index[frame["reason"].str.startswith("no gold")]) == first
+    assert (frame["reason"].str.startswith("not sampled")).sum() == 7

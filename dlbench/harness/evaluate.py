@@ -16,10 +16,12 @@ import json
 import logging
 import queue
 import re
+import signal
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -29,6 +31,7 @@ from dlbench.config import EvaluateConfig
 from dlbench.harness.patch import CandidateSyntaxError, PatchError, patch_source
 from dlbench.harness.run import Candidate, preload_for, resolve_backend
 from dlbench.harness.screen import screen
+from dlbench.harness.testset import gold_test_sets, sample_task_ids
 from dlbench.harness.verdict import RunResult, grade
 from dlbench.logs import Progress
 from dlbench.records import (
@@ -81,12 +84,17 @@ class EvalReport(Evaluation):
 
 def evaluate_generations(
     generations: Path, benchmark: Path, clone: Path, image: Path | None, out: Path, backend: str, cfg: EvaluateConfig,
-    evidence_root: Path = EVIDENCE_ROOT,
+    evidence_root: Path = EVIDENCE_ROOT, gold: Path | None = None,
 ) -> list[Evaluation]:  # fmt: skip
-    """The ``evaluate`` rule: the candidates of one model × technique × repository."""
-    gens = read_jsonl(generations, Generation)
+    """The ``evaluate`` rule: the candidates of one model × technique × repository, on the
+    repository's seeded task sample; with ``gold`` (every model but gold), each task keeps
+    only the tests gold's runs kept (``testset``)."""
     record = read_json(clone, CloneRecord)
     tasks = {t.task_id: t for t in iter_jsonl(benchmark, BenchmarkTask) if t.slug == record.slug}
+    if gold is not None:
+        tasks = gold_test_sets(tasks, read_jsonl(gold, Evaluation))
+    sampled = sample_task_ids(tasks, cfg.sample_tasks, cfg.sample_seed)
+    gens = [g for g in read_jsonl(generations, Generation) if g.task_id in sampled or g.task_id not in tasks]
     gens = [repeat for gen in gens for repeat in _repeats(gen, cfg)]
     image_record = read_json(image, ImageRecord) if image else None
     results = evaluate_repo(record, tasks, gens, image_record, backend, cfg, cfg.jobs, evidence_root)
@@ -179,9 +187,10 @@ def evaluate_repo(
             yield (i, job, patched, digest), Candidate.make(job.name, {job.task.path: patched}, job.task.tests)
 
     factory = partial(_new_session, clone, image, backend, cfg, mode)
-    for (i, job, patched, digest), candidate, run in run_pool(factory, pending(), jobs):
-        results[i] = _record(job, candidate, patched, digest, run, backend)
-        progress.advance()
+    with closing(run_pool(factory, pending(), jobs)) as runs:  # closed now, even on Ctrl-C: no container stays
+        for (i, job, patched, digest), candidate, run in runs:
+            results[i] = _record(job, candidate, patched, digest, run, backend)
+            progress.advance()
     return [results[i] for i in range(len(gens))]
 
 
@@ -280,8 +289,9 @@ def _finished(evidence: Path, digest: str) -> Evaluation | None:
 def _record(job: Job, candidate: Candidate, patched: str, digest: str, run: RunResult, backend: str) -> Evaluation:
     verdict = grade(candidate.tests, candidate.nonce, run)
     evaluation = _evaluation(
-        job, verdict.status, verdict.detail, backend, tests=verdict.tests, duration_s=run.wall_s, exception=verdict.exception
-    )
+        job, verdict.status, verdict.detail, backend, tests=verdict.tests, duration_s=run.wall_s,
+        exception=verdict.exception, causes=verdict.causes,
+    )  # fmt: skip
     job.evidence.mkdir(parents=True, exist_ok=True)
     write_text(job.evidence / "patched.py", patched)
     write_text(job.evidence / "command.txt", " ".join(run.cmd) + "\n")
@@ -301,7 +311,7 @@ def _record(job: Job, candidate: Candidate, patched: str, digest: str, run: RunR
 
 
 def _new_session(clone: CloneRecord, image: ImageRecord | None, backend: str, cfg: EvaluateConfig, mode: str):
-    preload = preload_for(Path(clone.path))
+    preload = preload_for(Path(clone.path)) if cfg.preload else ()
     if backend == "local":
         from dlbench.harness.local import LocalSession
 
@@ -345,10 +355,35 @@ def run_pool(factory: Callable, items: Iterable[tuple[T, Candidate]], jobs: int)
             candidates.append(candidate)
             yield candidate
 
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        with sigterm_exits():
             for n, result in enumerate(pool.map(work, feed())):
                 yield payloads[n], candidates[n], result
     finally:
-        for session in created:
-            session.close()
+        _close_all(created)  # first: runs still in flight end with their container
+        pool.shutdown(wait=True, cancel_futures=True)
+        _close_all(created)  # a session a worker created meanwhile
+
+
+def _close_all(sessions: list) -> None:
+    for session in list(sessions):
+        session.close()
+
+
+@contextmanager
+def sigterm_exits() -> Iterator[None]:
+    """SIGTERM (Snakemake cancelling a job, ``kill``) raises ``SystemExit`` in the main thread,
+    so clean-up runs as on Ctrl-C; elsewhere (a worker thread) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from dlbench.config import EvaluateConfig
-from dlbench.harness.run import PRELOAD, Session, SessionLost
+from dlbench.harness.run import PRELOAD, Session, SessionLost, preload_args
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ class LocalSession(Session):
         self.work = tempfile.mkdtemp(prefix="dlbench-local-")
         cmd = [
             sys.executable, str(SUPERVISOR), "serve", "--repo", str(self.repo), "--work", self.work,
-            "--plugin", str(PLUGIN), "--preload", ",".join(self.preload),
+            "--plugin", str(PLUGIN), *preload_args(self.preload, self.cfg.preload),
         ]  # fmt: skip
         env = candidate_env(os.environ, self.work)
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=self.work)

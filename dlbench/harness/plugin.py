@@ -9,8 +9,10 @@ candidate shares): ``hello`` (before pytest starts), ``collect_error``, ``collec
 ``report`` per test phase as it happens, ``tamper`` when a watched pytest internal has been
 replaced since ``hello``, and ``finish``. The host grades from these events only.
 It also keeps only the items under the task's node ids (so an id pytest cannot find is a
-missing test, not an aborted session) and sets the traceback style (the terminal
-reporter is off).
+missing test, not an aborted session), reports which of them the project's own
+configuration deselected (``deselected``), neutralises the options of the project's
+``addopts`` that conflict with the harness (``config`` names them), and sets the traceback
+style (the terminal reporter is off).
 """
 
 from __future__ import annotations
@@ -32,6 +34,34 @@ _WRITE = os.write  # captured before candidate code can replace os.write
 _BASELINE: dict[str, str] = {}
 TEXT_LIMIT = 4000  # tail of a failure's traceback kept in its event
 _SELECTED: list[str] = []
+_BEFORE: list[str] = []  # selected ids before the project's own pytest_collection_modifyitems
+_DESELECTED: set[str] = set()
+_NEUTRALISED: list[str] = []
+# Options a project's ``addopts`` may hold that conflict with the harness: the terminal
+# reporter and the cache are off, every listed test runs once, in this process, with no
+# files written for reports. (Flags take no value; valued ones take ``=v`` or the next token.)
+DROP_FLAGS = frozenset(
+    {
+        "--verbose", "--quiet", "--showlocals", "--no-showlocals", "--no-header", "--no-summary", "--no-fold-skipped",
+        "--force-short-summary", "--full-trace", "--fulltrace", "--disable-warnings", "--disable-pytest-warnings",
+        "--xfail-tb", "--exitfirst", "--strict-markers", "--strict", "--strict-config", "--lf", "--last-failed",
+        "--ff", "--failed-first", "--nf", "--new-first", "--lfnf", "--sw", "--stepwise", "--sw-skip",
+        "--stepwise-skip", "--sw-reset", "--stepwise-reset", "--cache-clear", "--collect-only", "--co",
+        "--setup-only", "--setup-plan", "--setup-show", "--pdb", "--trace", "--looponfail", "--cov-append",
+        "--no-cov", "--no-cov-on-fail", "--instafail", "--forked", "--pastebin",
+    }
+)  # fmt: skip
+DROP_VALUED = frozenset(
+    {
+        "--color", "--code-highlight", "--tb", "--show-capture", "--durations", "--durations-min", "--verbosity",
+        "--report-chars", "--maxfail", "--last-failed-no-failures", "--cov", "--cov-report", "--cov-config",
+        "--cov-fail-under", "--cov-context", "--numprocesses", "--dist", "--maxprocesses", "--max-worker-restart",
+        "--tx", "--rsyncdir", "--junitxml", "--junit-xml", "--junit-prefix", "--html", "--json-report-file",
+        "--reruns", "--reruns-delay", "--only-rerun", "--cache-show", "--pdbcls", "--result-log",
+    }
+)  # fmt: skip
+DROP_SHORT_FLAGS = "vqlx"
+DROP_SHORT_VALUED = "rn"
 
 
 def _watched() -> dict[str, object]:
@@ -78,6 +108,8 @@ def attach(fd: int, selected: list[str]) -> None:
     global _FD
     _FD = fd
     _SELECTED[:] = selected
+    _BEFORE.clear()
+    _DESELECTED.clear()
     _BASELINE.clear()
     _BASELINE.update(fingerprints())
     send({"ev": "hello", "pid": os.getpid(), "python": sys.version.split()[0], "pytest": pytest.__version__})
@@ -90,6 +122,52 @@ def send(event: dict) -> None:
     view = memoryview(data)
     while view:
         view = view[_WRITE(_FD, view) :]
+
+
+def neutralise(args: list[str]) -> tuple[list[str], list[str]]:
+    """(kept, dropped) arguments: the conflicting options of ``DROP_*`` removed with their values."""
+    kept: list[str] = []
+    dropped: list[str] = []
+    i = 0
+    while i < len(args):
+        arg, i = args[i], i + 1
+        takes_next = _drops(arg, kept, dropped)
+        if takes_next and i < len(args) and not args[i].startswith("-"):
+            dropped[-1] += f" {args[i]}"
+            i += 1
+    return kept, dropped
+
+
+def _drops(arg: str, kept: list[str], dropped: list[str]) -> bool:
+    """Sort one argument into ``kept``/``dropped``; True when a dropped option's value is the next token."""
+    name = arg.split("=", 1)[0]
+    if name in DROP_FLAGS or name in DROP_VALUED:
+        dropped.append(arg)
+        return name in DROP_VALUED and "=" not in arg
+    if not arg.startswith("-") or arg.startswith("--") or len(arg) < 2:
+        kept.append(arg)
+        return False
+    rest = arg[1:].lstrip(DROP_SHORT_FLAGS)  # a cluster: -vv, -vs, -ra, -n4, -vn
+    if rest and rest[0] in DROP_SHORT_VALUED:
+        dropped.append(arg)
+        return len(rest) == 1
+    if rest != arg[1:]:
+        dropped.append(arg[: len(arg) - len(rest)])
+    if rest:
+        kept.append("-" + rest)
+    return False
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]):
+    """After the project's initial conftests (they may add options): drop the conflicting
+    options, then any option still unknown (a plugin the image lacks), so pytest runs."""
+    result = yield
+    kept, dropped = neutralise(args)
+    unknown = set(parser.parse_known_and_unknown_args(kept)[1])
+    args[:] = [a for a in kept if a not in unknown]
+    _NEUTRALISED[:] = dropped + [f"{a} (unknown option)" for a in sorted(unknown)]
+    return result
 
 
 def check(stage: str) -> None:
@@ -108,9 +186,21 @@ def _exception(report: pytest.TestReport | pytest.CollectReport) -> str | None:
     return str(report.longrepr).strip().splitlines()[-1][:2000] if report.longrepr else None
 
 
+def _reason(report: pytest.TestReport) -> str | None:
+    """Why a test was skipped or xfailed (``Skipped: no CUDA``; an xfail's reason)."""
+    if hasattr(report, "wasxfail"):
+        return str(report.wasxfail)[:500] or "xfail"
+    if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+        return str(report.longrepr[2])[:500]
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.option.tbstyle = "short"  # ``--tb`` belongs to the terminal plugin, which is off
+    inifile = str(config.inipath) if config.inipath else None
+    config.pluginmanager.register(FirstLook(), "dlbench_first_look")
+    send({"ev": "config", "rootdir": str(config.rootpath), "inifile": inifile, "neutralised": list(_NEUTRALISED)})
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -131,15 +221,39 @@ def selects(node_id: str, selected: list[str]) -> bool:
     return any(node_id == s or node_id.startswith((s + "[", s + "::")) for s in selected)
 
 
+class FirstLook:
+    """Registered at configure: sees the items before any other ``pytest_collection_modifyitems``."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        _BEFORE[:] = [item.nodeid for item in items if selects(item.nodeid, _SELECTED)]
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Only the task's items run; those the project's configuration removed are reported."""
     if not _SELECTED:
         return  # not attached (the supervisor's warm-up run): run everything
+    present = {item.nodeid for item in items}
+    removed = [nid for nid in _BEFORE if nid not in present and nid not in _DESELECTED]
+    _report_deselected(removed)  # dropped from the list without pytest_deselected
     keep = [item for item in items if selects(item.nodeid, _SELECTED)]
     dropped = [item for item in items if not selects(item.nodeid, _SELECTED)]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
     items[:] = keep
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    _report_deselected([item.nodeid for item in items])
+
+
+def _report_deselected(ids: list[str]) -> None:
+    """Task tests deselected by the project (``-m``/``-k`` in addopts, a conftest hook)."""
+    ours = [nid for nid in ids if _SELECTED and selects(nid, _SELECTED) and nid not in _DESELECTED]
+    if ours:
+        _DESELECTED.update(ours)
+        send({"ev": "deselected", "ids": ours})
 
 
 @pytest.hookimpl(trylast=True)
@@ -160,6 +274,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             "duration": round(report.duration, 6),
             "exc": _exception(report),
             "text": str(report.longrepr)[-TEXT_LIMIT:] if report.failed else None,
+            "reason": _reason(report),
         }
     )
     if report.when == "teardown":

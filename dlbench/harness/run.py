@@ -28,9 +28,13 @@ REPLY_GRACE_S = 30.0  # beyond the candidate's own limit: copying, start-up, cle
 START_TIMEOUT_S = 120.0
 PRELOAD = ("numpy", "pytest")
 # Import names that differ from distribution names; frameworks that start threads at import
-# are not preloaded (a fork after that can deadlock), the child imports them itself.
-IMPORT_NAMES = {"scikit-learn": "sklearn", "pillow": "PIL", "opencv-python": "cv2", "pyyaml": "yaml", "scikit-image": "skimage"}
-FORK_UNSAFE = {"tensorflow", "tensorflow-cpu", "tensorflow-gpu", "jax", "jaxlib", "keras"}
+# are not preloaded (a fork after that can deadlock), the child imports them itself (the
+# supervisor also refuses any module whose import starts a thread).
+IMPORT_NAMES = {
+    "scikit-learn": "sklearn", "pillow": "PIL", "opencv-python": "cv2", "pyyaml": "yaml", "scikit-image": "skimage",
+    "tensorflow-cpu": "tensorflow", "tensorflow-gpu": "tensorflow",
+}  # fmt: skip
+FORK_UNSAFE = ("tensorflow", "jax", "jaxlib", "keras")
 
 
 @dataclass(frozen=True)
@@ -69,8 +73,15 @@ def preload_for(checkout: Path) -> tuple[str, ...]:
     except Exception:  # noqa: BLE001 - a warm-up hint only: the image build reports bad files
         requirements = []
     names = [re.split(r"[\s\[<>=!~;@]", r.strip(), maxsplit=1)[0].lower() for r in requirements]
-    modules = [IMPORT_NAMES.get(n, n.replace("-", "_")) for n in names if n and n not in FORK_UNSAFE]
-    return tuple(dict.fromkeys([*PRELOAD, *modules]))
+    modules = [IMPORT_NAMES.get(n, n.replace("-", "_")) for n in names if n]
+    return tuple(dict.fromkeys(m for m in [*PRELOAD, *modules] if m not in FORK_UNSAFE))
+
+
+def preload_args(preload: tuple[str, ...], discover: bool) -> list[str]:
+    """Supervisor arguments: modules to import once, whether to add the project's own
+    third-party imports (``evaluate.preload``), and those never to import before forking."""
+    skip = [arg for name in FORK_UNSAFE for arg in ("--skip-preload", name)]
+    return ["--preload", ",".join(preload), *(["--discover"] if discover else []), *skip]
 
 
 class SessionLost(RuntimeError):
@@ -120,6 +131,8 @@ class Session(ABC):
             answer = json.loads(self._recv_line(time.monotonic() + self.cfg.timeout_s + REPLY_GRACE_S))
             if answer.get("id") != candidate.key:  # out of step, or not written by the supervisor
                 raise SessionLost(f"answer for another request: {str(answer.get('id'))[:100]!r}")
+            if answer.get("restart"):  # the candidate changed the supervisor's own state
+                self.close()
             return RunResult.from_response(answer)
         except (SessionLost, OSError, ValueError) as exc:
             log.warning("%s supervisor lost while running %s: %s; restarting it", self.backend, candidate.key, exc)

@@ -16,8 +16,11 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import os
 import select
+import socket
 import struct
+import threading
 import time
 from pathlib import Path
 
@@ -25,9 +28,9 @@ from docker.errors import DockerException
 from docker.models.containers import Container
 
 import docker
-from dlbench.config import EvaluateConfig
+from dlbench.config import EvaluateConfig, ImagesConfig
 from dlbench.harness.image import REPO_DIR, RUNNER_UID, SUPPORT_DIR, build_project_image, docker_client
-from dlbench.harness.run import PRELOAD, REPLY_GRACE_S, Candidate, Session, SessionLost, request
+from dlbench.harness.run import PRELOAD, REPLY_GRACE_S, Candidate, Session, SessionLost, preload_args, request
 from dlbench.harness.verdict import RunResult
 from dlbench.records import CloneRecord, CloneStatus, ImageRecord, ImageStatus
 from dlbench.store import read_json, write_json
@@ -40,6 +43,8 @@ TMPFS_MB = 512
 SHM_MB = 16
 SUPERVISOR_MB = 384  # the warm supervisor and the tmpfs copies, on top of the candidate's memory
 LABEL = "dlbench.sandbox"
+OWNER_LABEL = "dlbench.owner"  # host:pid:start time of the evaluator that started the container
+_orphans_checked = threading.Event()
 STDERR_KEEP = 64 * 1024
 
 
@@ -48,10 +53,10 @@ def support_files() -> dict[str, bytes]:
     return {name: (HERE / name).read_bytes() for name in ("supervisor.py", "plugin.py")}
 
 
-def supervisor_command(mode: str, preload: tuple[str, ...] = ()) -> list[str]:
+def supervisor_command(mode: str, preload: tuple[str, ...] = (), discover: bool = False) -> list[str]:
     return [
         "python", f"{SUPPORT_DIR}/supervisor.py", mode, "--repo", REPO_DIR, "--work", WORK_DIR,
-        "--plugin", f"{SUPPORT_DIR}/plugin.py", "--preload", ",".join(preload), "--sandboxed",
+        "--plugin", f"{SUPPORT_DIR}/plugin.py", *preload_args(preload, discover), "--sandboxed",
     ]  # fmt: skip
 
 
@@ -76,9 +81,47 @@ def container_options(cfg: EvaluateConfig) -> dict:
             "MKL_NUM_THREADS": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
         },
-        "labels": {LABEL: "1"},
+        "labels": {LABEL: "1", OWNER_LABEL: owner_id(os.getpid())},
         "detach": True,
     }
+
+
+def owner_id(pid: int) -> str | None:
+    """``host:pid:start time`` of a live process (the start time tells a reused pid apart), else None."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            start = fh.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+    return f"{socket.gethostname()}:{pid}:{start}"
+
+
+def is_orphan(owner: str | None) -> bool:
+    """A container of an evaluator on this host that is gone (killed with -9, crashed)."""
+    host, _, rest = (owner or "").partition(":")
+    pid = rest.split(":", 1)[0]
+    return host == socket.gethostname() and pid.isdigit() and owner_id(int(pid)) != owner
+
+
+def remove_orphans(client: docker.DockerClient) -> list[str]:
+    """Remove sandbox containers whose evaluator is gone; the ids removed."""
+    removed = []
+    for container in client.containers.list(all=True, filters={"label": LABEL}):
+        if is_orphan(container.labels.get(OWNER_LABEL)):
+            try:
+                container.remove(force=True)
+                removed.append(container.short_id)
+            except DockerException as exc:  # removed meanwhile by another run
+                log.info("could not remove orphan container %s: %s", container.short_id, exc)
+    if removed:
+        log.warning("removed %d sandbox container(s) left by an interrupted run: %s", len(removed), ", ".join(removed))
+    return removed
+
+
+def remove_orphans_once(client: docker.DockerClient) -> None:
+    if not _orphans_checked.is_set():
+        _orphans_checked.set()
+        remove_orphans(client)
 
 
 class DockerSession(Session):
@@ -99,10 +142,11 @@ class DockerSession(Session):
         self.stderr = b""
 
     def _start(self) -> None:
+        remove_orphans_once(self.client)
         self.container = self.client.containers.run(self.image, ["sleep", "infinity"], **container_options(self.cfg))
         api = self.client.api
         exec_id = api.exec_create(
-            self.container.id, supervisor_command("serve", self.preload), stdin=True, stdout=True, stderr=True, tty=False,
+            self.container.id, supervisor_command("serve", self.preload, self.cfg.preload), stdin=True, stdout=True, stderr=True, tty=False,
             user=f"{RUNNER_UID}:{RUNNER_UID}",
         )["Id"]  # fmt: skip
         self.sock = api.exec_start(exec_id, socket=True)
@@ -179,6 +223,7 @@ def run_naive(image: str, candidate: Candidate, cfg: EvaluateConfig, client: doc
     payload = base64.b64encode(json.dumps(request(candidate, cfg)).encode()).decode()
     limit = str(int(cfg.timeout_s + REPLY_GRACE_S))
     command = ["timeout", "-s", "KILL", limit, *supervisor_command("once"), "--request", payload]
+    remove_orphans_once(client)
     try:
         container = client.containers.run(image, command, **container_options(cfg))
     except DockerException as exc:  # the engine, not the candidate
@@ -198,7 +243,7 @@ def run_naive(image: str, candidate: Candidate, cfg: EvaluateConfig, client: doc
         return RunResult(violations=["the supervisor was killed before it answered"])
 
 
-def build_image_file(clone: Path, out: Path, build_log: Path, cfg: EvaluateConfig) -> ImageRecord:
+def build_image_file(clone: Path, out: Path, build_log: Path, cfg: EvaluateConfig, images: ImagesConfig | None = None) -> ImageRecord:
     """The ``build_image`` rule: the project image of one clone, as ``results/images/{repo}.json``.
 
     A failed clone or build is recorded (status ``image_error``); an engine that does not
@@ -212,7 +257,7 @@ def build_image_file(clone: Path, out: Path, build_log: Path, cfg: EvaluateConfi
                             status=ImageStatus.IMAGE_ERROR, error=f"clone failed: {record.error}", build_log=str(build_log))  # fmt: skip
     else:
         image = build_project_image(
-            Path(record.path), record.slug, record.sha or "", cfg.base_image, Path(build_log), support_files()
+            Path(record.path), record.slug, record.sha or "", cfg.base_image, Path(build_log), support_files(), images=images
         )
     write_json(out, image)
     return image

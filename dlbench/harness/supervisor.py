@@ -28,6 +28,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import re
 import resource
 import selectors
 import shutil
@@ -48,10 +49,20 @@ CHECKED_SUFFIXES = (".py", ".pyc", ".pth", ".ini", ".cfg", ".toml")
 OWN_DIR = ".dlbench"  # TMPDIR, HOME, basetemp and the canary file of one candidate
 SCRATCH_SUBDIRS = ("tmp", "home", "basetemp")  # of OWN_DIR: anything may be written there
 SCRATCH_DIRS = ("/tmp", "/dev/shm")
+SUPERVISOR_HOME = ".home"  # of the work dir: the warm parent's home while it preloads, then sealed
+# Where programs write caches and settings, relative to a home: each candidate's own.
+HOME_ENV = {
+    "HOME": "", "MPLCONFIGDIR": ".config/matplotlib", "XDG_CACHE_HOME": ".cache", "XDG_CONFIG_HOME": ".config",
+    "XDG_DATA_HOME": ".local/share", "TORCH_HOME": ".cache/torch", "HF_HOME": ".cache/huggingface",
+}  # fmt: skip
+IMPORT_LINE = re.compile(rb"^[ \t]*(?:from|import)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+SCAN_FILES = 5000  # source files read to find the project's third-party imports
 # Built-in plugins a graded run does not need: the unraisable/thread exception plugins cost
 # a gc.collect() per run and the terminal reporter ~15 % of a warm run; failures' texts
 # travel in the report events instead.
 NO_PLUGINS = ("-p", "no:cacheprovider", "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:terminal")
+# A module that cannot be collected must not stop the task's tests in other modules.
+RUN_ARGS = ("--capture=no", "--continue-on-collection-errors")
 # A throw-away project run once at start-up, so pytest's lazy imports happen before forking.
 WARM_UP = {
     "pyproject.toml": '[tool.pytest.ini_options]\naddopts = ""\n',
@@ -101,6 +112,9 @@ class Supervisor:
         os.makedirs(self.work, exist_ok=True)
         for entry in _listdir(self.work):  # left over by a killed predecessor
             _force_rmtree(os.path.join(self.work, entry))
+        self.home = os.path.join(self.work, SUPERVISOR_HOME)
+        os.makedirs(self.home)
+        os.environ.update(home_env(self.home))  # what preloaded modules cache (matplotlib's config dir) is ours
         _prctl(PR_SET_DUMPABLE, 0)
         _prctl(PR_SET_CHILD_SUBREAPER, 1)
         self.plugin = load_plugin(plugin_path)
@@ -111,16 +125,23 @@ class Supervisor:
         self.counter = 0
         self.child = 0
         self.reaped: dict[int, int] = {}
+        self.home_before: dict = {}
 
-    def preload(self, modules: list[str]) -> list[str]:
-        """Import third-party modules once, and let pytest load what a real run loads."""
-        loaded = []
-        for name in modules:
-            try:
-                __import__(name)
-                loaded.append(name)
-            except Exception:  # noqa: BLE001, S110 - optional warm-up: the child imports it itself if it can
-                pass
+    def preload(self, modules: list[str], skip: list[str]) -> list[str]:
+        """Import third-party modules once (those that start threads are refused: forking
+        after that can deadlock), and let pytest load what a real run loads."""
+        loaded = [name for name in modules if name not in skip and _import_single_threaded(name)]
+        self._warm_up()
+        for name, module in list(sys.modules.items()):  # the project's own must not leak into children
+            if (getattr(module, "__file__", None) or "").startswith(self.repo + os.sep):
+                del sys.modules[name]
+        _cache_rewrites(self.repo)
+        _seal(self.home)
+        self.home_before = _snapshot(self.home)
+        gc.freeze()  # children's collections skip the warm heap: fewer copy-on-write faults
+        return loaded
+
+    def _warm_up(self) -> None:
         warm = tempfile.mkdtemp(dir=self.work)
         for name, text in WARM_UP.items():
             with open(os.path.join(warm, name), "w", encoding="utf-8") as fh:
@@ -137,13 +158,10 @@ class Supervisor:
             for fd in (*saved, null):
                 os.close(fd)
             _force_rmtree(warm)
-        for name, module in list(sys.modules.items()):  # the warm-up's and the project's own must not leak
-            if (getattr(module, "__file__", None) or "").startswith((warm, self.repo + os.sep)):
+        for name, module in list(sys.modules.items()):
+            if (getattr(module, "__file__", None) or "").startswith(warm):
                 del sys.modules[name]
         sys.path[:] = [p for p in sys.path if not p.startswith(warm)]
-        _cache_rewrites(self.repo)
-        gc.freeze()  # children's collections skip the warm heap: fewer copy-on-write faults
-        return loaded
 
     # ------------------------------------------------------------ one candidate
 
@@ -163,8 +181,17 @@ class Supervisor:
         finally:
             self._kill_rest()
             result["violations"] += self._cleanup(copy)
-        result.update(id=req.get("id"), wall_s=round(time.monotonic() - start, 4))
+        home = self._home_changed()
+        result["violations"] += home
+        result.update(id=req.get("id"), wall_s=round(time.monotonic() - start, 4), restart=bool(home))
         return result
+
+    def _home_changed(self) -> list[str]:
+        """The sealed home of the warm parent changed: this candidate's violation, and the
+        next one needs a fresh supervisor (``restart``)."""
+        after = _snapshot(self.home)
+        changed = sorted(set(after.items()) ^ set(self.home_before.items()))
+        return [f"changed the supervisor's home: {rel}" for rel in dict(changed)]
 
     def _prepare(self, copy: str, req: dict) -> tuple[list[str], dict]:
         _copy_tree(self.repo, copy, link_large=self.sandboxed)
@@ -181,7 +208,7 @@ class Supervisor:
         before = _snapshot(copy)  # the canary included: editing it is a change like any other
         files = [f for f in dict.fromkeys(t.split("::")[0] for t in req["tests"]) if os.path.isfile(os.path.join(copy, f))]
         args = [
-            "--capture=no", f"--rootdir={copy}", f"--confcutdir={copy}", *NO_PLUGINS,
+            *RUN_ARGS, f"--rootdir={copy}", f"--confcutdir={copy}", *NO_PLUGINS,
             f"--basetemp={os.path.join(own, 'basetemp')}", *(self.entry_plugins or ()), *files, canary_file(req["nonce"]),
         ]  # fmt: skip
         return args, before
@@ -224,7 +251,7 @@ class Supervisor:
         own = os.path.join(copy, OWN_DIR)
         os.chdir(copy)
         env = os.environ
-        env.update(TMPDIR=os.path.join(own, "tmp"), HOME=os.path.join(own, "home"), MPLCONFIGDIR=os.path.join(own, "home"))
+        env.update(home_env(os.path.join(own, "home")), TMPDIR=os.path.join(own, "tmp"))
         paths = [_rebase(p, self.repo, copy) for p in sys.path if not p.startswith(self.work)]
         sys.path[:] = [copy] + [p for p in paths if p != copy]
         env["PYTHONPATH"] = os.pathsep.join(_rebase(p, self.repo, copy) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p)
@@ -344,12 +371,70 @@ class Supervisor:
                     stray.append(f"wrote outside its copy: {path}")
                     _force_rmtree(path)
         for entry in _listdir(self.work):
-            _force_rmtree(os.path.join(self.work, entry))
-            stray.append(f"wrote outside its copy: {os.path.join(self.work, entry)}")
+            if entry != SUPERVISOR_HOME:
+                _force_rmtree(os.path.join(self.work, entry))
+                stray.append(f"wrote outside its copy: {os.path.join(self.work, entry)}")
         return stray
 
 
 # ---------------------------------------------------------------- helpers
+
+
+class ForkUnsafe(Exception):
+    """Importing this module started a thread: the supervisor restarts without it."""
+
+
+def home_env(home: str) -> dict[str, str]:
+    """HOME and the cache and settings directories programs derive from it, under ``home``."""
+    return {name: os.path.join(home, rel) if rel else home for name, rel in HOME_ENV.items()}
+
+
+def _import_single_threaded(name: str) -> bool:
+    """Import ``name`` if installed; raise ``ForkUnsafe`` if that started a thread."""
+    try:
+        __import__(name)
+    except Exception:  # noqa: BLE001 - optional warm-up: the child imports it itself if it can
+        return False
+    if len(_listdir("/proc/self/task")) > 1:
+        raise ForkUnsafe(name)
+    return True
+
+
+def project_imports(repo: str) -> list[str]:
+    """Installed third-party top-level modules the project's sources import (preload candidates)."""
+    own = {n.removesuffix(".py") for d in (repo, os.path.join(repo, "src")) for n in _listdir(d)}
+    found: set[str] = set()
+    for path in _python_files(repo)[:SCAN_FILES]:
+        try:
+            with open(path, "rb") as fh:
+                found.update(m.decode() for m in IMPORT_LINE.findall(fh.read()))
+        except OSError:
+            continue
+    third_party = found - own - set(sys.stdlib_module_names) - {"__future__", "conftest"}
+    return sorted(name for name in third_party if _installed(name))
+
+
+def _python_files(repo: str) -> list[str]:
+    files = []
+    for dirpath, dirnames, filenames in os.walk(repo):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        files += [os.path.join(dirpath, n) for n in sorted(filenames) if n.endswith(".py")]
+    return files
+
+
+def _installed(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _seal(root: str) -> None:
+    """Read-only for everyone: a child writing there fails (and a chmod back shows in the snapshot)."""
+    for dirpath, _, filenames in os.walk(root):
+        for name in filenames:
+            _try(os.chmod, os.path.join(dirpath, name), 0o444)
+        _try(os.chmod, dirpath, 0o555)
 
 
 def _cache_rewrites(repo: str) -> None:
@@ -538,19 +623,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repo", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--plugin", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugin.py"))
-    parser.add_argument("--preload", default="")
+    parser.add_argument("--preload", default="", help="modules to import once, comma-separated")
+    parser.add_argument("--discover", action="store_true", help="also preload the project's installed third-party imports")
+    parser.add_argument("--skip-preload", action="append", default=[], help="never preload (it started a thread)")
     parser.add_argument("--sandboxed", action="store_true", help="alone in a container: may kill every other process")
     args = parser.parse_args(argv)
     sup = Supervisor(args.repo, args.work, args.plugin, args.sandboxed)
     if args.mode == "once":
         _reply(sup.run(json.loads(base64.b64decode(args.request))))
         return 0
-    _reply({"ready": True, "pid": os.getpid(), "preloaded": sup.preload([m for m in args.preload.split(",") if m])})
+    modules = [m for m in args.preload.split(",") if m] + (project_imports(sup.repo) if args.discover else [])
+    try:
+        loaded = sup.preload(list(dict.fromkeys(modules)), args.skip_preload)
+    except ForkUnsafe as exc:  # start afresh, single-threaded, without it
+        command = [sys.executable, os.path.abspath(__file__), *(argv if argv is not None else sys.argv[1:])]
+        os.execv(sys.executable, [*command, "--skip-preload", str(exc)])
+    _reply({"ready": True, "pid": os.getpid(), "preloaded": loaded, "not_preloaded": args.skip_preload})
     while line := sys.stdin.readline():
         req = json.loads(line)
         if req.get("op") == "exit":
             break
-        _reply(sup.run(req))
+        result = sup.run(req)
+        _reply(result)
+        if result["restart"]:
+            break
     return 0
 
 

@@ -1,71 +1,124 @@
 """Which benchmark tasks are usable: gold must pass (every run), null must fail.
 
-``results/validation.csv`` has one row per task with ``usable`` and, when not, the first
-reason in this order: ``image`` (the project image or checkout is unusable), ``no gold``
-(no gold evaluation), ``gold fails``, ``flaky`` (gold passed in some runs only),
-``no null`` (no null evaluation: nothing shows the tests can fail), ``null passes``.
+A task's tests are those gold's runs keep (``testset``: skipped, xfailed, deselected and
+network-bound tests are dropped, each with its cause in ``dropped``). ``results/validation.csv``
+has one row per task with ``usable`` and, when not, the first reason in this order:
+``image`` (the project image or checkout is unusable), ``not sampled``
+(``evaluate.sample_tasks``), ``no gold`` (no gold evaluation), ``too few tests`` (fewer than
+``mine.min_tests`` kept), ``gold fails`` (with the first failing test's cause), ``flaky``
+(gold passed in some runs only), ``no null`` (nothing shows the tests can fail),
+``null passes``.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pandas as pd
 
+from dlbench.config import EvaluateConfig
+from dlbench.harness.testset import dropped_tests, kept_tests, passes_on, sample_task_ids
 from dlbench.records import BenchmarkTask, EvalStatus, Evaluation
 from dlbench.store import iter_jsonl, write_frame
 
-COLUMNS = ["task_id", "repo", "usable", "reason", "gold_runs", "gold_passes", "gold_status", "gold_exception", "null_status"]
+COLUMNS = [
+    "task_id", "repo", "usable", "reason", "tests", "tests_kept", "dropped", "gold_runs", "gold_passes", "gold_status",
+    "gold_exception", "null_status",
+]  # fmt: skip
 
 
-def task_row(task: BenchmarkTask, gold: list[Evaluation], null: list[Evaluation]) -> dict:
-    passes = sum(e.passed for e in gold)
-    failing = next((e for e in gold if not e.passed), None)
+def task_row(task: BenchmarkTask, gold: list[Evaluation], null: list[Evaluation], min_tests: int, sampled: bool = True) -> dict:
+    dropped = dropped_tests(gold)
+    kept = kept_tests(task.tests, dropped)
+    passes = sum(passes_on(e, kept) for e in gold)
+    failing = next((e for e in gold if not passes_on(e, kept)), None)
     row = {
         "task_id": task.task_id,
         "repo": task.repo,
+        "tests": len(task.tests),
+        "tests_kept": len(kept),
+        "dropped": "; ".join(f"{t}: {why}" for t, why in dropped.items() if t in task.tests) or None,
         "gold_runs": len(gold),
         "gold_passes": passes,
         "gold_status": failing.status.value if failing else (EvalStatus.PASS.value if gold else None),
         "gold_exception": failing.exception if failing else None,
         "null_status": ",".join(sorted({e.status.value for e in null})) or None,
     }
-    reason = _reason(gold, null, passes, failing)
+    reason = _reason(gold, null, kept, dropped, min_tests, sampled)
     return row | {"usable": reason is None, "reason": reason}
 
 
-def _reason(gold: list[Evaluation], null: list[Evaluation], passes: int, failing: Evaluation | None) -> str | None:
+def _reason(
+    gold: list[Evaluation], null: list[Evaluation], kept: list[str], dropped: Mapping[str, str], min_tests: int, sampled: bool
+) -> str | None:
+    passes = sum(passes_on(e, kept) for e in gold)
+    failing = next((e for e in gold if not passes_on(e, kept)), None)
     if any(e.status == EvalStatus.IMAGE_ERROR for e in gold):
         return f"image: {next(e.detail for e in gold if e.status == EvalStatus.IMAGE_ERROR)}"
+    if not gold and not sampled:
+        return "not sampled: outside evaluate.sample_tasks for its repository"
     if not gold:
         return "no gold: no gold evaluation"
+    if len(kept) < min_tests:
+        return f"too few tests: {len(kept)} left, mine.min_tests is {min_tests} ({_dropped_summary(dropped)})"
     if passes == 0:
-        return f"gold fails: {failing.status.value}: {failing.exception or failing.detail}"
+        return f"gold fails: {failure_cause(failing, kept)}"
     if passes < len(gold):
-        return f"flaky: gold passed {passes}/{len(gold)} runs ({failing.status.value}: {failing.exception or failing.detail})"
+        return f"flaky: gold passed {passes}/{len(gold)} runs ({failure_cause(failing, kept)})"
     if not null:
         return "no null: no null evaluation, so nothing shows the tests can fail"
-    if any(e.passed for e in null):
+    if any(passes_on(e, kept) for e in null):
         return "null passes: the tests do not notice a missing body"
     return None
 
 
-def validation_table(tasks: Iterable[BenchmarkTask], gold: Iterable[Evaluation], null: Iterable[Evaluation]) -> pd.DataFrame:
+def failure_cause(evaluation: Evaluation, kept: list[str]) -> str:
+    """``status: node: cause`` of the first kept test that did not pass (or the run's own detail)."""
+    node = next((t for t in kept if t in evaluation.causes), None)
+    if evaluation.status == EvalStatus.FAIL and node is not None:
+        return f"{evaluation.status.value}: {node}: {evaluation.causes[node]}"
+    return f"{evaluation.status.value}: {evaluation.exception or evaluation.detail}"
+
+
+def _dropped_summary(dropped: Mapping[str, str]) -> str:
+    return "; ".join(f"{t}: {why}" for t, why in dropped.items()) or "none dropped"
+
+
+def validation_table(
+    tasks: Iterable[BenchmarkTask], gold: Iterable[Evaluation], null: Iterable[Evaluation], min_tests: int = 1,
+    cfg: EvaluateConfig | None = None,
+) -> pd.DataFrame:  # fmt: skip
+    cfg = cfg or EvaluateConfig()
+    tasks = list(tasks)
     by_task: dict[str, dict[str, list[Evaluation]]] = defaultdict(lambda: {"gold": [], "null": []})
     for key, evaluations in (("gold", gold), ("null", null)):
         for e in evaluations:
             by_task[e.task_id][key].append(e)
-    rows = [task_row(t, by_task[t.task_id]["gold"], by_task[t.task_id]["null"]) for t in tasks]
+    sampled = sampled_ids(tasks, cfg)
+    rows = [
+        task_row(t, by_task[t.task_id]["gold"], by_task[t.task_id]["null"], min_tests, t.task_id in sampled) for t in tasks
+    ]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def validate_tasks(benchmark: Path, gold_files: Iterable[Path], null_files: Iterable[Path], out: Path) -> pd.DataFrame:
+def sampled_ids(tasks: Iterable[BenchmarkTask], cfg: EvaluateConfig) -> set[str]:
+    """The ids of the tasks each repository's seeded sample holds."""
+    by_repo: dict[str, list[str]] = defaultdict(list)
+    for t in tasks:
+        by_repo[t.slug].append(t.task_id)
+    return {i for ids in by_repo.values() for i in sample_task_ids(ids, cfg.sample_tasks, cfg.sample_seed)}
+
+
+def validate_tasks(
+    benchmark: Path, gold_files: Iterable[Path], null_files: Iterable[Path], out: Path, min_tests: int = 1,
+    cfg: EvaluateConfig | None = None,
+) -> pd.DataFrame:  # fmt: skip
     """The ``validate_tasks`` rule."""
     tasks = list(iter_jsonl(benchmark, BenchmarkTask))
     gold = [e for f in gold_files for e in iter_jsonl(f, Evaluation)]
     null = [e for f in null_files for e in iter_jsonl(f, Evaluation)]
-    table = validation_table(tasks, gold, null)
+    table = validation_table(tasks, gold, null, min_tests, cfg)
     write_frame(out, table)
     return table

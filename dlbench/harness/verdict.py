@@ -13,6 +13,7 @@ status, which must be 1 (the fail canary always fails).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,19 @@ PHASES = ("setup", "call", "teardown")
 TAMPER = "pytest internals replaced"
 PYTEST_ABORTED = (2, 3, 4)  # interrupted, internal error, usage error
 TESTS_FAILED = 1  # pytest's exit status of every complete run: the fail canary always fails
+NEEDS_NETWORK = "needs network"
+# What the sandbox's missing network looks like from inside a test (DNS, sockets, HTTP clients).
+NETWORK_ERRORS = re.compile(
+    r"Temporary failure in name resolution|Name or service not known|No address associated with hostname|"
+    r"nodename nor servname|Network is unreachable|getaddrinfo failed|Failed to resolve|Could not resolve host|"
+    r"Failed to establish a new connection|Max retries exceeded with url|urlopen error|socket\.gaierror|"
+    r"couldn't connect to 'https?://|connection to the Hub|offline mode is enabled",
+    re.IGNORECASE,
+)
+MISSING_MODULE = re.compile(r"No module named '([^']+)'")
+MISSING_FIXTURE = re.compile(r"fixture '([^']+)' not found")
+CAUSE_CHARS = 300
+TEXT_CAUSE_CHARS = 4000  # of a run's output, searched for the cause of an aborted session
 
 
 @dataclass(frozen=True)
@@ -57,6 +71,8 @@ class Events:
     exitstatus: int | None = None
     collected: set[str] | None = None  # None: no ``collected`` event
     collect_errors: list[tuple[str, str | None]] = field(default_factory=list)
+    deselected: set[str] = field(default_factory=set)  # by the project's own configuration
+    neutralised: list[str] = field(default_factory=list)  # options of the project's addopts the harness dropped
     phases: dict[str, dict[str, dict]] = field(default_factory=dict)  # nodeid → when → event
     problems: list[str] = field(default_factory=list)
 
@@ -68,6 +84,7 @@ class Verdict:
     detail: str | None = None
     exception: str | None = None
     test_seconds: float = 0.0
+    causes: dict[str, str] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -102,7 +119,11 @@ def parse_events(lines: Iterable[str]) -> Events:
                 ev.problems.append("second collected event in the report")
             ev.collected = {str(i) for i in event.get("ids") or []}
         elif kind == "collect_error":
-            ev.collect_errors.append((str(event.get("nodeid")), event.get("exc")))
+            ev.collect_errors.append((str(event.get("nodeid")), event.get("exc") or event.get("text")))
+        elif kind == "deselected":
+            ev.deselected.update(str(i) for i in event.get("ids") or [])
+        elif kind == "config":
+            ev.neutralised = [str(o) for o in event.get("neutralised") or []]
         elif kind == "tamper":
             what = ", ".join(event.get("what", []))
             if not any(p.startswith(TAMPER) for p in ev.problems):  # it repeats after every test
@@ -153,12 +174,13 @@ def item_outcome(phases: Mapping[str, dict]) -> TestOutcome:
 SEVERITY = [TestOutcome.ERROR, TestOutcome.FAILED, TestOutcome.MISSING, TestOutcome.XFAIL, TestOutcome.SKIPPED]
 
 
-def node_outcome(node_id: str, phases: Mapping[str, Mapping[str, dict]]) -> TestOutcome:
+def node_outcome(node_id: str, phases: Mapping[str, Mapping[str, dict]], deselected: Iterable[str] = ()) -> TestOutcome:
     """A listed node id: its own item, or every item the plugin ran for it (parametrized
-    cases ``node_id[...]``, methods of a listed class)."""
+    cases ``node_id[...]``, methods of a listed class); deselected when none ran and the
+    project's configuration deselected it."""
     items = [p for nid, p in phases.items() if selects(nid, [node_id])]
     if not items:
-        return TestOutcome.MISSING
+        return TestOutcome.DESELECTED if any(selects(nid, [node_id]) for nid in deselected) else TestOutcome.MISSING
     outcomes = {item_outcome(p) for p in items}
     return next((o for o in SEVERITY if o in outcomes), TestOutcome.PASSED)
 
@@ -175,17 +197,70 @@ def _first_exception(expected: list[str], tests: Mapping[str, TestOutcome], ev: 
     return next((exc for _, exc in ev.collect_errors if exc), None)
 
 
+def describe(text: str | None, summary: str | None = None) -> str | None:
+    """An exception or pytest message in words a researcher can act on: a known cause found
+    in ``text``, else ``summary`` (the exception's own one-line message), else its last line."""
+    text = "\n".join(t for t in (text, summary) if t)
+    if not text:
+        return None
+    if found := MISSING_MODULE.search(text):
+        return f"missing module {found[1]}"
+    if found := MISSING_FIXTURE.search(text):
+        return f"fixture {found[1]} not found"
+    if found := NETWORK_ERRORS.search(text):
+        return f"{NEEDS_NETWORK}: {found[0]}"
+    lines = [line.strip() for line in (summary or text).strip().splitlines() if line.strip()]
+    return re.sub(r"^E\s+", "", lines[-1])[:CAUSE_CHARS] if lines else None
+
+
+def node_cause(node_id: str, outcome: TestOutcome, ev: Events) -> str:
+    """Why one listed test did not pass."""
+    runs = [ph for nid, ph in ev.phases.items() if selects(nid, [node_id])]
+    reports = [p for ph in runs for w in PHASES if (p := ph.get(w))]
+    reason = next((p["reason"] for p in reports if p.get("reason")), None)
+    failure = next((p for p in reports if p.get("outcome") == "failed"), {})
+    if outcome == TestOutcome.SKIPPED:
+        return f"skipped: {reason or 'no reason given'}"
+    if outcome == TestOutcome.XFAIL:
+        return f"xfail: {reason or 'no reason given'}"
+    if outcome == TestOutcome.DESELECTED:
+        return "deselected by the project's configuration (conftest or addopts)"
+    if outcome == TestOutcome.MISSING:
+        return _missing_cause(node_id, runs, ev)
+    return describe(failure.get("text"), failure.get("exc")) or outcome.value
+
+
+def _missing_cause(node_id: str, runs: list[dict], ev: Events) -> str:
+    module = node_id.split("::")[0]
+    error = next((exc for nid, exc in ev.collect_errors if nid == module or module.startswith(nid + "/")), None)
+    if error is not None:
+        return f"{module} cannot be collected: {describe(error) or 'collection error'}"
+    if runs:
+        return "did not run to the end (the session stopped during the test)"
+    return "not found by pytest (no such test in the collected modules)"
+
+
+def _causes(tests: Mapping[str, TestOutcome], ev: Events) -> dict[str, str]:
+    return {nid: node_cause(nid, outcome, ev) for nid, outcome in tests.items() if outcome != TestOutcome.PASSED}
+
+
+def output_cause(output: str) -> str:
+    """Why pytest produced no (complete) report, from its own output (the terminal reporter is off,
+    so this is pytest's error text: an unusable conftest, a usage error, a crash)."""
+    return describe(output[-TEXT_CAUSE_CHARS:]) or "no output"
+
+
 def grade(expected: list[str], nonce: str, run: RunResult) -> Verdict:
     """The verdict rule (DESIGN.md "Verdicts") over one supervisor result."""
     ev = parse_events(run.events)
-    tests = {node_id: node_outcome(node_id, ev.phases) for node_id in expected}
+    tests = {node_id: node_outcome(node_id, ev.phases, ev.deselected) for node_id in expected}
     seconds = sum(
         float(p.get("duration") or 0) for nid, ph in ev.phases.items() if not nid.startswith(OWN_DIR) for p in ph.values()
     )
     exception = _first_exception(expected, tests, ev)
 
     def verdict(status: EvalStatus, detail: str | None) -> Verdict:
-        return Verdict(status, tests, detail, exception, round(seconds, 6))
+        return Verdict(status, tests, detail, exception, round(seconds, 6), _causes(tests, ev))
 
     if not expected:
         return verdict(EvalStatus.ERROR, "task lists no tests")
@@ -197,14 +272,14 @@ def grade(expected: list[str], nonce: str, run: RunResult) -> Verdict:
     if violations:
         return verdict(EvalStatus.SANDBOX_VIOLATION, "; ".join(violations)[:2000])
     if run.timed_out:
-        return verdict(EvalStatus.TIMEOUT, "wall-clock limit reached; the run was killed")
+        return verdict(EvalStatus.TIMEOUT, f"timeout after {run.wall_s:.0f} s (wall-clock limit; the run was killed)")
     if not ev.hello:
-        return verdict(EvalStatus.ERROR, f"no report (exit code {run.exit_code})")
+        return verdict(EvalStatus.ERROR, f"no report: {output_cause(run.output)} (exit code {run.exit_code})")
     if not ev.finish:
-        return verdict(EvalStatus.ERROR, f"the test session ended early (exit code {run.exit_code})")
+        return verdict(EvalStatus.ERROR, f"the test session ended early: {output_cause(run.output)} (exit code {run.exit_code})")
     canaries = [node_outcome(c, ev.phases) for c in canary_ids(nonce)]
     if canaries == [TestOutcome.MISSING, TestOutcome.MISSING] and ev.exitstatus in PYTEST_ABORTED:
-        return verdict(EvalStatus.ERROR, f"pytest stopped before running tests (exit status {ev.exitstatus})")
+        return verdict(EvalStatus.ERROR, f"pytest stopped before running tests (exit status {ev.exitstatus}): {output_cause(run.output)}")
     if ev.collected is None:
         return verdict(EvalStatus.SANDBOX_VIOLATION, "the report has no collected event")
     if run.exit_code != ev.exitstatus or ev.exitstatus != TESTS_FAILED:
@@ -216,5 +291,5 @@ def grade(expected: list[str], nonce: str, run: RunResult) -> Verdict:
         return verdict(EvalStatus.SANDBOX_VIOLATION, "canary tests misreported: outcomes were altered")
     if all(o == TestOutcome.PASSED for o in tests.values()):
         return verdict(EvalStatus.PASS, None)
-    failing = [f"{nid}: {o.value}" for nid, o in tests.items() if o != TestOutcome.PASSED]
+    failing = [f"{nid}: {cause}" for nid, cause in _causes(tests, ev).items()]
     return verdict(EvalStatus.FAIL, "; ".join(failing)[:2000])
