@@ -47,6 +47,18 @@ def patch_source(original: str, qualname: str, candidate: str, filename: str = "
     path = qualname.split(".")
     if "<locals>" in path:
         raise PatchError(f"nested functions cannot be patched: {qualname}")
+    try:
+        patched = _patched_code(module, cand, path, qualname)
+    except RecursionError:  # libcst walks recursively: valid but deeply nested code, e.g. a 3,000-operand chain
+        raise PatchError("candidate is nested too deeply to patch (RecursionError)") from None
+    try:
+        compile(patched, filename, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise CandidateSyntaxError(f"patched module does not compile: {exc.msg} (line {exc.lineno})") from None
+    return patched
+
+
+def _patched_code(module: cst.Module, cand: cst.Module, path: list[str], qualname: str) -> str:
     func, methods, source = _candidate_function(cand, path)
     defined = _defined_names(module.body)
     extras = [_spaced(s) for s in cand.body if s is not source and _is_extra(s, defined)]
@@ -55,12 +67,7 @@ def patch_source(original: str, qualname: str, candidate: str, filename: str = "
     body[index] = _replace(body[index], path, func, methods)
     body[index:index] = extras
     body = _with_imports(body, _imports(cand, module))
-    patched = module.with_changes(body=body).code
-    try:
-        compile(patched, filename, "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        raise CandidateSyntaxError(f"patched module does not compile: {exc.msg} (line {exc.lineno})") from None
-    return patched
+    return module.with_changes(body=body).code
 
 
 @lru_cache(maxsize=32)
@@ -80,17 +87,19 @@ def _first_line(exc: Exception) -> str:
 
 
 def _candidate_function(cand: cst.Module, path: list[str]) -> tuple[cst.FunctionDef, list[cst.FunctionDef], cst.CSTNode]:
-    """(the function to use, other methods of the class it came in, its top-level statement)."""
+    """(the function to use, other methods of the class it came in, its top-level statement).
+
+    A name defined twice is taken at its last definition: the one Python binds."""
     name = path[-1]
-    for stmt in cand.body:
+    for stmt in reversed(cand.body):
         if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
             return stmt, [], stmt
-    classes = [s for s in cand.body if isinstance(s, cst.ClassDef)]
+    classes = [s for s in reversed(cand.body) if isinstance(s, cst.ClassDef)]
     wanted = path[-2] if len(path) > 1 else None
-    classes.sort(key=lambda c: c.name.value != wanted)  # the asked-for class first
+    classes.sort(key=lambda c: c.name.value != wanted)  # the asked-for class first (stable: last first)
     for cls in classes:
         defs = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
-        match = next((d for d in defs if d.name.value == name), None)
+        match = next((d for d in reversed(defs) if d.name.value == name), None)
         if match is not None:
             return match, [d for d in defs if d is not match], cls
     raise PatchError(f"candidate defines no function or method named {name!r}")

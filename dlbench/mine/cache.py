@@ -12,8 +12,10 @@ recomputed.
 from __future__ import annotations
 
 import hashlib
+import io
 import logging
 import pickle
+import tokenize
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -35,7 +37,7 @@ from dlbench.store import atomic_path, read_json
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = "5"  # bump when a summary class changes shape
+CACHE_VERSION = "6"  # bump when a summary class changes shape or files are read differently
 _POOL_MIN_FILES = 16
 T = TypeVar("T")
 J = TypeVar("J")
@@ -67,7 +69,13 @@ def _summarize_job(job: tuple[str, bool]) -> FileSummary:
 
 
 def read_source(path: Path) -> str:
-    return path.read_bytes().decode("utf-8", errors="replace")
+    """The file's text in the encoding its coding cookie declares (PEP 263), else UTF-8."""
+    data = path.read_bytes()
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:  # an unknown or contradictory cookie: read it as UTF-8 like the rest
+        encoding = "utf-8"
+    return data.decode(encoding, errors="replace")
 
 
 class ParseCache:

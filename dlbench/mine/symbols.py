@@ -14,6 +14,7 @@ re-exports in ``__init__.py``, transitively.
 from __future__ import annotations
 
 import ast
+import logging
 import os
 import sys
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ SKIP_DIRS = frozenset({"node_modules", "site-packages", "__pycache__", "venv", "
 SKIP_TOP_DIRS = frozenset({"build", "dist"})  # setuptools output: copies of the package
 _STDLIB = frozenset(sys.stdlib_module_names)
 
+log = logging.getLogger(__name__)
+
 
 def list_python_files(root: Path) -> list[str]:
     """Repository-relative POSIX paths of the ``.py`` files worth mining, sorted."""
@@ -33,8 +36,27 @@ def list_python_files(root: Path) -> list[str]:
     for dirpath, dirnames, filenames in os.walk(root):
         rel = Path(dirpath).relative_to(root)
         dirnames[:] = sorted(d for d in dirnames if _wanted_dir(d) and not (rel == Path(".") and d in SKIP_TOP_DIRS))
-        found.extend((rel / name).as_posix() for name in sorted(filenames) if name.endswith(".py"))
+        found.extend((rel / name).as_posix() for name in sorted(filenames) if _readable_py(Path(dirpath), name))
     return sorted(found)
+
+
+def _readable_py(folder: Path, name: str) -> bool:
+    """A ``.py`` file that can be read; a dangling or looping symlink is skipped and logged
+    (one odd file never stops a repository)."""
+    if not name.endswith(".py"):
+        return False
+    if (folder / name).is_file():  # follows symlinks; False on a dangling link or a loop
+        return True
+    log.warning("skipped %s: %s", folder / name, _link_problem(folder / name))
+    return False
+
+
+def _link_problem(path: Path) -> str:
+    try:
+        path.stat()
+    except OSError as exc:
+        return f"unreadable symlink ({exc.strerror})"
+    return "not a regular file"
 
 
 def _wanted_dir(name: str) -> bool:
