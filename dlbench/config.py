@@ -28,6 +28,9 @@ class Section(BaseModel):
 
 
 class CrawlConfig(Section):
+    enabled: bool = Field(
+        True, description="false: no crawl; the benchmark is built from local_repos alone (config/realworld.yaml)."
+    )
     endpoint: str = Field(
         "standin",
         description="GitHub REST base URL (https://api.github.com) or 'standin' for the local "
@@ -70,6 +73,16 @@ class LocalRepo(Section):
     sha: str | None = Field(None, description="Commit to check out (default: current HEAD).")
 
 
+class TraceConfig(Section):
+    """The dynamic truth (rule ``trace_tests``): the project's tests run once with a tracer."""
+
+    timeout_s: float = Field(60.0, gt=0, description="Limit per test; an overrunning test is stopped and recorded.")
+    budget_s: float = Field(1800.0, gt=0, description="Limit of the whole traced session (tests after it are not traced).")
+    max_files: int = Field(0, ge=0, description="Trace a seeded sample of this many test files (0: every test file).")
+    seed: int = Field(0, description="Seed of the test-file sample.")
+    memory_mb: int = Field(6144, ge=256, description="Memory limit of the tracing container.")
+
+
 class MineConfig(Section):
     min_tests: int = Field(3, ge=1, description="A function is a task when this many tests reach it.")
     workers: int = Field(2, ge=1, description="Processes used to parse files.")
@@ -85,6 +98,12 @@ class MineConfig(Section):
         description="'direct': functions test code calls; 'transitive': also the repository functions "
         "they call, transitively, with the same tests.",
     )
+    dynamic_check: bool = Field(
+        False,
+        description="Run each repository's tests once in its image with a tracer (rule trace_tests) and drop "
+        "tasks whose listed tests ran but never executed the function (results/mine/{repo}/untraced.jsonl).",
+    )
+    trace: TraceConfig = Field(default_factory=TraceConfig)
 
 
 class LLMEndpoint(Section):
@@ -186,6 +205,32 @@ class EvaluateConfig(Section):
     sample_seed: int = Field(0, description="Seed of the per-repository task sample (the same tasks for every model).")
 
 
+class ImagesConfig(Section):
+    """How project test environments are found, resolved and layered (dlbench/deps, harness/image.py)."""
+
+    python_version: str = Field("3.11", description="Python of the base image: dependencies are resolved for it.")
+    platform: str = Field("x86_64-manylinux_2_36", description="Target platform for resolution (uv --python-platform).")
+    resolve_as_of_commit: bool = Field(
+        True, description="Resolve with packages released before the pinned commit's date (uv --exclude-newer)."
+    )
+    cache_dir: str = Field(
+        ".cache/dlbench/uv", description="Download cache shared by every build on this machine (bind-mounted into builds)."
+    )
+    index_url: str | None = Field(None, description="Package index (default: PyPI, or PIP_INDEX_URL).")
+    framework_index_url: str | None = Field(
+        None, description="Extra index for framework wheels, e.g. https://download.pytorch.org/whl/cpu where reachable."
+    )
+    frameworks: list[str] = Field(
+        default_factory=lambda: ["torch", "torchvision", "torchaudio", "tensorflow", "tensorflow-cpu", "keras", "jax", "jaxlib"],
+        description="Distributions installed in a shared framework layer (with their dependencies).",
+    )
+    reuse_frameworks: bool = Field(
+        True, description="Prefer framework versions an existing layer has when the project's constraints and date allow."
+    )
+    repair_rounds: int = Field(2, ge=0, description="Rebuilds that add a distribution for a module the tests cannot import.")
+    check_timeout_s: float = Field(600.0, gt=0, description="Limit of the import and collection check of a built image.")
+
+
 class ReportConfig(Section):
     k: list[int] = Field(default_factory=lambda: [1, 3, 5], description="pass@k values (reported where n >= k).")
     cutoffs: list[date] = Field(
@@ -210,6 +255,7 @@ class Config(Section):
     )
     generate: GenerateConfig = Field(default_factory=GenerateConfig)
     evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig)
+    images: ImagesConfig = Field(default_factory=ImagesConfig)
     report: ReportConfig = Field(default_factory=ReportConfig)
 
     @model_validator(mode="after")

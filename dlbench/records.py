@@ -145,6 +145,32 @@ class FunctionRecord(Record):
     decorators: list[str] = Field(default_factory=list)
 
 
+class TraceRecord(Record):
+    """Repository functions one test executed when it ran with the tracer (``path:qualname``;
+    a parametrized test's variants merged under the function's node id)."""
+
+    repo: str
+    node_id: str
+    outcome: str  # passed, failed, skipped, error, timeout (the worst of its variants)
+    variants: int = 1
+    seconds: float
+    called: list[str]  # called by the test body (and its helpers)
+    direct: list[str]  # called by test code: the body, setup and the fixtures it uses
+    executed: list[str]  # executed at any depth, fixtures included
+
+
+class UntracedTask(Record):
+    """A task the dynamic check dropped: its listed tests ran but never executed it."""
+
+    task_id: str
+    repo: str
+    path: str
+    qualname: str
+    tests: list[str]
+    traced: list[str]  # the listed tests that ran with the tracer
+    reason: str
+
+
 # ---------------------------------------------------------------- tasks
 
 
@@ -425,3 +451,49 @@ class ImageRecord(Record):
     build_log: str
     build_seconds: float = 0.0
     reused: bool = False
+    environment: Environment | None = None  # how the dependencies were found, resolved and repaired
+    framework_image: str | None = None  # the shared framework layer it builds on, if any
+    size_bytes: int | None = None
+
+
+class DeclaredRequirement(Record):
+    """One dependency a project declares, or that its tests import, with where it was found."""
+
+    spec: str  # a PEP 508 requirement
+    name: str  # normalised distribution name
+    source: str  # file (and section) or ``import <module> (<test file>)``
+    group: str  # runtime, test, dev, ci, extra:<name>, group:<name>, import, repair
+
+
+class DroppedRequirement(Record):
+    spec: str
+    source: str
+    reason: str
+
+
+class RepairStep(Record):
+    """A distribution added after the built image could not import a module its tests need."""
+
+    round: int
+    module: str
+    distribution: str
+    reason: str
+
+
+class Environment(Record):
+    """A project's test environment: what it declares, what was installed, and why."""
+
+    exclude_newer: datetime | None = None  # resolved as of the pinned commit's date
+    python_version: str
+    platform: str
+    requirements: list[DeclaredRequirement] = Field(default_factory=list)
+    constraints: list[str] = Field(default_factory=list)
+    dropped: list[DroppedRequirement] = Field(default_factory=list)
+    repairs: list[RepairStep] = Field(default_factory=list)
+    lock: list[str] = Field(default_factory=list)  # name==version of every package installed
+    frameworks: list[str] = Field(default_factory=list)  # the lock's framework pins (shared layer)
+    framework_preferred: bool = False  # pins taken from an existing framework layer
+    unresolved: list[str] = Field(default_factory=list)  # modules still missing after the repairs
+
+
+ImageRecord.model_rebuild()  # Environment is defined after it

@@ -7,4 +7,4 @@ from dlbench.logs import script_logging
 
 with script_logging(snakemake.log[0]):
     cfg = load_config(snakemake.config)
-    build_image_file(Path(snakemake.input.clone), Path(snakemake.output[0]), Path(snakemake.params.build_log), cfg.evaluate)
+    build_image_file(Path(snakemake.input.clone), Path(snakemake.output[0]), Path(snakemake.params.build_log), cfg.evaluate, cfg.images)

@@ -5,4 +5,4 @@ from dlbench.logs import script_logging
 
 with script_logging(snakemake.log[0]):
     cfg = load_config(snakemake.config)
-    select_file(snakemake.input.repos, cfg.repos_file, snakemake.output.jsonl, snakemake.output.csv, cfg)
+    select_file(snakemake.input.repos[0] if snakemake.input.repos else None, cfg.repos_file, snakemake.output.jsonl, snakemake.output.csv, cfg)

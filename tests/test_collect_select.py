@@ -13,13 +13,13 @@ from dlbench.collect.crawl import crawl_topic, merge_crawl, read_topics
 from dlbench.collect.github import make_github
 from dlbench.collect.select import (
     ReposFile,
+    declared_names,
     imported_modules,
     is_requirement_file,
     is_test_file,
     kept_slugs,
     load_overrides,
     match_frameworks,
-    requirement_names,
     select_file,
     select_repos,
 )
@@ -160,15 +160,16 @@ def test_default_repos_yaml_is_empty_and_valid():
 # ---------------------------------------------------------------- parsers (pure)
 
 
-def test_requirement_names_from_every_declaration_format():
-    assert requirement_names("requirements-dev.txt", "-r base.txt\nTorch>=2 ; python_version>'3'\n# jax\nnumpy\n") == {"torch", "numpy"}
+def test_declared_names_from_every_declaration_format():
+    # the same reader the image builder uses (dlbench.deps): selection and image never disagree
+    assert declared_names({"requirements-dev.txt": "-r base.txt\nTorch>=2 ; python_version>'3'\n# jax\nnumpy\n"}) == {"torch", "numpy"}
     pyproject = '[project]\ndependencies = ["tensorflow-gpu==2.1"]\n[project.optional-dependencies]\nx = ["jax[cpu]"]\n[tool.poetry.dependencies]\nkeras = "^3"\n'
-    assert requirement_names("pyproject.toml", pyproject) == {"tensorflow-gpu", "jax", "keras"}
-    setup = "setup(install_requires=['scikit_learn>=1.0', 'A torch library'], description='torch')\n"
-    assert requirement_names("setup.py", setup) >= {"scikit-learn", "torch"}  # 'torch' as a bare string counts
-    assert "a" not in requirement_names("setup.py", setup)
+    assert declared_names({"pyproject.toml": pyproject}) == {"tensorflow-gpu", "jax", "keras"}
+    setup = "DEPS = ['scikit_learn>=1.0']\nsetup(install_requires=DEPS + ['torch'], description='not a requirement')\n"
+    assert declared_names({"setup.py": setup}) == {"scikit-learn", "torch"}
     cfg = "[options]\ninstall_requires =\n    torch>=1\n    numpy\n[options.extras_require]\ngpu = jax\n"
-    assert requirement_names("setup.cfg", cfg) == {"torch", "numpy", "jax"}
+    assert declared_names({"setup.cfg": cfg}) == {"torch", "numpy", "jax"}
+    assert declared_names({"docs/requirements.txt": "tensorflow\n"}) == set()  # documentation builds are not the project's
 
 
 def test_imports_and_framework_matching():
@@ -187,9 +188,10 @@ def test_test_file_patterns(path, is_test):
     assert is_test_file(path) is is_test
 
 
-def test_requirement_files_are_top_level_or_in_requirements_folder():
+def test_dependency_files_are_the_ones_the_image_builder_reads():
     assert is_requirement_file("requirements.txt") and is_requirement_file("requirements/gpu.txt")
-    assert is_requirement_file("pyproject.toml") and not is_requirement_file("docs/requirements.txt")
+    assert is_requirement_file("pyproject.toml") and is_requirement_file("requirements-test.txt")
+    assert not is_requirement_file("pkg/sub/deep/requirements.txt") and not is_requirement_file("README.md")
 
 
 # ---------------------------------------------------------------- the sample world

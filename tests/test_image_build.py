@@ -23,6 +23,7 @@ from dlbench.harness.image import (
     docker_client,
     ensure_base_image,
 )
+from dlbench.config import ImagesConfig
 from dlbench.records import ImageRecord, ImageStatus
 
 # One xdist worker builds the shared images (with --dist loadgroup).
@@ -65,9 +66,9 @@ def built(engine: docker.DockerClient) -> Iterator[list[str]]:
             pass
 
 
-def make_repo(root: Path, requirements: str) -> tuple[Path, str]:
+def make_repo(root: Path, requirements: str, tests: str = TEST_OPS) -> tuple[Path, str]:
     files = {"requirements.txt": requirements, "pkg/__init__.py": "", "pkg/ops.py": OPS}
-    files["tests/test_ops.py"] = TEST_OPS
+    files["tests/test_ops.py"] = tests
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
@@ -79,8 +80,8 @@ def make_repo(root: Path, requirements: str) -> tuple[Path, str]:
     return root, sha
 
 
-def build(repo: Path, sha: str, base: str, log: Path, built: list[str], support: dict[str, bytes]) -> ImageRecord:
-    record = build_project_image(repo, "acme__tiny", sha, base, log, support_files=support)
+def build(repo: Path, sha: str, base: str, log: Path, built: list[str], support: dict[str, bytes], **cfg) -> ImageRecord:  # fmt: skip
+    record = build_project_image(repo, "acme__tiny", sha, base, log, support_files=support, images=ImagesConfig(**cfg))
     if record.tag and not record.reused:
         built.append(record.tag)
     return record
@@ -91,8 +92,8 @@ def numpy_image(base: str, built: list[str], tmp_path_factory: pytest.TempPathFa
     """(first build, second call) for a tiny numpy repo; a fresh support file forces a real build."""
     repo, sha = make_repo(tmp_path_factory.mktemp("tiny"), "numpy\n")
     support = {"plugin.py": f"NONCE = {uuid.uuid4().hex!r}\n".encode(), "bin/supervise": b"#!/bin/sh\n"}
-    log = tmp_path_factory.mktemp("logs") / "build.log"
-    return build(repo, sha, base, log, built, support), build(repo, sha, base, log, built, support)
+    logs = tmp_path_factory.mktemp("logs")
+    return build(repo, sha, base, logs / "build.log", built, support), build(repo, sha, base, logs / "again.log", built, support)
 
 
 def run(engine: docker.DockerClient, tag: str, command: list[str]) -> tuple[int, str]:
@@ -109,7 +110,9 @@ def test_build_then_reuse(numpy_image: tuple[ImageRecord, ImageRecord]) -> None:
     first, second = numpy_image
     assert first.status == ImageStatus.OK, first.error
     assert not first.reused and first.build_seconds > 0
-    assert f"Successfully tagged {first.tag}" in Path(first.build_log).read_text()
+    assert f"# built {first.tag}" in Path(first.build_log).read_text()
+    assert f"# reused {first.tag}" in Path(second.build_log).read_text()
+    assert first.environment.lock == second.environment.lock and any(p.startswith("numpy==") for p in first.environment.lock)
     assert second.reused and second.status == ImageStatus.OK
     assert (second.tag, second.image_id, second.recipe_hash) == (first.tag, first.image_id, first.recipe_hash)
     assert first.tag.startswith("dlbench/project-acme__tiny:") and first.recipe_hash.startswith(first.tag.split(":")[1])
@@ -124,7 +127,7 @@ def test_numpy_and_pytest_work_as_runner_without_network(engine, numpy_image) ->
 def test_repo_and_support_files_are_read_only_for_runner(engine, numpy_image) -> None:
     script = (
         "test -f /opt/dlbench/plugin.py && test -x /opt/dlbench/bin/supervise && test ! -e /work/repo/.git"
-        " && ! test -e /tmp/dlbench-build && echo layout-ok;"
+        " && ! test -e /opt/dlbench-build/ca.crt && ! test -e /opt/dlbench-build/uv && echo layout-ok;"
         " for f in /work/repo/pkg/ops.py /work/repo/new.py /opt/dlbench/plugin.py; do"
         "   (echo x >> $f) 2>/dev/null && echo WROTE $f; done; echo done"
     )
@@ -132,12 +135,51 @@ def test_repo_and_support_files_are_read_only_for_runner(engine, numpy_image) ->
     assert code == 0 and out == "layout-ok\ndone\n", out
 
 
-def test_unknown_requirement_is_an_image_error_with_log(base, built, tmp_path: Path) -> None:
+def test_unknown_requirement_is_dropped_and_recorded(base, built, tmp_path: Path) -> None:
     repo, sha = make_repo(tmp_path / "bad", "numpy\ndlbench-no-such-package-7f3a==0.0.1\n")
     record = build(repo, sha, base, tmp_path / "logs" / "bad.log", built, {})
-    assert record.status == ImageStatus.IMAGE_ERROR and record.image_id is None
-    assert "dlbench-no-such-package-7f3a" in record.error
-    assert "No matching distribution" in Path(record.build_log).read_text()
+    assert record.status == ImageStatus.OK, record.error
+    dropped = record.environment.dropped
+    assert [d.spec for d in dropped] == ["dlbench-no-such-package-7f3a==0.0.1"] and "unresolvable" in dropped[0].reason
+    assert "# dropped dlbench-no-such-package-7f3a==0.0.1" in Path(record.build_log).read_text()
+
+
+def test_lock_is_resolved_as_of_the_commit_date(base, built, tmp_path: Path) -> None:
+    """A commit dated 2023-05-01 gets the packaging of that day (23.1), not today's."""
+    repo, _ = make_repo(tmp_path / "old", "packaging\n")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    env = {**os.environ, "GIT_COMMITTER_DATE": "2023-05-01T00:00:00+00:00"}
+    subprocess.run([*git, "commit", "-q", "--amend", "--no-edit"], check=True, env=env)
+    sha = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    record = build(repo, sha, base, tmp_path / "old.log", built, {})
+    assert record.status == ImageStatus.OK, record.error
+    assert "packaging==23.1" in record.environment.lock
+    assert record.environment.exclude_newer.isoformat().startswith("2023-05-01")
+
+
+def test_missing_module_is_repaired_and_recorded(base, built, tmp_path: Path) -> None:
+    """An import the static plan cannot see (inside an ``if``) fails collection; the repair
+    loop adds its distribution and rebuilds."""
+    tests = "import sys\nif sys.version_info >= (3,):\n    import yaml\n\n\ndef test_yaml():\n    assert yaml.safe_load('a: 1') == {'a': 1}\n"  # noqa: E501
+    repo, sha = make_repo(tmp_path / "repair", "numpy\n", tests=tests)
+    record = build(repo, sha, base, tmp_path / "repair.log", built, {})
+    assert record.status == ImageStatus.OK, record.error
+    steps = record.environment.repairs
+    assert [(s.round, s.module, s.distribution) for s in steps] == [(1, "yaml", "pyyaml")]
+    assert "No module named 'yaml'" in steps[0].reason and record.environment.unresolved == []
+    assert any(pin.startswith("pyyaml==") for pin in record.environment.lock)
+
+
+def test_two_projects_share_one_framework_layer(base, built, engine, tmp_path: Path) -> None:
+    """With ``six`` standing in for a framework: the second project builds on the first's layer."""
+    first, sha1 = make_repo(tmp_path / "one", f"six\nnumpy\npytest!=0.0.{uuid.uuid4().int % 10**9}\n")
+    second, sha2 = make_repo(tmp_path / "two", "six\n")
+    a = build(first, sha1, base, tmp_path / "one.log", built, {}, frameworks=["six"])
+    b = build(second, sha2, base, tmp_path / "two.log", built, {}, frameworks=["six"])
+    assert a.status == b.status == ImageStatus.OK, (a.error, b.error)
+    assert a.framework_image and a.framework_image == b.framework_image
+    assert "reused" in Path(b.build_log).read_text().split("# framework layer")[1].splitlines()[0]
+    assert b.environment.frameworks == a.environment.frameworks and b.environment.framework_preferred
 
 
 def test_missing_base_image_is_an_image_error(engine, tmp_path: Path) -> None:

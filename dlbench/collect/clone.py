@@ -7,7 +7,8 @@ keeps failing after retries yields ``CloneRecord(status=clone_error)`` instead o
 exception, so one bad repository never stops the workflow.
 
 Local repositories (``local_repos``) are not cloned: with a ``sha`` they get a git
-worktree at that commit under the same folder, without one the path is used as it is.
+worktree at that commit under the same folder, without one the path is used as it is. A
+local ``.bundle`` file is cloned like a remote.
 """
 
 from __future__ import annotations
@@ -129,6 +130,8 @@ def _git_message(exc: GitCommandError) -> str:
 def local_checkout(sel: Selection, dest: Path) -> tuple[Path, str | None, bool]:
     """(path, sha, reused) for a repository on disk: a worktree at ``sel.sha``, else the path itself."""
     source = Path(sel.local_path or "")
+    if source.is_file() and source.suffix == ".bundle":  # a git bundle: cloned like a remote
+        return remote_checkout(sel.model_copy(update={"clone_url": str(source.resolve())}), dest, 1, 0.0)
     if not source.is_dir():
         raise CloneError(f"local repository not found: {source}")
     try:

@@ -14,14 +14,11 @@ pins commits; ``local_repos`` are appended as kept with their ``local_path``.
 
 from __future__ import annotations
 
-import ast
-import configparser
 import logging
 import re
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import pandas as pd
 import yaml
@@ -30,6 +27,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from dlbench.collect.github import fetch_meta, open_github
 from dlbench.config import Config, LocalRepo, SelectConfig
+from dlbench.deps.declared import PARSE_ERRORS, declared_requirements, is_dependency_file, normalise
+from dlbench.deps.imports import is_test_file, module_imports
+from dlbench.deps.tree import SourceTree
 from dlbench.logs import Progress
 from dlbench.records import RepoMeta, Selection, repo_slug
 from dlbench.store import read_jsonl, write_frame, write_jsonl
@@ -139,101 +139,26 @@ def _license_check(v: Verdict, spdx: str | None, cfg: SelectConfig) -> None:
 
 # ------------------------------------------------------------------ content checks
 
-_TEST_NAME = re.compile(r"(test_.*|.*_test)\.py")
-_TEST_DIRS = {"tests", "test", "testing"}
-_REQ_NAME = re.compile(r"(requirements.*\.txt|pyproject\.toml|setup\.py|setup\.cfg)")
-_REQ_SPEC = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*([<>=!~].*)?(;.*)?")
 _IMPORT_LINE = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_]\w*)", re.MULTILINE)
-_PARSE_ERRORS = (SyntaxError, ValueError, MemoryError, RecursionError)  # CPython on pathological code
-
-
-def is_test_file(path: str) -> bool:
-    """pytest's default patterns, plus ``test*.py`` inside a tests folder (unittest's)."""
-    p = PurePosixPath(path)
-    if p.suffix != ".py" or p.name in ("__init__.py", "conftest.py"):
-        return False
-    return bool(_TEST_NAME.fullmatch(p.name)) or (p.name.startswith("test") and bool(_TEST_DIRS & set(p.parts[:-1])))
 
 
 def is_requirement_file(path: str) -> bool:
-    """Dependency declarations at the top or in a ``requirements/`` folder."""
-    p = PurePosixPath(path)
-    if p.parts[:-1] == ("requirements",):
-        return p.suffix == ".txt"
-    return len(p.parts) == 1 and bool(_REQ_NAME.fullmatch(p.name))
-
-
-def normalise(name: str) -> str:
-    return name.lower().replace("_", "-").replace(".", "-")
-
-
-def requirement_names(path: str, text: str) -> set[str]:
-    """Distribution names declared in a requirements, pyproject, setup.py or setup.cfg file."""
-    name = PurePosixPath(path).name
-    if name == "pyproject.toml":
-        specs = _pyproject_specs(text)
-    elif name == "setup.py":
-        specs = _string_constants(text)
-    elif name == "setup.cfg":
-        specs = _setup_cfg_specs(text)
-    else:
-        specs = [line.split("#", 1)[0] for line in text.splitlines() if not line.lstrip().startswith("-")]
-    names = set()
-    for spec in specs:
-        match = _REQ_SPEC.fullmatch(spec.strip()) if isinstance(spec, str) else None
-        if match:
-            names.add(normalise(match.group(1)))
-    return names
-
-
-def _pyproject_specs(text: str) -> list[str]:
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return re.findall(r"[\"']([^\"']+)[\"']", text)
-    project = doc.get("project", {})
-    specs = list(project.get("dependencies", []))
-    specs += [s for group in project.get("optional-dependencies", {}).values() for s in group]
-    specs += [s for group in doc.get("dependency-groups", {}).values() for s in group if isinstance(s, str)]
-    poetry = doc.get("tool", {}).get("poetry", {})
-    specs += list(poetry.get("dependencies", {}))
-    specs += [name for group in poetry.get("group", {}).values() for name in group.get("dependencies", {})]
-    return specs
-
-
-def _string_constants(source: str) -> list[str]:
-    try:
-        tree = ast.parse(source)
-    except _PARSE_ERRORS:
-        return re.findall(r"[\"']([^\"'\n]+)[\"']", source)
-    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-
-
-def _setup_cfg_specs(text: str) -> list[str]:
-    parser = configparser.ConfigParser()
-    try:
-        parser.read_string(text)
-    except configparser.Error:
-        return []
-    values = [parser.get("options", "install_requires", fallback="")]
-    if parser.has_section("options.extras_require"):
-        values += [v for _, v in parser.items("options.extras_require")]
-    return [line for value in values for line in value.splitlines()]
+    """A file that declares dependencies (read through ``dlbench.deps``, as the image is built)."""
+    return is_dependency_file(path)
 
 
 def imported_modules(source: str) -> set[str]:
-    """Top-level modules a Python file imports (absolute imports only)."""
+    """Top-level modules a Python file imports (a line scan where Python cannot parse it)."""
     try:
-        tree = ast.parse(source)
-    except _PARSE_ERRORS:
+        return {normalise(m) for m in module_imports(source)}
+    except PARSE_ERRORS:
         return {normalise(m) for m in _IMPORT_LINE.findall(source)}
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.split(".")[0])
-    return {normalise(n) for n in names}
+
+
+def declared_names(files: dict[str, str]) -> set[str]:
+    """Distributions declared by the dependency files read (documentation groups left out)."""
+    tree = SourceTree(paths=sorted(files), reader=files.get)
+    return declared_requirements(tree).names(exclude_groups=("docs",))
 
 
 def match_frameworks(names: Iterable[str], frameworks: Iterable[str]) -> list[str]:
@@ -270,7 +195,7 @@ def inspect_content(gh: Github, full_name: str, ref: str, frameworks: list[str])
             continue
         found.files_read += 1
         text = content.decoded_content.decode("utf-8", errors="replace")
-        names = requirement_names(path, text) if is_requirement_file(path) else imported_modules(text)
+        names = declared_names({path: text}) if is_requirement_file(path) else imported_modules(text)
         hits = match_frameworks(names, frameworks)
         if hits:
             found.frameworks, found.framework_source = hits, path
@@ -391,12 +316,14 @@ def selection_frame(selections: list[Selection]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=CSV_COLUMNS)
 
 
-def select_file(crawl: str | Path, overrides: str | Path | None, out_jsonl: str | Path, out_csv: str | Path, cfg: Config) -> list[Selection]:
-    """Select from a crawl file; write every verdict to ``out_jsonl`` and ``out_csv``."""
-    crawled = read_jsonl(crawl, RepoMeta)
-    repos_file = load_overrides(overrides)
-    with open_github(cfg.crawl) as gh:
-        selections = select_repos(crawled, cfg, repos_file, gh)
+def select_file(crawl: str | Path | None, overrides: str | Path | None, out_jsonl: str | Path, out_csv: str | Path, cfg: Config) -> list[Selection]:  # fmt: skip
+    """Select from a crawl file; write every verdict to ``out_jsonl`` and ``out_csv``.
+    Without a crawl (``crawl.enabled: false``) the selection is the local repositories."""
+    if crawl is None:
+        selections = [local_selection(r) for r in cfg.local_repos]
+    else:
+        with open_github(cfg.crawl) as gh:
+            selections = select_repos(read_jsonl(crawl, RepoMeta), cfg, load_overrides(overrides), gh)
     write_jsonl(out_jsonl, selections)
     write_frame(out_csv, selection_frame(selections))
     kept = sum(s.keep for s in selections)

@@ -36,8 +36,8 @@ rule merge_crawl:
 
 checkpoint select_repos:
     input:
-        repos=f"results/crawl/{SNAPSHOT}/repos.jsonl",
-        overrides=[CFG.repos_file] if CFG.repos_file else [],
+        repos=[f"results/crawl/{SNAPSHOT}/repos.jsonl"] if CFG.crawl.enabled else [],
+        overrides=[CFG.repos_file] if CFG.repos_file and CFG.crawl.enabled else [],
     output:
         jsonl="results/select/repos.jsonl",
         csv=report("results/select/repos.csv", category="Collect"),

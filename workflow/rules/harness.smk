@@ -18,6 +18,7 @@ rule build_image:
         "results/images/{repo}.json",
     params:
         build_log="logs/build_image/{repo}.build.log",
+        images=CFG.images.model_dump(mode="json"),  # a changed environment recipe rebuilds
     resources:
         docker=1,
     log:

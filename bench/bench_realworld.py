@@ -1,0 +1,92 @@
+"""Gold-validity of mined tasks on the real repositories bundled in ../shared/realworld/.
+
+Runs the workflow (config/realworld.yaml: no crawl, the bundles as local repositories, gold
+and null only) up to results/validation.csv, then prints one table per repository: tasks,
+usable, the share gold-valid, and each cause of an unusable task; and per image: size,
+build time, framework layer. ``--repos`` narrows the run; ``--min-valid`` makes it a check
+(exit 1 below the share), as CI uses it.
+
+    python bench/bench_realworld.py                         # all four (torch: ~8 GB per framework layer)
+    python bench/bench_realworld.py --repos cleanlab --min-valid 0.9
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "config" / "realworld.yaml"
+
+
+def run_workflow(repos: list[str], cores: int) -> float:
+    """Run the workflow for the chosen bundles; seconds taken."""
+    chosen = [r for r in yaml.safe_load(CONFIG.read_text())["local_repos"] if not repos or _short(r["name"]) in repos]
+    if not chosen:
+        sys.exit(f"no bundled repository matches {repos}")
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as narrowed:
+        yaml.safe_dump({"local_repos": chosen}, narrowed)
+    start = time.monotonic()
+    command = [sys.executable, "-m", "snakemake", "--cores", str(cores), "results/validation.csv",
+               "--configfile", str(CONFIG), narrowed.name]  # fmt: skip
+    done = subprocess.run(command, cwd=ROOT)
+    Path(narrowed.name).unlink()
+    if done.returncode != 0:
+        sys.exit(f"the workflow failed ({done.returncode}): see logs/")
+    return time.monotonic() - start
+
+
+def _short(full_name: str) -> str:
+    return full_name.split("/")[-1].lower()
+
+
+def validity_table(validation: pd.DataFrame) -> pd.DataFrame:
+    """Per repository: tasks, usable, share, and one column per cause of an unusable task."""
+    frame = validation.assign(cause=validation["reason"].fillna("").str.split(":").str[0])
+    summary = frame.groupby("repo").agg(tasks=("task_id", "size"), usable=("usable", "sum"))
+    summary["gold_valid"] = (summary["usable"] / summary["tasks"]).round(3)
+    causes = frame[~frame["usable"]].pivot_table(index="repo", columns="cause", values="task_id", aggfunc="size", fill_value=0)
+    return summary.join(causes).fillna(0)
+
+
+def image_table(repos: list[str]) -> pd.DataFrame:
+    rows = []
+    for path in sorted((ROOT / "results" / "images").glob("*.json")):
+        image = json.loads(path.read_text())
+        if repos and not any(path.stem.lower().endswith(r) for r in repos):
+            continue
+        env = image.get("environment") or {}
+        rows.append({
+            "repo": image["repo"], "status": image["status"], "size_gb": round((image.get("size_bytes") or 0) / 1e9, 2),
+            "build_s": image["build_seconds"], "framework": " ".join(env.get("frameworks", [])) or "-",
+            "packages": len(env.get("lock", [])), "dropped": len(env.get("dropped", [])), "repairs": len(env.get("repairs", [])),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repos", nargs="*", default=[], help="bundle names (cleanlab laplace small-text ignite)")
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--min-valid", type=float, default=None, help="fail when a repository's gold-valid share is lower")
+    args = parser.parse_args()
+    repos = [r.lower() for r in args.repos]
+    seconds = run_workflow(repos, args.cores)
+    validation = pd.read_csv(ROOT / "results" / "validation.csv", keep_default_na=False, na_values=[""])
+    validation = validation[validation["repo"].map(_short).isin(repos)] if repos else validation
+    table = validity_table(validation)
+    print(f"workflow: {seconds:.0f} s\n\n{table.to_markdown()}\n\n{image_table(repos).to_markdown(index=False)}")
+    if args.min_valid is not None and (table["gold_valid"] < args.min_valid).any():
+        sys.exit(f"gold-valid share below {args.min_valid}: {table['gold_valid'].to_dict()}")
+
+
+if __name__ == "__main__":
+    main()

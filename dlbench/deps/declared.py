@@ -1,0 +1,451 @@
+"""Every dependency a project declares, read statically from the files that declare them.
+
+Sources: requirements files (``requirements*.txt``, ``requirements/*.txt``, with ``-r``/``-c``
+includes), ``pyproject.toml`` (``[project]`` dependencies and optional groups, PEP 735
+dependency groups, Poetry and PDM groups), ``setup.cfg`` and ``setup.py``
+(``install_requires``, ``extras_require``, ``tests_require``, read with ``ast``, never run),
+``tox.ini`` and ``noxfile.py``, conda ``environment*.yml`` pip sections, and the install lines
+of CI workflow files that run tests. Each requirement keeps its source and a group
+(``runtime``, ``test``, ``dev``, ``docs``, ``ci``, ``extra:<name>``, ``group:<name>``).
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import itertools
+import re
+import shlex
+import tomllib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+import yaml
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+
+from dlbench.deps.tree import SourceTree
+from dlbench.records import DeclaredRequirement, DroppedRequirement
+
+PARSE_ERRORS = (SyntaxError, ValueError, MemoryError, RecursionError)  # CPython on pathological code
+REQUIREMENTS_NAME = re.compile(r"(?:[\w.-]*[-_.])?requirements(?:[-_.][\w.-]*)?\.(?:txt|in)", re.IGNORECASE)
+ENVIRONMENT_NAME = re.compile(r"(?:[\w-]*[-_.])?environment(?:[-_.][\w.-]*)?\.ya?ml", re.IGNORECASE)
+CI_FILES = re.compile(r"(\.github/workflows/[^/]+|\.circleci/config|\.gitlab-ci|azure-pipelines)\.ya?ml")
+INCLUDE_OPTION = re.compile(r"^(?:(?P<short>-[rc])\s*|(?P<long>--requirement|--constraint)(?:\s+|=))(?P<target>[^\s-]\S*)")
+PIP_INSTALL = re.compile(r"\b(?:uv\s+)?pip3?\s+install\b(?P<args>.*)")
+# pip options that take a value: the value is not a requirement.
+OPTIONS_WITH_VALUE = {
+    "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--trusted-host", "--target", "-t",
+    "--prefix", "--root", "--python", "-p", "--upgrade-strategy", "--override", "--cache-dir", "--platform",
+    "--python-version", "--only-binary", "--no-binary", "--extra", "--group", "--torch-backend", "--index-strategy",
+}  # fmt: skip
+SHELL_OPERATORS = {"&&", "||", ";", "|", ">", ">>", "2>&1", "&"}
+MAX_REQUIREMENTS_DEPTH = 3  # requirements files deeper than this are examples' or tools', not the tests'
+GROUP_WORDS = {
+    "test": ("test", "tests", "testing", "pytest", "check", "ci"),
+    "dev": ("dev", "develop", "development", "all-dev"),
+    "docs": ("doc", "docs", "documentation", "sphinx", "mkdocs", "notebook", "notebooks", "examples", "benchmark"),
+}  # fmt: skip
+
+
+def normalise(name: str) -> str:
+    """PEP 503 name normalisation."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@dataclass
+class Declarations:
+    """What a project declares: requirements, constraints, and what could not be used."""
+
+    requirements: list[DeclaredRequirement] = field(default_factory=list)
+    constraints: list[str] = field(default_factory=list)
+    skipped: list[DroppedRequirement] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # the declaration files read
+
+    def names(self, exclude_groups: Iterable[str] = ()) -> set[str]:
+        excluded = set(exclude_groups)
+        return {r.name for r in self.requirements if group_kind(r.group) not in excluded}
+
+    def add(self, spec: str, source: str, group: str) -> None:
+        spec = spec.strip()
+        if not spec or _is_local(spec):
+            return
+        requirement = _parse(spec)
+        if isinstance(requirement, str):
+            self.skipped.append(DroppedRequirement(spec=spec, source=source, reason=requirement))
+        else:
+            self.requirements.append(DeclaredRequirement(spec=str(requirement), name=normalise(requirement.name), source=source, group=group))  # fmt: skip
+
+
+def group_kind(group: str) -> str:
+    """``runtime``, ``test``, ``dev``, ``docs``, ``ci``, ``import``, ``repair`` or ``optional``
+    (an extra or dependency group whose name says nothing)."""
+    name = group.split(":", 1)[-1].lower()
+    if ":" not in group:
+        return group
+    for kind, words in GROUP_WORDS.items():
+        if any(word == part for part in re.split(r"[-_.\s]+", name) for word in words):
+            return kind
+    return "optional"
+
+
+def _parse(spec: str) -> Requirement | str:
+    """A requirement, or why it cannot come from a package index."""
+    try:
+        requirement = Requirement(spec)
+    except InvalidRequirement as exc:
+        if re.match(r"^(git|hg|svn|bzr)\+|^https?://", spec):
+            return "direct URL: not installable from a package index"
+        return f"not a PEP 508 requirement: {exc}"
+    if requirement.url:
+        return "direct URL: not installable from a package index"
+    if "+" in str(requirement.specifier):  # a local build such as torch==2.4.0+cpu: the index has the release
+        requirement.specifier = SpecifierSet(",".join(re.sub(r"\+[\w.]+$", "", str(s)) for s in requirement.specifier))
+    return requirement
+
+
+def _is_local(spec: str) -> bool:
+    """The project itself or a path (it runs from its checkout, never installed)."""
+    return spec.startswith(("-e", "--editable", ".", "/", "file:", "${", "$")) or spec in {".", ".[dev]"}
+
+
+# ---------------------------------------------------------------- which files
+
+
+def is_dependency_file(path: str) -> bool:
+    """Whether discovery reads ``path`` (selection uses this to spend few API requests)."""
+    p = PurePosixPath(path)
+    if len(p.parts) == 1 and p.name in ("pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "noxfile.py"):
+        return True
+    if REQUIREMENTS_NAME.fullmatch(p.name) or (p.parent.name == "requirements" and p.suffix in (".txt", ".in")):
+        return len(p.parts) <= MAX_REQUIREMENTS_DEPTH
+    if ENVIRONMENT_NAME.fullmatch(p.name):
+        return len(p.parts) <= 2
+    return bool(CI_FILES.fullmatch(path))
+
+
+def _requirements_group(path: str) -> str:
+    words = re.split(r"[-_./\s]+", path.lower())
+    for kind in ("docs", "test", "dev"):
+        if any(word in words for word in GROUP_WORDS[kind]):
+            return kind
+    return "runtime"
+
+
+# ---------------------------------------------------------------- reading
+
+
+def declared_requirements(tree: SourceTree) -> Declarations:
+    """Everything ``tree`` declares, in a stable order (runtime files first)."""
+    found = Declarations()
+    seen: set[str] = set()
+    for path in sorted((p for p in tree.paths if is_dependency_file(p)), key=_file_order):
+        text = tree.read(path)
+        if text is None:
+            continue
+        found.files.append(path)
+        reader = _reader_for(path)
+        reader(tree, path, text, found, seen)
+    return found
+
+
+def _file_order(path: str) -> tuple[int, str]:
+    rank = {"pyproject.toml": 0, "setup.cfg": 1, "setup.py": 2}.get(path, 3 if "/" not in path else 4)
+    return rank, path
+
+
+def _reader_for(path: str):
+    name = PurePosixPath(path).name
+    if CI_FILES.fullmatch(path):
+        return _read_ci_file
+    return {
+        "pyproject.toml": _read_pyproject,
+        "setup.cfg": _read_setup_cfg,
+        "setup.py": _read_setup_py,
+        "tox.ini": _read_tox,
+        "noxfile.py": _read_noxfile,
+    }.get(name, _read_environment if ENVIRONMENT_NAME.fullmatch(name) else _read_requirements_file)
+
+
+def _read_requirements_file(tree: SourceTree, path: str, text: str, found: Declarations, seen: set[str]) -> None:
+    _requirements_lines(tree, path, text, found, seen, _requirements_group(path))
+
+
+def _requirements_lines(tree: SourceTree, path: str, text: str, found: Declarations, seen: set[str], group: str) -> None:
+    """One requirements file, its ``-r`` includes inlined into the same group, once each."""
+    if path in seen:
+        return
+    seen.add(path)
+    for line in _logical_lines(text):
+        include = INCLUDE_OPTION.match(line)
+        if include:
+            _include(tree, PurePosixPath(path).parent, include["target"], _is_constraint(include), found, seen, group)  # fmt: skip
+        elif not line.startswith("-"):
+            found.add(line, path, group)
+
+
+def _include(tree: SourceTree, base: PurePosixPath, target: str, constraint: bool, found: Declarations, seen: set[str], group: str) -> None:  # fmt: skip
+    path = _join(base, target)
+    if path is None or not _is_requirements_text(path):
+        return  # outside the tree, or a pyproject/setup file read in its own right
+    text = tree.read(path) if tree.exists(path) else None
+    if text is None:
+        return  # outside the tree or missing: nothing to read
+    if constraint:
+        found.constraints += [line for line in _logical_lines(text) if not line.startswith("-") and not isinstance(_parse(line), str)]
+    else:
+        _requirements_lines(tree, path, text, found, seen, group)
+
+
+def _is_requirements_text(path: str) -> bool:
+    return PurePosixPath(path).suffix in (".txt", ".in") or REQUIREMENTS_NAME.fullmatch(PurePosixPath(path).name) is not None
+
+
+def _is_constraint(include: re.Match) -> bool:
+    return (include["short"] or include["long"]) in ("-c", "--constraint")
+
+
+def _join(base: PurePosixPath, target: str) -> str | None:
+    parts: list[str] = []
+    for part in (base / target).parts:
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        elif part not in (".", ""):
+            parts.append(part)
+    return "/".join(parts) or None
+
+
+def _logical_lines(text: str) -> Iterator[str]:
+    """Lines without comments, continuation backslashes joined."""
+    pending = ""
+    for raw in text.splitlines():
+        line = re.split(r"(?:^|\s)#", raw, maxsplit=1)[0].rstrip()
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        line, pending = (pending + line).strip(), ""
+        if line:
+            yield line
+
+
+def _read_pyproject(tree: SourceTree, path: str, text: str, found: Declarations, seen: set[str]) -> None:
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found.skipped.append(DroppedRequirement(spec="", source=path, reason=f"not valid TOML: {exc}"))
+        return
+    project = doc.get("project", {})
+    _add_all(found, project.get("dependencies", []), f"{path} [project.dependencies]", "runtime")
+    for name, specs in project.get("optional-dependencies", {}).items():
+        _add_all(found, specs, f"{path} [project.optional-dependencies.{name}]", f"extra:{name}")
+    groups = doc.get("dependency-groups", {})
+    for name in groups:
+        _add_all(found, _dependency_group(groups, name, set()), f"{path} [dependency-groups.{name}]", f"group:{name}")
+    tool = doc.get("tool", {})
+    _read_poetry(tool.get("poetry", {}), path, found)
+    for name, specs in tool.get("pdm", {}).get("dev-dependencies", {}).items():
+        _add_all(found, specs, f"{path} [tool.pdm.dev-dependencies.{name}]", f"group:{name}")
+
+
+def _dependency_group(groups: dict, name: str, visiting: set[str]) -> list[str]:
+    """PEP 735: a group's requirements with ``{include-group = ...}`` expanded (cycles cut)."""
+    if name in visiting:
+        return []
+    visiting.add(name)
+    specs: list[str] = []
+    for entry in groups.get(name, []):
+        if isinstance(entry, str):
+            specs.append(entry)
+        elif isinstance(entry, dict) and "include-group" in entry:
+            specs += _dependency_group(groups, entry["include-group"], visiting)
+    return specs
+
+
+def _read_poetry(poetry: dict, path: str, found: Declarations) -> None:
+    _add_all(found, _poetry_specs(poetry.get("dependencies", {})), f"{path} [tool.poetry.dependencies]", "runtime")
+    _add_all(found, _poetry_specs(poetry.get("dev-dependencies", {})), f"{path} [tool.poetry.dev-dependencies]", "group:dev")  # fmt: skip
+    for name, group in poetry.get("group", {}).items():
+        specs = _poetry_specs(group.get("dependencies", {}) if isinstance(group, dict) else {})
+        _add_all(found, specs, f"{path} [tool.poetry.group.{name}]", f"group:{name}")
+
+
+def _poetry_specs(table: dict) -> list[str]:
+    """Poetry's ``name = "^1.2"`` as PEP 508 (caret and tilde ranges as lower bounds)."""
+    specs = []
+    for name, value in table.items():
+        if name.lower() == "python":
+            continue
+        version = value.get("version", "*") if isinstance(value, dict) else value
+        if isinstance(value, dict) and ("git" in value or "path" in value or "url" in value):
+            continue
+        bound = re.sub(r"^[\^~]=?", ">=", str(version).strip()) if isinstance(version, str) else "*"
+        specs.append(name if bound in ("*", "") else f"{name}{bound if bound[0] in '<>=!~' else '==' + bound}")
+    return specs
+
+
+def _add_all(found: Declarations, specs: Iterable, source: str, group: str) -> None:
+    for spec in specs:
+        if isinstance(spec, str):
+            found.add(spec, source, group)
+
+
+def _read_setup_cfg(tree: SourceTree, path: str, text: str, found: Declarations, seen: set[str]) -> None:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error as exc:
+        found.skipped.append(DroppedRequirement(spec="", source=path, reason=f"not a valid setup.cfg: {exc}"))
+        return
+    for key, group in (("install_requires", "runtime"), ("tests_require", "test")):
+        _add_all(found, _cfg_lines(parser.get("options", key, fallback="")), f"{path} [options] {key}", group)
+    if parser.has_section("options.extras_require"):
+        for name, value in parser.items("options.extras_require"):
+            _add_all(found, _cfg_lines(value), f"{path} [options.extras_require] {name}", f"extra:{name}")
+
+
+def _cfg_lines(value: str) -> list[str]:
+    return [line.split(" #", 1)[0].strip() for line in value.splitlines() if not line.lstrip().startswith("#")]
+
+
+def _read_setup_py(tree: SourceTree, path: str, text: str, found: Declarations, seen: set[str]) -> None:
+    """``setup(...)`` keyword arguments evaluated from literals and module-level names only."""
+    try:
+        module = ast.parse(text)
+    except PARSE_ERRORS as exc:
+        found.skipped.append(DroppedRequirement(spec="", source=path, reason=f"setup.py does not parse: {exc}"))
+        return
+    names = _module_literals(module)
+    for call in (n for n in ast.walk(module) if isinstance(n, ast.Call) and _call_name(n) == "setup"):
+        for keyword in call.keywords:
+            value = _literal(keyword.value, names)
+            if keyword.arg in ("install_requires", "tests_require") and isinstance(value, list):
+                _add_all(found, value, f"{path} setup({keyword.arg}=...)", "runtime" if keyword.arg == "install_requires" else "test")  # fmt: skip
+            elif keyword.arg == "extras_require" and isinstance(value, dict):
+                for name, specs in value.items():
+                    if isinstance(specs, list):
+                        _add_all(found, specs, f"{path} setup(extras_require[{name!r}])", f"extra:{name}")
+
+
+def _call_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _module_literals(module: ast.Module) -> dict[str, object]:
+    """Module-level ``NAME = <literal>`` and ``NAME[key] = <literal>`` bindings, in order."""
+    names: dict[str, object] = {}
+    for node in module.body:
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0], _literal(node.value, names)
+        if isinstance(target, ast.Name) and value is not None:
+            names[target.id] = value
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            container, key = names.get(target.value.id), _literal(target.slice, names)
+            if isinstance(container, dict) and isinstance(key, str) and value is not None:
+                container[key] = value
+    return names
+
+
+def _literal(node: ast.AST, names: dict[str, object]) -> object:
+    """A literal, a bound name, or ``a + b`` of them; None for anything computed."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        return names.get(node.id)
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        items = [_literal(e, names) for e in node.elts]
+        return [x for item in items for x in (item if isinstance(item, list) else [item]) if isinstance(x, str)]
+    if isinstance(node, ast.Dict):
+        pairs = [(_literal(k, names), _literal(v, names)) for k, v in zip(node.keys, node.values) if k is not None]
+        return {k: v for k, v in pairs if isinstance(k, str) and v is not None}
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        container, key = names.get(node.value.id), _literal(node.slice, names)
+        return container.get(key) if isinstance(container, dict) and isinstance(key, str) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _literal(node.left, names), _literal(node.right, names)
+        return left + right if isinstance(left, list) and isinstance(right, list) else None
+    return None
+
+
+def _read_tox(tree: SourceTree, path: str, text: str, found: Declarations, seen: set[str]) -> None:
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error as exc:
+        found.skipped.append(DroppedRequirement(spec="", source=path, reason=f"not a valid tox.ini: {exc}"))
+        return
+    for section in (s for s in parser.sections() if s == "testenv" or s.startswith("testenv:")):
+        for line in _cfg_lines(parser.get(section, "deps", fallback="")):
+            line = re.sub(r"^[\w,{}!-]+:\s+", "", line)  # tox factor conditions ("py38: numpy<2")
+            _install_argument(tree, path, line, found, seen, "test", f"{path} [{section}] deps")
+
+
+def _install_argument(tree: SourceTree, path: str, arg: str, found: Declarations, seen: set[str], group: str, source: str) -> None:  # fmt: skip
+    include = INCLUDE_OPTION.match(arg)
+    if include:
+        _include(tree, PurePosixPath("."), include["target"], _is_constraint(include), found, seen, group)  # fmt: skip
+    elif arg and not arg.startswith("-") and "{" not in arg:
+        found.add(arg, source, group)
+
+
+def _read_noxfile(tree: SourceTree, path: str, text: str, found: Declarations, seen: set[str]) -> None:
+    """String arguments of ``session.install(...)`` calls (``-r FILE`` pairs followed)."""
+    try:
+        module = ast.parse(text)
+    except PARSE_ERRORS:
+        return
+    for call in (n for n in ast.walk(module) if isinstance(n, ast.Call) and _call_name(n) == "install"):
+        args = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        for arg in _pair_options(args):
+            _install_argument(tree, path, arg, found, seen, "test", f"{path} session.install")
+
+
+def _pair_options(args: list[str]) -> list[str]:
+    """``["-r", "req.txt", "numpy"]`` → ``["-r req.txt", "numpy"]``; other options and their values dropped."""
+    out, i = [], 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-r", "--requirement", "-c", "--constraint") and i + 1 < len(args):
+            out.append(f"{arg} {args[i + 1]}")
+            i += 2
+            continue
+        if arg in OPTIONS_WITH_VALUE:
+            i += 2
+            continue
+        if not arg.startswith("-") or INCLUDE_OPTION.match(arg):
+            out.append(arg)
+        i += 1
+    return out
+
+
+def _read_environment(tree: SourceTree, path: str, text: str, found: Declarations, seen: set[str]) -> None:
+    try:
+        env = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return
+    deps = env.get("dependencies", []) if isinstance(env, dict) else []
+    for entry in deps:
+        if isinstance(entry, dict) and isinstance(entry.get("pip"), list):
+            for arg in entry["pip"]:
+                if isinstance(arg, str):
+                    _install_argument(tree, path, arg, found, seen, _requirements_group(path), f"{path} pip")
+
+
+def _read_ci_file(tree: SourceTree, path: str, text: str, found: Declarations, seen: set[str]) -> None:
+    """``pip install`` lines of CI files that run the tests (release and docs jobs are not read)."""
+    if not re.search(r"\bpytest\b|\bunittest\b|\bnox\b|\btox\b|make test", text):
+        return
+    for line in _logical_lines(text):
+        match = PIP_INSTALL.search(line)
+        if not match:
+            continue
+        try:
+            args = list(itertools.takewhile(lambda token: token not in SHELL_OPERATORS, shlex.split(match["args"])))
+        except ValueError:
+            continue
+        for arg in _pair_options(args):
+            _install_argument(tree, path, arg, found, seen, "ci", f"{path} pip install")

@@ -1,0 +1,102 @@
+"""Third-party modules a project's tests import, and the distributions that provide them.
+
+The unconditional module-level imports of test files and conftests count, and so do
+``pytest.importorskip("name")`` calls. Standard-library modules and the project's own
+modules (top-level names in its root, ``src/`` and the folders of its tests) are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from collections.abc import Iterable
+from functools import cache
+from importlib import resources
+from pathlib import PurePosixPath
+
+from dlbench.deps.declared import PARSE_ERRORS, normalise
+from dlbench.deps.tree import SourceTree
+
+TEST_NAME = re.compile(r"(test_.*|.*_test|tests?)\.py")
+TEST_DIRS = frozenset({"tests", "test", "testing"})
+
+
+def is_test_file(path: str) -> bool:
+    """pytest's default file patterns, plus ``test*.py`` inside a tests folder (unittest's)."""
+    p = PurePosixPath(path)
+    if p.suffix != ".py" or p.name in ("__init__.py", "conftest.py"):
+        return False
+    return bool(TEST_NAME.fullmatch(p.name)) or (p.name.startswith("test") and bool(TEST_DIRS & set(p.parts[:-1])))
+
+
+def is_test_support_file(path: str) -> bool:
+    """A file whose imports the tests need: a test file, a conftest, or a module in a tests folder."""
+    p = PurePosixPath(path)
+    return p.suffix == ".py" and (is_test_file(path) or p.name == "conftest.py" or bool(TEST_DIRS & set(p.parts[:-1])))
+
+
+@cache
+def import_name_table() -> dict[str, str]:
+    """Import name → distribution where the two differ (``dlbench/deps/data/import_names.tsv``)."""
+    text = resources.files("dlbench.deps").joinpath("data/import_names.tsv").read_text()
+    rows = (line.split("\t") for line in text.splitlines() if line and not line.startswith("#"))
+    return {module: dist for module, dist in rows}
+
+
+def distribution_for(module: str) -> str:
+    """The distribution that provides top-level ``module`` (by table, else by its own name)."""
+    return normalise(import_name_table().get(module, module))
+
+
+def module_imports(source: str) -> set[str]:
+    """Top-level names a test module cannot be collected without: its unconditional
+    module-level imports, and ``pytest.importorskip("name")`` calls anywhere. Imports
+    inside functions, ``if`` or ``try`` blocks are optional by the authors' design (their
+    tests check for them and skip), so installing them would change which tests run."""
+    tree = ast.parse(source)
+    names = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _is_importorskip(node):
+            names.add(node.args[0].value.split(".")[0])
+    return names
+
+
+def _is_importorskip(call: ast.Call) -> bool:
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    first = call.args[0] if call.args else None
+    return name == "importorskip" and isinstance(first, ast.Constant) and isinstance(first.value, str)
+
+
+def local_modules(tree: SourceTree) -> set[str]:
+    """Names the project itself can provide: every module and package in its tree (test
+    folders, ``src/`` and plugin-added source paths put folders on ``sys.path``)."""
+    names = set()
+    for path in tree.paths:
+        p = PurePosixPath(path)
+        if p.suffix == ".py":
+            names.add(p.stem)
+            names |= {part for part in p.parts[:-1] if part.isidentifier()}
+    return names
+
+
+def third_party_imports(tree: SourceTree, files: Iterable[str] | None = None) -> dict[str, list[str]]:
+    """Module → test files importing it, for modules neither standard nor the project's own."""
+    files = sorted(files if files is not None else (p for p in tree.paths if is_test_support_file(p)))
+    own = local_modules(tree)
+    found: dict[str, list[str]] = {}
+    for path in files:
+        text = tree.read(path)
+        try:
+            modules = module_imports(text) if text is not None else set()
+        except PARSE_ERRORS:
+            continue  # a file Python cannot parse imports nothing a test run can use
+        for module in modules - own - set(sys.stdlib_module_names) - {"__future__"}:
+            found.setdefault(module, []).append(path)
+    return dict(sorted(found.items()))

@@ -1,0 +1,166 @@
+"""Resolve a project's test requirements into a lock (``name==version`` of every package),
+as of the pinned commit's date, with uv.
+
+``uv pip compile --exclude-newer DATE`` sees only releases uploaded before the commit, so
+old code meets the numpy or torch it was written for. When the requirements cannot be
+resolved together, the requirement the resolver names with the lowest priority (tests'
+imports before CI lines before declared test and runtime dependencies) is dropped and
+recorded, a bounded number of times.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from dlbench.deps.declared import normalise
+from dlbench.deps.plan import PRIORITY, drop_priority
+from dlbench.records import DeclaredRequirement, DroppedRequirement
+
+MAX_DROPS = 12
+DEFAULT_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+RESOLVE_TIMEOUT_S = 600
+PIN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>\S+)")
+
+
+class ResolutionError(RuntimeError):
+    """The requirements cannot be resolved even after dropping what the resolver blamed."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the lock is for: the base image's Python and platform, and where packages come from."""
+
+    python_version: str = "3.11"
+    platform: str = "x86_64-manylinux_2_36"
+    exclude_newer: datetime | None = None
+    index_url: str | None = None
+    extra_index_url: str | None = None
+    cache_dir: Path | None = None
+
+
+@dataclass
+class Lock:
+    pins: list[str]  # name==version, sorted by name
+    requirements: list[DeclaredRequirement]  # what was resolved (after drops)
+    dropped: list[DroppedRequirement] = field(default_factory=list)
+
+    def versions(self) -> dict[str, str]:
+        return {normalise(m["name"]): m["version"] for m in map(PIN.match, self.pins) if m}
+
+
+def uv_binary() -> str:
+    """The uv next to this interpreter (installed with dlbench), else the one on PATH."""
+    local = Path(sys.executable).with_name("uv")
+    found = str(local) if local.is_file() else shutil.which("uv")
+    if not found:
+        raise ResolutionError("uv is not installed: pip install uv (a dlbench dependency)")
+    return found
+
+
+def resolve(
+    requirements: Sequence[DeclaredRequirement], constraints: Sequence[str], target: Target, prefer: Sequence[str] = ()
+) -> Lock:
+    """A lock for ``requirements``; ``prefer``: pins tried as constraints first (kept only if
+    they resolve), so a project can share a framework layer another project built."""
+    if prefer:
+        try:
+            return _resolve_dropping(list(requirements), [*constraints, *prefer], target, allow_drops=False)
+        except ResolutionError:
+            pass  # the preferred framework versions do not fit this project: resolve freely
+    return _resolve_dropping(list(requirements), list(constraints), target, allow_drops=True)
+
+
+def _resolve_dropping(requirements: list[DeclaredRequirement], constraints: list[str], target: Target, allow_drops: bool) -> Lock:  # fmt: skip
+    dropped: list[DroppedRequirement] = []
+    for _ in range(MAX_DROPS + 1):
+        no_build = [r.name for r in requirements if drop_priority(r) <= PRIORITY["ci"]]
+        ok, output = compile_lock([r.spec for r in requirements], constraints, target, no_build)
+        if ok:
+            return Lock(pins=_pins(output), requirements=requirements, dropped=dropped)
+        blamed = _blamed(requirements, output) if allow_drops else None
+        if blamed is None:
+            raise ResolutionError(_cause(output))
+        requirements = [r for r in requirements if r is not blamed]
+        dropped.append(DroppedRequirement(spec=blamed.spec, source=blamed.source, reason=f"unresolvable: {_cause(output)}"))
+    raise ResolutionError(f"still unresolvable after dropping {MAX_DROPS} requirements: {_cause(output)}")
+
+
+def compile_lock(specs: Sequence[str], constraints: Sequence[str], target: Target, no_build: Sequence[str] = ()) -> tuple[bool, str]:  # fmt: skip
+    """(resolved, uv's output): the lock text on success, the resolver's message otherwise.
+
+    ``no_build``: distributions taken only as wheels. What the tests merely import, or a CI
+    file installs, must not need a compiler in the image (an sdist-only match is dropped)."""
+    command = [uv_binary(), "pip", "compile", "-", "--quiet", "--no-header", "--no-annotate", "--python-version",
+               target.python_version, "--python-platform", target.platform]  # fmt: skip
+    if target.exclude_newer:
+        command += ["--exclude-newer", target.exclude_newer.isoformat()]
+    if target.index_url:
+        command += ["--index-url", target.index_url]
+    if target.extra_index_url:
+        command += ["--extra-index-url", target.extra_index_url, "--index-strategy", "unsafe-best-match"]
+    for name in no_build:
+        command += ["--only-binary", name]
+    if target.cache_dir:
+        command += ["--cache-dir", str(target.cache_dir)]
+    constraint_file = None
+    if constraints:
+        constraint_file = _temp_file("\n".join(constraints) + "\n")
+        command += ["--constraint", str(constraint_file)]
+    try:
+        done = subprocess.run(command, input="\n".join(specs) + "\n", capture_output=True, text=True,
+                              timeout=RESOLVE_TIMEOUT_S, env=_uv_environment())  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return False, f"uv pip compile timed out after {RESOLVE_TIMEOUT_S} s"
+    finally:
+        if constraint_file:
+            constraint_file.unlink(missing_ok=True)
+    return done.returncode == 0, done.stdout if done.returncode == 0 else done.stderr
+
+
+def _uv_environment() -> dict[str, str]:
+    """uv trusts the host's CA bundle (and any proxy's CA in it) like pip does here."""
+    env = {**os.environ, "UV_NO_PROGRESS": "1"}
+    bundle = host_ca_bundle()
+    if "SSL_CERT_FILE" not in env and bundle:
+        env["SSL_CERT_FILE"] = str(bundle)
+    return env
+
+
+def host_ca_bundle() -> Path | None:
+    """The CA bundle installs trust (``DLBENCH_CA_BUNDLE``, default the system's)."""
+    path = Path(os.environ.get("DLBENCH_CA_BUNDLE", DEFAULT_CA_BUNDLE))
+    return path if path.is_file() else None
+
+
+def _temp_file(text: str) -> Path:
+    handle, name = tempfile.mkstemp(prefix="dlbench-constraints-", suffix=".txt")
+    os.write(handle, text.encode())
+    os.close(handle)
+    return Path(name)
+
+
+def _pins(output: str) -> list[str]:
+    pins = [line.strip() for line in output.splitlines() if PIN.match(line.strip())]
+    return sorted(pins, key=lambda pin: normalise(pin.split("==")[0]))
+
+
+def _blamed(requirements: list[DeclaredRequirement], message: str) -> DeclaredRequirement | None:
+    """The lowest-priority requirement whose name the resolver's message mentions."""
+    text = normalise(message)
+    named = [r for r in requirements if re.search(rf"(?<![a-z0-9-]){re.escape(r.name)}(?![a-z0-9])", text)]
+    return min(named, key=drop_priority, default=None)
+
+
+def _cause(output: str) -> str:
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    causes = [line.removeprefix("cause:").strip() for line in lines if line.startswith(("cause:", "╰─▶", "Because"))]
+    return " ".join(causes or lines[-3:])[:800]

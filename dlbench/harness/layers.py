@@ -1,0 +1,204 @@
+"""Image layers built by running a step in a container and committing it.
+
+The classic builder cannot mount a cache into a build step; a container can. Each layer
+is made by ``docker run`` of an install script on the host network, with the machine's
+download cache (``images.cache_dir``), the host's uv and CA bundle bind-mounted read-only
+for that step only, then ``docker commit``. Nothing mounted ends up in the image, and a
+second build downloads nothing the cache already holds.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import shutil
+import stat
+import tarfile
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO
+
+import docker
+from docker.errors import DockerException, ImageNotFound
+from requests.exceptions import RequestException
+
+log = logging.getLogger(__name__)
+
+RUNNER_UID = 10001
+REPO_DIR = "/work/repo"
+SUPPORT_DIR = "/opt/dlbench"
+VENV_PYTHON = "/opt/venv/bin/python"
+BUILD_DIR = "/opt/dlbench-build"  # mounted during a build step only
+CACHE_DIR = "/opt/dlbench-cache"
+BUILD_TIMEOUT_S = 3600
+LABEL = "dlbench.layer"  # framework | project; build containers carry dlbench.build
+FRAMEWORKS_LABEL = "dlbench.frameworks"
+BASE_LABEL = "dlbench.base"
+RUNTIME_ENV = {
+    "PATH": "/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "PYTHONPATH": f"{REPO_DIR}:{REPO_DIR}/src",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "LANG": "C.UTF-8",
+}
+# Works on the registry-free base and on python:3.11-slim (no venv, no runner user there).
+PREPARE = (
+    f"(getent group {RUNNER_UID} >/dev/null || groupadd --gid {RUNNER_UID} runner)"
+    f" && (getent passwd {RUNNER_UID} >/dev/null || useradd --uid {RUNNER_UID} --gid {RUNNER_UID} --create-home --shell /bin/sh runner)"  # noqa: E501
+    f" && ([ -x {VENV_PYTHON} ] || python3 -m venv /opt/venv) && mkdir -p {REPO_DIR} {SUPPORT_DIR}"
+)
+
+
+class StepFailed(RuntimeError):
+    """An install step exited non-zero; ``output`` holds what it printed."""
+
+    def __init__(self, message: str, output: str):
+        super().__init__(message)
+        self.output = output
+
+
+def uv_install_script(args: str) -> str:
+    """The shell step that installs into the image's venv with the mounted uv."""
+    return f"set -e; {PREPARE}; {BUILD_DIR}/uv pip install --python {VENV_PYTHON} {args}"
+
+
+def run_step(
+    client: docker.DockerClient,
+    image: str,
+    script: str,
+    inputs: Mapping[str, str | bytes],
+    cache_dir: Path,
+    uv: Path,
+    ca_bundle: Path | None,
+    out: IO[str],
+    environment: Mapping[str, str] | None = None,
+) -> docker.models.containers.Container:
+    """Run ``script`` as root in a new container of ``image`` (host network, cache and
+    build files mounted); return the stopped container for ``commit_layer``. Raises
+    ``StepFailed`` (the container removed) when the script fails."""
+    with tempfile.TemporaryDirectory(prefix="dlbench-step-") as tmp:
+        volumes = _step_volumes(Path(tmp), inputs, cache_dir, uv, ca_bundle)
+        env = {"UV_CACHE_DIR": CACHE_DIR, "UV_LINK_MODE": "copy", "UV_NO_PROGRESS": "1", "UV_PYTHON_DOWNLOADS": "never"}
+        if ca_bundle:
+            env["SSL_CERT_FILE"] = f"{BUILD_DIR}/ca.crt"
+        container = client.containers.create(
+            image, ["sh", "-c", script], user="root", network_mode="host", volumes=volumes,
+            environment={**env, **(environment or {})}, labels={"dlbench.build": "1"},
+        )  # fmt: skip
+        try:
+            container.start()
+            output = _follow(container, out)
+            code = container.wait(timeout=BUILD_TIMEOUT_S)["StatusCode"]
+        except (DockerException, RequestException) as exc:
+            container.remove(force=True)
+            raise StepFailed(f"build step did not finish: {exc}", "") from exc
+        if code != 0:
+            container.remove(force=True)
+            raise StepFailed(f"build step exited with {code}", output)
+        return container
+
+
+def _step_volumes(tmp: Path, inputs: Mapping[str, str | bytes], cache_dir: Path, uv: Path, ca: Path | None) -> dict:
+    """Two folder mounts (files mounted one by one would leave mount points that break the
+    next step on a committed layer): the download cache, and the step's own files."""
+    for name, data in inputs.items():
+        (tmp / "in").mkdir(exist_ok=True)
+        (tmp / "in" / name).write_bytes(data.encode() if isinstance(data, str) else data)
+    shutil.copy2(uv, tmp / "uv")
+    if ca:
+        shutil.copyfile(ca, tmp / "ca.crt")
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    return {str(cache_dir.resolve()): {"bind": CACHE_DIR, "mode": "rw"}, str(tmp): {"bind": BUILD_DIR, "mode": "ro"}}
+
+
+def _follow(container, out: IO[str]) -> str:
+    """Copy the step's output to the build log as it comes; return it."""
+    chunks = []
+    for chunk in container.logs(stream=True, follow=True):
+        text = chunk.decode(errors="replace")
+        chunks.append(text)
+        out.write(text)
+        out.flush()
+    return "".join(chunks)
+
+
+def commit_layer(container, tag: str, labels: Mapping[str, str], runtime: bool) -> str:
+    """Commit the stopped step container as ``tag`` and remove it; ``runtime``: set the
+    runner user, work dir and environment the sandbox expects."""
+    changes = [f"LABEL {key}={_quote(value)}" for key, value in labels.items()]
+    if runtime:
+        changes += [f"ENV {key}={value}" for key, value in RUNTIME_ENV.items()]
+        changes += [f"WORKDIR {REPO_DIR}", f"USER {RUNNER_UID}:{RUNNER_UID}"]
+    repository, _, version = tag.rpartition(":")
+    try:
+        image = container.commit(repository=repository, tag=version, changes=changes)
+    finally:
+        container.remove(force=True)
+    return image.id
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def copy_tree_into(container, checkout: Path, support_files: Mapping[str, bytes]) -> None:
+    """The checkout (without ``.git``) at REPO_DIR and the support files at SUPPORT_DIR,
+    owned by root and read-only for everyone else: the runner cannot change them."""
+    with tempfile.TemporaryFile() as archive:
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            tar.add(checkout, arcname=REPO_DIR.lstrip("/"), filter=_owned_by_root)
+            for name, data in sorted(support_files.items()):
+                _add_bytes(tar, f"{SUPPORT_DIR.lstrip('/')}/{name}", data)
+        archive.seek(0)
+        container.put_archive("/", archive)
+
+
+def _owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+    if ".git" in Path(info.name).parts:
+        return None  # history is not the project's code (and may be large)
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    if info.isdir():
+        info.mode = 0o755
+    elif info.isfile():
+        info.mode = 0o755 if info.mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH) else 0o644
+    return info
+
+
+def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes) -> None:
+    if ".." in Path(name).parts or Path(name).is_absolute():
+        raise ValueError(f"support file name escapes {SUPPORT_DIR}: {name!r}")
+    info = tarfile.TarInfo(name)
+    info.size, info.uid, info.gid = len(data), 0, 0
+    info.mode = 0o755 if data.startswith(b"#!") else 0o644  # a script: the supervisor execs it
+    tar.addfile(info, io.BytesIO(data))
+
+
+def framework_layers(client: docker.DockerClient, base_id: str) -> list[list[str]]:
+    """The framework pin sets of the layers already built on ``base_id``, newest first."""
+    images = client.images.list(filters={"label": [f"{LABEL}=framework", f"{BASE_LABEL}={base_id}"]})
+    images.sort(key=lambda image: image.attrs.get("Created", ""), reverse=True)
+    return [image.labels[FRAMEWORKS_LABEL].split() for image in images if image.labels.get(FRAMEWORKS_LABEL)]
+
+
+def image_exists(client: docker.DockerClient, tag: str) -> str | None:
+    try:
+        return client.images.get(tag).id
+    except ImageNotFound:
+        return None
+
+
+def run_check(client: docker.DockerClient, image: str, script: str, timeout_s: float) -> tuple[int | None, str]:
+    """Run a check as the runner with no network; (exit code or None on timeout, output)."""
+    container = client.containers.run(
+        image, ["sh", "-c", script], user=f"{RUNNER_UID}:{RUNNER_UID}", network_mode="none", detach=True,
+        environment={"HOME": "/tmp", "MPLCONFIGDIR": "/tmp/mpl"}, labels={"dlbench.build": "1"},
+    )  # fmt: skip
+    try:
+        try:
+            code = container.wait(timeout=timeout_s)["StatusCode"]
+        except (RequestException, DockerException):
+            code = None
+        return code, container.logs().decode(errors="replace")
+    finally:
+        container.remove(force=True)

@@ -1,0 +1,139 @@
+"""Dependency discovery on small synthetic projects: every declaration source, each with its group."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dlbench.deps.declared import declared_requirements, group_kind, is_dependency_file
+from dlbench.deps.imports import distribution_for, module_imports, third_party_imports
+from dlbench.deps.plan import plan_environment
+from dlbench.deps.tree import SourceTree, disk_tree
+
+
+def tree_of(files: dict[str, str]) -> SourceTree:
+    return SourceTree(paths=sorted(files), reader=files.get)
+
+
+def specs(found, group: str | None = None) -> list[str]:
+    return [r.spec for r in found.requirements if group is None or r.group == group]
+
+
+def test_requirements_files_follow_includes_and_constraints() -> None:
+    found = declared_requirements(tree_of({
+        "requirements.txt": "numpy>=1.22  # arrays\n-r requirements/base.txt\n-c constraints.txt\n-e .\n",
+        "requirements/base.txt": "scipy\\\n  >=1.10\n-r ../requirements.txt\n",  # a cycle back
+        "constraints.txt": "numpy<2\n",
+        "requirements-test.txt": "pytest\nhypothesis\n",
+        "docs/requirements.txt": "sphinx\n",
+    }))  # fmt: skip
+    assert specs(found, "runtime") == ["numpy>=1.22", "scipy>=1.10"]
+    assert specs(found, "test") == ["pytest", "hypothesis"]
+    assert specs(found, "docs") == ["sphinx"]
+    assert found.constraints == ["numpy<2"]
+
+
+def test_pyproject_groups_extras_and_pep735_includes() -> None:
+    found = declared_requirements(tree_of({"pyproject.toml": """
+[project]
+name = "acme"
+dependencies = ["numpy"]
+[project.optional-dependencies]
+torch = ["torch>=2"]
+test = ["pytest"]
+[dependency-groups]
+lint = ["ruff"]
+dev = [{include-group = "lint"}, "coverage"]
+[tool.poetry.group.extra.dependencies]
+einops = "^0.7"
+"""}))  # fmt: skip
+    assert [(r.spec, r.group) for r in found.requirements] == [
+        ("numpy", "runtime"), ("torch>=2", "extra:torch"), ("pytest", "extra:test"), ("ruff", "group:lint"),
+        ("ruff", "group:dev"), ("coverage", "group:dev"), ("einops>=0.7", "group:extra"),
+    ]  # fmt: skip
+    assert group_kind("extra:test") == "test" and group_kind("extra:torch") == "optional" and group_kind("group:docs") == "docs"
+
+
+def test_setup_py_is_read_statically_never_run() -> None:
+    found = declared_requirements(tree_of({"setup.py": """
+import os
+os.system("echo never run")
+BASE = ["numpy>=1.20", "tqdm"]
+EXTRAS = {"vision": ["pillow"]}
+EXTRAS["all"] = EXTRAS["vision"] + ["matplotlib"]
+setup(name="acme", install_requires=BASE + ["pandas"], extras_require=EXTRAS, tests_require=["pytest"])
+"""}))  # fmt: skip
+    assert specs(found, "runtime") == ["numpy>=1.20", "tqdm", "pandas"]
+    assert specs(found, "extra:all") == ["pillow", "matplotlib"]
+    assert specs(found, "test") == ["pytest"]
+
+
+def test_setup_cfg_tox_nox_conda_and_ci_files() -> None:
+    found = declared_requirements(tree_of({
+        "setup.cfg": "[options]\ninstall_requires =\n    numpy\n    scipy; python_version>'3.8'\n[options.extras_require]\ntest = pytest-mock\n",  # noqa: E501
+        "tox.ini": "[testenv]\ndeps =\n    py38: pytest-xdist\n    -rreq-tox.txt\n",
+        "req-tox.txt": "hypothesis\n",
+        "noxfile.py": "import nox\n@nox.session\ndef tests(session):\n    session.install('-r', 'requirements-ci.txt', 'einops', '--pre')\n",  # noqa: E501
+        "requirements-ci.txt": "timm\n",
+        "environment.yml": "dependencies:\n  - python=3.11\n  - pip:\n    - kornia\n",
+        ".github/workflows/tests.yml": "steps:\n  - run: pip install --upgrade torch==2.4.0+cpu 'onnx>=1' --index-url https://x/cpu && pytest\n",  # noqa: E501
+        ".github/workflows/release.yml": "steps:\n  - run: pip install twine\n",  # runs no tests: not read
+    }))  # fmt: skip
+    by_spec = {r.spec: r.group for r in found.requirements}
+    assert by_spec["numpy"] == "runtime" and by_spec['scipy; python_version > "3.8"'] == "runtime"
+    assert by_spec["pytest-mock"] == "extra:test"
+    assert by_spec["pytest-xdist"] == by_spec["hypothesis"] == by_spec["einops"] == by_spec["timm"] == "test"
+    assert by_spec["kornia"] == "runtime"
+    assert by_spec["torch==2.4.0"] == by_spec["onnx>=1"] == "ci"  # the local +cpu label is the index's release
+    assert "twine" not in by_spec and "https://x/cpu" not in by_spec
+
+
+def test_direct_urls_and_broken_files_are_recorded_not_raised() -> None:
+    found = declared_requirements(tree_of({
+        "requirements.txt": "git+https://github.com/acme/fid@abc\nnumpy\n",
+        "pyproject.toml": "[project\nname=",
+        "setup.py": "def broken(:\n",
+    }))  # fmt: skip
+    assert specs(found) == ["numpy"]
+    reasons = " | ".join(f"{s.source}: {s.reason}" for s in found.skipped)
+    assert "direct URL" in reasons and "pyproject.toml: not valid TOML" in reasons and "setup.py does not parse" in reasons
+
+
+def test_dependency_files_selection_reads() -> None:
+    assert is_dependency_file("requirements-dev.txt") and is_dependency_file("requirements/test.txt")
+    assert is_dependency_file(".github/workflows/ci.yml") and is_dependency_file("pyproject.toml")
+    assert not is_dependency_file("pkg/setup.py") and not is_dependency_file("a/b/c/d/requirements.txt")
+
+
+def test_test_imports_skip_stdlib_own_modules_and_optional_imports() -> None:
+    tree = tree_of({
+        "acme/__init__.py": "",
+        "tests/helpers.py": "import yaml\n",
+        "tests/conftest.py": "import pytest\ntry:\n    import horovod\nexcept ImportError:\n    horovod = None\n",
+        "tests/test_a.py": "import os, numpy as np\nimport acme\nimport helpers\nfrom sklearn.metrics import f1_score\n"
+                           "def test_x():\n    import apex\n    pytest.importorskip('cv2')\n",
+    })  # fmt: skip
+    imports = third_party_imports(tree)
+    assert sorted(imports) == ["cv2", "numpy", "pytest", "sklearn", "yaml"]  # not horovod, apex (optional), acme, helpers
+    assert [distribution_for(m) for m in ("sklearn", "cv2", "yaml", "numpy")] == [
+        "scikit-learn", "opencv-python-headless", "pyyaml", "numpy"]  # fmt: skip
+    assert module_imports("from . import x\nimport a.b\n") == {"a"}
+
+
+def test_plan_takes_declared_test_groups_and_imported_extras(tmp_path: Path) -> None:
+    files = {
+        "pyproject.toml": '[project]\nname = "acme"\ndependencies = ["numpy"]\n'
+        '[project.optional-dependencies]\nvision = ["pillow>=9", "timm"]\nall = ["acme[vision]"]\n',
+        "requirements-dev.txt": "acme[all]\npytest-cov\n",
+        "docs/requirements.txt": "pillow==8.0\n",
+        "acme/__init__.py": "",
+        "tests/test_v.py": "from PIL import Image\nimport matplotlib\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    plan = plan_environment(disk_tree(tmp_path))
+    chosen = {r.spec: r.group for r in plan.requirements}
+    # acme[all] expands to the vision extra; docs pins never leak in; an undeclared import is added
+    assert chosen == {"numpy": "runtime", "pillow>=9": "extra:vision", "timm": "extra:vision", "pytest-cov": "dev",
+                      "matplotlib": "import", "pytest": "test"}  # fmt: skip
+    assert plan.own_names == {"acme"}

@@ -1,0 +1,68 @@
+"""Resolution with the real uv against the real package index (reachable here, as in CI):
+dated locks, dropping what cannot be resolved, preferring an existing framework's pins."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from dlbench.deps.resolve import ResolutionError, Target, resolve
+from dlbench.harness.envcheck import check_script, missing_modules
+from dlbench.records import DeclaredRequirement
+
+pytestmark = pytest.mark.xdist_group("uv-cache")
+
+
+def req(spec: str, group: str = "runtime") -> DeclaredRequirement:
+    name = spec.split("=")[0].split("<")[0].split(">")[0].strip().lower()
+    return DeclaredRequirement(spec=spec, name=name, source=f"test ({group})", group=group)
+
+
+@pytest.fixture(scope="module")
+def target(tmp_path_factory: pytest.TempPathFactory) -> Target:
+    cache = Path(".cache/dlbench/uv").resolve()  # the machine's shared cache: metadata fetched once
+    return Target(exclude_newer=datetime(2023, 6, 1, tzinfo=timezone.utc), cache_dir=cache)
+
+
+def test_lock_is_dated_and_complete(target: Target) -> None:
+    lock = resolve([req("packaging"), req("six")], [], target)
+    versions = lock.versions()
+    assert versions["packaging"] == "23.1"  # the newest release before 2023-06-01 (23.2 came in October)
+    assert versions["six"] == "1.16.0" and lock.dropped == []
+    assert all("==" in pin for pin in lock.pins)
+
+
+def test_unresolvable_import_is_dropped_and_recorded(target: Target) -> None:
+    bogus = req("dlbench-no-such-distribution-7f3a", group="import")
+    lock = resolve([req("six"), bogus], [], target)
+    assert "six" in lock.versions() and [d.spec for d in lock.dropped] == [bogus.spec]
+    assert "dlbench-no-such-distribution-7f3a" in lock.dropped[0].reason and lock.dropped[0].source == "test (import)"
+
+
+def test_lowest_priority_requirement_of_a_conflict_goes_first(target: Target) -> None:
+    lock = resolve([req("packaging>=23", "runtime"), req("packaging<22", "ci")], [], target)
+    assert lock.versions()["packaging"] == "23.1" and [d.spec for d in lock.dropped] == ["packaging<22"]
+
+
+def test_declared_requirement_that_does_not_exist_is_dropped_last_and_recorded(target: Target) -> None:
+    lock = resolve([req("six"), req("dlbench-no-such-distribution-7f3a", "runtime")], [], target)
+    assert list(lock.versions()) == ["six"] and lock.dropped[0].reason.startswith("unresolvable: ")
+
+
+def test_preferred_pins_are_used_when_they_fit_and_ignored_when_not(target: Target) -> None:
+    assert resolve([req("packaging")], [], target, prefer=["packaging==21.3"]).versions()["packaging"] == "21.3"
+    # a pin newer than the commit's date cannot be had as of that date: resolved freely instead
+    assert resolve([req("packaging")], [], target, prefer=["packaging==24.1"]).versions()["packaging"] == "23.1"
+
+
+def test_check_output_parsing_finds_missing_modules_not_the_projects_own() -> None:
+    output = (
+        "import datasets: ModuleNotFoundError: No module named 'datasets'\n"
+        "E   ModuleNotFoundError: No module named 'hypothesis.strategies'\n"
+        "E   ModuleNotFoundError: No module named 'acme._native'\n"
+        "ERROR tests/test_x.py - ModuleNotFoundError: No module named 'datasets'\n"
+    )
+    assert list(missing_modules(output, own={"acme"})) == ["datasets", "hypothesis"]
+    assert "importlib.import_module(name)" in check_script({"torch", "numpy"}) and "--collect-only" in check_script(())
