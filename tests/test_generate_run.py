@@ -142,20 +142,6 @@ def test_rerun_is_served_from_the_cache(world, tmp_path):
     assert [g.code for g in first] == [g.code for g in again]
 
 
-def test_api_errors_are_recorded_and_retried_next_run(world, tmp_path):
-    _, bench, _ = world
-    with StandIn() as server:
-        cfg = make_config(server.base_url, tmp_path / "cache" / "llm", max_retries=0)
-        from dlbench.llm.standin import Fault
-
-        server.fail_next(Fault("server_error"))
-        gens = generate_file(bench, tmp_path / "a.jsonl", "m1", "zero-shot", REPOS[0], cfg)
-        assert sorted(g.status for g in gens) == [GenStatus.API_ERROR, GenStatus.OK]
-        assert "HTTP 500" in next(g.detail for g in gens if g.status == GenStatus.API_ERROR)
-        gens = generate_file(bench, tmp_path / "a.jsonl", "m1", "zero-shot", REPOS[0], cfg)
-        assert all(g.status == GenStatus.OK for g in gens) and server.served == 2
-
-
 def test_extraction_statuses_reach_the_records(world, tmp_path):
     _, bench, _ = world
     script = ScriptedResponder(

@@ -172,15 +172,3 @@ def test_llm_drafting_survives_faults_falls_back_and_never_pays_twice(tmp_path):
         assert record.error.startswith(reason) and record.cache_key and record.output_tokens >= 0
         fn = next(f for f in functions if f.task_id == record.task_id)
         assert record.prompt == template_prompt(fn)
-
-
-def test_api_errors_fall_back_and_are_retried_on_the_next_run(tmp_path):
-    fn = make_function()
-    with StandIn(ScriptedResponder([PROSE]), faults=[Fault("server_error")]) as server:
-        cfg = PromptsConfig(llm=LLMEndpoint(base_url=server.base_url, model="m", max_retries=0), cache_dir=str(tmp_path / "cache"))
-        (failed,) = draft_prompts([fn], cfg)
-        assert (failed.source, failed.status) == (PromptSource.TEMPLATE, "llm_fallback")
-        assert failed.error.startswith("api_error: ") and "HTTP 500" in failed.error
-        (retried,) = draft_prompts([fn], cfg)
-        assert (retried.source, retried.status, retried.error) == (PromptSource.LLM, "ok", None)
-        assert [r.status for r in server.log] == [500, 200]

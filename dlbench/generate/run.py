@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from dlbench.config import Config
 from dlbench.generate.journal import Journal
 from dlbench.generate.models import GenerationJob, make_provider
+from dlbench.llm.client import UnansweredRequests, count_errors
 from dlbench.records import BenchmarkTask, Generation, GenStatus, StagePrediction
 from dlbench.store import read_jsonl, write_frame, write_jsonl
 
@@ -51,10 +52,24 @@ def generate_file(
         predicted_stages=load_predicted_stages(stages) if stages else None,
     )
     generations = make_provider(model, cfg.models[model], cfg.generate.cache_dir).generate(job) if job.tasks else []
+    _log_summary(out, generations)
+    check_answered(out, generations, journal.path)
     write_jsonl(out, generations)
     journal.remove()
-    _log_summary(out, generations)
     return generations
+
+
+def check_answered(out: str | Path, generations: list[Generation], journal: Path) -> None:
+    """Fail, writing nothing, while any candidate is an api_error: an infrastructure fault
+    is not the model's failure, and a missing output makes the next run ask again. What
+    was answered stays in the journal and the LLM cache, so that run pays only for the rest."""
+    failed = [g.detail for g in generations if g.status == GenStatus.API_ERROR]
+    if failed:
+        raise UnansweredRequests(
+            f"{out}: {len(failed)} of {len(generations)} candidates got no answer from the endpoint (api_error): "
+            f"{count_errors(failed)}. Not written; the {len(generations) - len(failed)} answered are kept in "
+            f"{journal} and the LLM cache: rerun to ask again for the rest."
+        )
 
 
 def load_predicted_stages(path: str | Path) -> dict[str, str | None]:

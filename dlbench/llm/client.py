@@ -3,11 +3,12 @@
 Every request is keyed by sha256 of (endpoint, model, messages, parameters incl. n and
 seed). A response is stored in the on-disk cache before it is returned; a key found in
 the cache never reaches the server again. Transient failures (429, 5xx, timeouts, lost
-connections) are retried with exponential backoff and jitter, honouring ``Retry-After``;
-what still fails becomes a result with status ``api_error`` — recorded, never raised. So
-does a 200 whose body is not a usable chat completion (not JSON, no ``choices``, a choice
-without ``message``, ...): it is not retried (the server may have billed it) and not
-cached, so a rerun asks again.
+connections) are retried with exponential backoff and jitter, honouring ``Retry-After``
+up to ``max_backoff_s`` (a longer one ends the request at once); what still fails
+becomes a result with status ``api_error`` — recorded, never raised. So does a 200
+whose body is not a usable chat completion (not JSON, no ``choices``, a choice without
+``message``, ...): it is not retried (the server may have billed it) and not cached, so a
+rerun asks again.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import os
 import random
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -51,6 +53,16 @@ class LLMError(RuntimeError):
 
 class MissingAPIKeyError(LLMError):
     """A non-local endpoint and no API key in the configured environment variable."""
+
+
+class UnansweredRequests(LLMError):
+    """A job ends with requests still unanswered (api_error): it is not done; a rerun asks again."""
+
+
+def count_errors(errors: Sequence[str | None], shown: int = 3) -> str:
+    """The most common errors with their counts, for a one-line summary."""
+    counts = Counter((error or "no detail").rstrip(".") for error in errors)
+    return "; ".join(f"{n}x {error}" for error, n in counts.most_common(shown))
 
 
 class LLMResult(BaseModel):
@@ -321,6 +333,8 @@ class LLMClient:
                 return self._call(payload), attempt + 1, None
             except _Retryable as exc:
                 error = str(exc)
+                if exc.retry_after is not None and exc.retry_after > self.max_backoff_s:
+                    return None, attempt + 1, self._too_long(error, exc.retry_after)
                 if attempt < self.max_retries:
                     delay = self._delay(attempt, exc.retry_after)
                     log.warning("%s (attempt %d); retrying in %.2fs", error, attempt + 1, delay)
@@ -330,6 +344,11 @@ class LLMClient:
             except MalformedReply as exc:
                 return None, attempt + 1, str(exc)
         return None, self.max_retries + 1, f"gave up after {self.max_retries + 1} attempts: {error}"
+
+    def _too_long(self, error: str, retry_after: float) -> str:
+        """A Retry-After beyond our longest wait (e.g. a day's quota) ends the request now:
+        recorded as api_error, so the job fails with a summary and a later run asks again."""
+        return f"{error}; Retry-After {retry_after:.0f}s exceeds max_backoff_s={self.max_backoff_s:.0f}s: not waiting"
 
     def _call(self, payload: dict[str, Any]) -> dict[str, Any]:
         try:

@@ -5,6 +5,8 @@ candidate must match exactly — the signature and, for methods, the class conte
 always appended by ``requirements_block`` so no model can drop or garble it. LLM answers
 that are empty, refusals, code, or copies of the implementation fall back to the template
 with ``status: llm_fallback`` and the reason in ``error``; drafting never crashes on them.
+A request the endpoint never answered (api_error) is no such answer: the job fails with a
+summary instead, and a rerun asks again.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dlbench.config import LLMEndpoint, PromptsConfig
-from dlbench.llm.client import LLMClient, LLMResult
+from dlbench.llm.client import LLMClient, LLMResult, UnansweredRequests, count_errors
 from dlbench.records import FunctionRecord, PromptRecord, PromptSource
 from dlbench.store import read_jsonl, write_jsonl
 
@@ -188,13 +190,25 @@ def _llm_records(functions: list[FunctionRecord], endpoint: LLMEndpoint, cache_d
         return []
     client = LLMClient.from_endpoint(endpoint, cache_dir)
     results = client.chat_many([llm_messages(fn) for fn in functions])
-    records = [_record_from_result(fn, result, endpoint.model) for fn, result in zip(functions, results, strict=True)]
     usage = client.usage
     log.info("LLM: %d requests, %d cache hits, %d+%d tokens, $%.4f", usage.requests, usage.cache_hits, usage.input_tokens, usage.output_tokens, usage.cost_usd)
+    _check_answered(results, endpoint.model)
+    records = [_record_from_result(fn, result, endpoint.model) for fn, result in zip(functions, results, strict=True)]
     fallbacks = sum(r.status == STATUS_FALLBACK for r in records)
     if fallbacks:
         log.warning("%d of %d LLM drafts fell back to the template (see 'error')", fallbacks, len(records))
     return records
+
+
+def _check_answered(results: Sequence[LLMResult], model: str) -> None:
+    """An unanswered request is an endpoint fault, not a bad draft: no template stands in
+    for it. The job fails, writing nothing; answers are cached, so a rerun asks only the rest."""
+    failed = [r.error for r in results if r.status != STATUS_OK]
+    if failed:
+        raise UnansweredRequests(
+            f"{len(failed)} of {len(results)} prompt drafts got no answer from {model} (api_error): "
+            f"{count_errors(failed)}. Not written; the answered ones are cached: rerun to ask again for the rest."
+        )
 
 
 def _record_from_result(fn: FunctionRecord, result: LLMResult, model: str) -> PromptRecord:
@@ -204,9 +218,7 @@ def _record_from_result(fn: FunctionRecord, result: LLMResult, model: str) -> Pr
         "output_tokens": result.output_tokens or 0,
         "cost_usd": result.cost_usd or 0.0,
     }
-    if result.status != STATUS_OK:
-        problem = f"{result.status}: {result.error or 'no detail'}"
-    elif result.finish_reasons[:1] == ["length"]:
+    if result.finish_reasons[:1] == ["length"]:
         problem = "truncated answer (max_tokens reached)"
     else:
         problem = check_llm_text(result.text, fn)
