@@ -362,6 +362,7 @@ class EvalStatus(StrEnum):
     SANDBOX_VIOLATION = "sandbox_violation"
     IMAGE_ERROR = "image_error"
     INFRA_ERROR = "infra_error"
+    API_ERROR = "api_error"  # the endpoint never answered (generation api_error): not the model's failure
 
 
 class TestOutcome(StrEnum):
@@ -423,9 +424,10 @@ class TableRow(Record):
     metric: str
     value: float
     n_tasks: int
+    n_excluded: int = 0  # candidates of the row's tasks left out as infrastructure faults (not scored)
 
 
-TABLE_COLUMNS = ["model", "technique", "slice", "dimension", "category", "metric", "value", "n_tasks"]
+TABLE_COLUMNS = ["model", "technique", "slice", "dimension", "category", "metric", "value", "n_tasks", "n_excluded"]
 
 
 # ---------------------------------------------------------------- images

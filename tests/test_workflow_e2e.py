@@ -32,7 +32,8 @@ def finished_run(tmp_path_factory) -> Path:
 
 def test_reference_models_score_as_expected(finished_run):
     tables = pd.read_csv(finished_run / "results/tables.csv", keep_default_na=False)
-    assert list(tables.columns) == ["model", "technique", "slice", "dimension", "category", "metric", "value", "n_tasks"]
+    contract = ["model", "technique", "slice", "dimension", "category", "metric", "value", "n_tasks"]
+    assert list(tables.columns) == [*contract, "n_excluded"]  # fixed columns first; infrastructure faults left out
     pass1 = tables[tables.metric == "pass@1"]
     gold, null = pass1[pass1.model == "gold"], pass1[pass1.model == "null"]
     assert len(gold) > 0 and len(null) > 0

@@ -12,13 +12,17 @@ pass ratio would average a subset too). Counting the task as a failure instead w
 invent samples; averaging the tasks that are there would compare models on different
 tasks. The missing task ids are logged once per model; e.g. the ``mutant`` model has
 no candidates for a function without mutation sites. ``run_table`` follows the same rule.
+
+Infrastructure outcomes (``api_error``, ``infra_error``, ``image_error``: the endpoint,
+harness or image failed, not the model) are left out of every score, like samples never
+drawn; each row's ``n_excluded`` says how many candidates of its tasks were left out.
 """
 
 from __future__ import annotations
 
 import csv
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,7 +104,7 @@ def load_inputs(benchmark: str | Path, evaluations: Iterable[str | Path], valida
     frame = pd.DataFrame([rows[key] for key in sorted(rows)], columns=CANDIDATE_COLUMNS)
     infra = int((frame["kind"] == INFRASTRUCTURE).sum())
     if infra:
-        log.warning("%d candidates failed on infrastructure (image/harness), not on the model; they count as failures", infra)
+        log.warning("%d candidates failed on infrastructure (endpoint/image/harness), not on the model: not scored", infra)
     return ReportInputs(tasks=tasks, usable=usable, reasons=reasons, candidates=frame)
 
 
@@ -125,9 +129,21 @@ class TaskScore:
 Scores = dict[tuple[str, str], dict[str, TaskScore]]  # (model, technique) -> task_id -> score
 
 
+def scored(candidates: pd.DataFrame) -> pd.DataFrame:
+    """The candidates a model is scored on: all but infrastructure faults."""
+    return candidates[candidates["kind"] != INFRASTRUCTURE]
+
+
+def excluded_counts(candidates: pd.DataFrame) -> dict[tuple[str, str], Counter[str]]:
+    """Per (model, technique): infrastructure faults per task id."""
+    infra = candidates[candidates["kind"] == INFRASTRUCTURE]
+    return {(str(m), str(t)): Counter(part["task_id"]) for (m, t), part in infra.groupby(["model", "technique"])}
+
+
 def task_scores(candidates: pd.DataFrame, task_ids: Iterable[str]) -> Scores:
     """Per (model, technique) and task: samples and passes of every run, mean test pass ratio."""
-    keep = candidates[candidates["task_id"].isin(set(task_ids))]
+    keep = scored(candidates)
+    keep = keep[keep["task_id"].isin(set(task_ids))]
     key = ["model", "technique", "task_id"]
     counts = keep.groupby([*key, "run"], sort=True)["passed"].agg(["size", "sum"])
     ratios = keep.groupby(key, sort=True)["ratio"].agg(lambda s: mean(s.tolist()))
@@ -186,14 +202,16 @@ def long_table(inputs: ReportInputs, slices: Sequence[str], ks: Sequence[int]) -
     ids = usable_ids(inputs)
     tasks = [inputs.tasks[t] for t in ids]
     scores = task_scores(inputs.candidates, ids)
+    excluded = excluded_counts(inputs.candidates)
     rows = []
     for (model, technique), score in sorted(scores.items()):
         _warn_missing(model, technique, score, ids)
+        faults = excluded.get((model, technique), Counter())
         for name, dimension, category, members in groups(tasks, slices):
             for metric, value, n in metric_rows(score, members, ks):
                 row = TableRow(
-                    model=model, technique=technique, slice=name, dimension=dimension,
-                    category=category, metric=metric, value=value, n_tasks=n,
+                    model=model, technique=technique, slice=name, dimension=dimension, category=category,
+                    metric=metric, value=value, n_tasks=n, n_excluded=sum(faults[t] for t in members),
                 )
                 rows.append(row.model_dump(include=set(TABLE_COLUMNS)))
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
@@ -239,7 +257,8 @@ def adequacy_table(inputs: ReportInputs, threshold: float) -> pd.DataFrame:
 
     A task without mutant candidates has no kill rate and is not flagged (nothing measured).
     """
-    mutants = inputs.candidates[inputs.candidates["model"] == "mutant"]
+    mutants = scored(inputs.candidates)
+    mutants = mutants[mutants["model"] == "mutant"]
     counts = mutants.groupby("task_id")["passed"].agg(["size", "sum"])
     rows = []
     for task_id in sorted(inputs.tasks):

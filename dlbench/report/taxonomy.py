@@ -22,7 +22,7 @@ kind                      evidence                                              
                           tests failed without an exception
 ``missing_code``          status ``no_code``; NotImplementedError                Functional
 ``timeout``               status ``timeout``; TimeoutError                       Performance
-``infrastructure``        status ``image_error``/``infra_error``                 Infrastructure
+``infrastructure``        status ``image_error``/``infra_error``/``api_error``   Infrastructure
 ``other``                 anything else (sandbox violation, patch error without  Other
                           a syntax problem, missing test reports)
 ========================  =====================================================  ===========
@@ -76,6 +76,7 @@ _STATUS_KIND = {
     "timeout": TIMEOUT,
     "image_error": INFRASTRUCTURE,
     "infra_error": INFRASTRUCTURE,
+    "api_error": INFRASTRUCTURE,
     "sandbox_violation": OTHER,
 }
 # "E   numpy.core._exceptions.SomeError: msg" or "torch.nn.modules.module.ModuleAttributeError"
