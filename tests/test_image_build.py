@@ -106,8 +106,10 @@ def run(engine: docker.DockerClient, tag: str, command: list[str]) -> tuple[int,
         container.remove(force=True)
 
 
-def test_build_then_reuse(numpy_image: tuple[ImageRecord, ImageRecord]) -> None:
+def test_build_then_reuse(engine, numpy_image: tuple[ImageRecord, ImageRecord]) -> None:
     first, second = numpy_image
+    labels = engine.images.get(first.tag).labels
+    assert labels["dlbench.layer"] == "project" and not labels.get("dlbench.build")  # the step's label stays behind
     assert first.status == ImageStatus.OK, first.error
     assert not first.reused and first.build_seconds > 0
     assert f"# built {first.tag}" in Path(first.build_log).read_text()
@@ -238,3 +240,15 @@ def test_recipe_works_on_a_slim_like_base(engine, slim_like, tmp_path: Path) -> 
     finally:  # its layers are its own (unique requirement): prune them
         engine.images.remove(record.tag, force=True)
     assert (code, out) == (0, "runner\n"), out
+
+
+def test_steps_left_by_an_interrupted_build_are_removed_once_stale(engine, base) -> None:
+    from dlbench.harness.layers import remove_finished_steps
+
+    left = engine.containers.run(base, ["true"], labels={"dlbench.build": "1"}, detach=True)
+    left.wait(timeout=60)
+    remove_finished_steps(engine)
+    engine.containers.get(left.id)  # exited seconds ago: a parallel build may still be committing it
+    assert remove_finished_steps(engine, older_than_s=0) >= 1
+    with pytest.raises(docker.errors.NotFound):
+        engine.containers.get(left.id)

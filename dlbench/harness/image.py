@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 
 IMAGE_PREFIX = "dlbench/project-"
 FRAMEWORK_PREFIX = "dlbench/framework"
-LAYOUT_VERSION = "layers-2"  # bump when the way layers are made changes
+LAYOUT_VERSION = "layers-3"  # bump when the way layers are made changes
 MAX_INSTALL_RETRIES = 3
 MISSING_BASE_HINT = (
     "run `make base-image` (builds dlbench/base:bookworm with no registry) or "
@@ -205,6 +205,7 @@ def build_project_image(
     if not ensure_base_image(base_image, client):
         return _failed(record, log_path, f"base image {base_image!r} is not available: {MISSING_BASE_HINT}")
     record.base_image_id = client.images.get(base_image).id
+    layers.remove_finished_steps(client)
     start = time.monotonic()
     with open(log_path, "w") as out:
         out.write(f"# project {slug} at {sha}\n# base {base_image} ({record.base_image_id})\n")

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import shutil
 import stat
 import tarfile
 import tempfile
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
 
@@ -32,7 +34,9 @@ VENV_PYTHON = "/opt/venv/bin/python"
 BUILD_DIR = "/opt/dlbench-build"  # mounted during a build step only
 CACHE_DIR = "/opt/dlbench-cache"
 BUILD_TIMEOUT_S = 3600
-LABEL = "dlbench.layer"  # framework | project; build containers carry dlbench.build
+STALE_STEP_S = 2 * BUILD_TIMEOUT_S  # a step container exited this long ago is nobody's
+LABEL = "dlbench.layer"  # framework | project
+STEP_LABEL = "dlbench.build"  # on build and check containers only
 FRAMEWORKS_LABEL = "dlbench.frameworks"
 BASE_LABEL = "dlbench.base"
 RUNTIME_ENV = {
@@ -83,7 +87,7 @@ def run_step(
             env["SSL_CERT_FILE"] = f"{BUILD_DIR}/ca.crt"
         container = client.containers.create(
             image, ["sh", "-c", script], user="root", network_mode="host", volumes=volumes,
-            environment={**env, **(environment or {})}, labels={"dlbench.build": "1"},
+            environment={**env, **(environment or {})}, labels={STEP_LABEL: "1"},
         )  # fmt: skip
         try:
             container.start()
@@ -92,10 +96,29 @@ def run_step(
         except (DockerException, RequestException) as exc:
             container.remove(force=True)
             raise StepFailed(f"build step did not finish: {exc}", "") from exc
+        except BaseException:  # interrupted (Ctrl-C): leave no step behind
+            container.remove(force=True)
+            raise
         if code != 0:
             container.remove(force=True)
             raise StepFailed(f"build step exited with {code}", output)
         return container
+
+
+def remove_finished_steps(client: docker.DockerClient, older_than_s: float = STALE_STEP_S) -> int:
+    """Remove build and check containers an interrupted build left: exited long enough ago
+    that no build running in parallel is still committing them."""
+    exited = client.containers.list(all=True, filters={"label": f"{STEP_LABEL}=1", "status": "exited"})
+    now = datetime.now(timezone.utc)
+    stale = [c for c in exited if (now - _finished_at(c)).total_seconds() > older_than_s]
+    for container in stale:
+        container.remove(force=True)
+    return len(stale)
+
+
+def _finished_at(container) -> datetime:
+    stamp = container.attrs["State"]["FinishedAt"]  # RFC 3339 with nanoseconds
+    return datetime.fromisoformat(re.sub(r"(\.\d{6})\d*", r"\1", stamp).replace("Z", "+00:00"))
 
 
 def _step_volumes(tmp: Path, inputs: Mapping[str, str | bytes], cache_dir: Path, uv: Path, ca: Path | None) -> dict:
@@ -125,7 +148,8 @@ def _follow(container, out: IO[str]) -> str:
 def commit_layer(container, tag: str, labels: Mapping[str, str], runtime: bool) -> str:
     """Commit the stopped step container as ``tag`` and remove it; ``runtime``: set the
     runner user, work dir and environment the sandbox expects."""
-    changes = [f"LABEL {key}={_quote(value)}" for key, value in labels.items()]
+    # The step's own label would otherwise pass to the image and to every container made from it.
+    changes = [f"LABEL {key}={_quote(value)}" for key, value in {**labels, STEP_LABEL: ""}.items()]
     if runtime:
         changes += [f"ENV {key}={value}" for key, value in RUNTIME_ENV.items()]
         changes += [f"WORKDIR {REPO_DIR}", f"USER {RUNNER_UID}:{RUNNER_UID}"]
@@ -192,7 +216,7 @@ def run_check(client: docker.DockerClient, image: str, script: str, timeout_s: f
     """Run a check as the runner with no network; (exit code or None on timeout, output)."""
     container = client.containers.run(
         image, ["sh", "-c", script], user=f"{RUNNER_UID}:{RUNNER_UID}", network_mode="none", detach=True,
-        environment={"HOME": "/tmp", "MPLCONFIGDIR": "/tmp/mpl"}, labels={"dlbench.build": "1"},
+        environment={"HOME": "/tmp", "MPLCONFIGDIR": "/tmp/mpl"}, labels={STEP_LABEL: "1"},
     )  # fmt: skip
     try:
         try:
