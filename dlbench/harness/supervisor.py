@@ -232,7 +232,7 @@ class Supervisor:
             os.dup2(null, 0), os.dup2(out_w, 1), os.dup2(out_w, 2)
             os.dup2(rep_w, REPORT_FD)
             os.closerange(REPORT_FD + 1, 65536)
-            _limit_child(req)
+            _limit_child(req, self.sandboxed)
             self._enter_copy(copy)
             if self.entry_plugins is not None:  # resolved once in the parent (see _entry_point_plugins)
                 os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
@@ -477,18 +477,22 @@ def _refile(code: types.CodeType, filename: str) -> types.CodeType:
     return code.replace(co_filename=filename, co_consts=consts)
 
 
-def _limit_child(req: dict) -> None:
-    """rlimits (the container's cgroup limits stay the hard bound) and OOM-killer preference."""
+def _limit_child(req: dict, sandboxed: bool) -> None:
+    """rlimits and OOM-killer preference. In a container its memory cgroup is the memory
+    bound: an address-space limit would stop frameworks that reserve far more than they use
+    (torch's CUDA libraries cannot even be mapped under one) when they were not preloaded."""
     try:
         with open("/proc/self/oom_score_adj", "w") as fh:
             fh.write("1000")
     except OSError:
         pass
-    with open("/proc/self/statm") as fh:
-        vsz = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     memory = int(req["memory_mb"]) << 20
     cpu = int(float(req["timeout_s"])) + 2
-    for name, value in (("RLIMIT_AS", vsz + memory), ("RLIMIT_CPU", cpu), ("RLIMIT_FSIZE", memory), ("RLIMIT_CORE", 0)):
+    limits = [("RLIMIT_CPU", cpu), ("RLIMIT_FSIZE", memory), ("RLIMIT_CORE", 0)]
+    if not sandboxed:
+        with open("/proc/self/statm") as fh:
+            limits.append(("RLIMIT_AS", int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE") + memory))
+    for name, value in limits:
         _try(resource.setrlimit, getattr(resource, name), (value, value))
     if req.get("nproc") and os.getuid() != 0:
         _try(resource.setrlimit, resource.RLIMIT_NPROC, (req["nproc"], req["nproc"]))

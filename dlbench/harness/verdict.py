@@ -208,9 +208,15 @@ def describe(text: str | None, summary: str | None = None) -> str | None:
     if found := MISSING_FIXTURE.search(text):
         return f"fixture {found[1]} not found"
     if found := NETWORK_ERRORS.search(text):
-        return f"{NEEDS_NETWORK}: {found[0]}"
-    lines = [line.strip() for line in (summary or text).strip().splitlines() if line.strip()]
-    return re.sub(r"^E\s+", "", lines[-1])[:CAUSE_CHARS] if lines else None
+        line = text[text.rfind("\n", 0, found.start()) + 1 :].split("\n", 1)[0]
+        return f"{NEEDS_NETWORK}: {_message(line)}"
+    lines = [line for line in (summary or text).splitlines() if line.strip()]
+    return _message(lines[-1]) if lines else None
+
+
+def _message(line: str) -> str:
+    """One line of a traceback without pytest's ``E`` margin, cut to ``CAUSE_CHARS``."""
+    return re.sub(r"^E\s+", "", line.strip())[:CAUSE_CHARS]
 
 
 def node_cause(node_id: str, outcome: TestOutcome, ev: Events) -> str:

@@ -1,0 +1,122 @@
+"""Warm start and the candidate's own directories: what the supervisor preloads, which
+modules it refuses (their import starts a thread), its sealed home, and the pure parts
+(addopts neutralising, causes in words)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from dlbench.config import EvaluateConfig
+from dlbench.harness.evaluate import evaluate_repo
+from dlbench.harness.local import LocalSession
+from dlbench.harness.plugin import neutralise
+from dlbench.harness.run import preload_for
+from dlbench.harness.verdict import describe
+from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, EvalStatus, Generation
+
+SLUG = "warm__lib"
+THREADY = """\
+import threading
+import time
+
+threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
+"""
+FILES = {
+    "lib/__init__.py": "",
+    "lib/ops.py": "import numpy as np\nimport thready\n\n\ndef double(x):\n    return np.asarray(x) * 2\n",
+    "tests/test_ops.py": "from lib.ops import double\n\n\ndef test_double():\n    assert double([1, 2]).tolist() == [2, 4]\n",
+}
+GOLD = "def double(x):\n    return np.asarray(x) * 2\n"
+CFG = EvaluateConfig(timeout_s=20, memory_mb=512, pids=64, screen=False)
+TASK = BenchmarkTask(
+    task_id=f"{SLUG}:lib/ops.py:double", repo="warm/lib", sha="0" * 40, path="lib/ops.py", function="double",
+    class_name=None, signature="def double(x)", prompt="", ground_truth=GOLD, tests=["tests/test_ops.py::test_double"],
+    stage=None, task=None, data=None, first_added=None, last_modified=None, qualname="double", slug=SLUG,
+    start_line=5, end_line=6,
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("lib")
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+@pytest.fixture
+def thready_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A third-party module whose import starts a thread, importable by the supervisor."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "thready.py").write_text(THREADY)
+    monkeypatch.setenv("PYTHONPATH", str(site))
+
+
+def test_preload_imports_the_projects_modules_and_refuses_thread_starters(checkout: Path, thready_installed: None) -> None:
+    with LocalSession(checkout, CFG, preload_for(checkout)) as session:
+        ready = session.start()
+    assert "numpy" in ready["preloaded"]  # found in the project's sources, installed
+    assert "thready" not in ready["preloaded"] and "thready" in ready["not_preloaded"]
+    with LocalSession(checkout, CFG.model_copy(update={"preload": False}), ()) as session:
+        assert session.start()["preloaded"] == []
+
+
+def clone_of(checkout: Path) -> CloneRecord:
+    return CloneRecord(full_name="warm/lib", slug=SLUG, clone_url="", path=str(checkout), sha="0" * 40, status=CloneStatus.OK)
+
+
+def test_changing_the_supervisors_home_is_a_violation_and_the_next_candidate_gets_a_fresh_one(
+    checkout: Path, thready_installed: None, tmp_path: Path
+) -> None:
+    poison = textwrap.dedent("""\
+        def double(x):
+            import pathlib
+            home = pathlib.Path("../.home")
+            home.chmod(0o755)
+            (home / "poison").write_text("x")
+            return np.asarray(x) * 2
+        """)  # fmt: skip
+    gens = [Generation(task_id=TASK.task_id, model="m", technique="t", sample=k, code=c) for k, c in enumerate([poison, GOLD])]
+    first, second = evaluate_repo(clone_of(checkout), {TASK.task_id: TASK}, gens, None, "local", CFG, 1, tmp_path)
+    assert first.status == EvalStatus.SANDBOX_VIOLATION and "changed the supervisor's home: poison" in first.detail
+    assert second.status == EvalStatus.PASS, second.detail
+
+
+@pytest.mark.parametrize(
+    ("args", "kept", "dropped"),
+    [
+        (["-v", "--color=yes", "tests"], ["tests"], ["-v", "--color=yes"]),
+        (["--color", "yes", "-ra", "-n", "auto", "--cov"], [], ["--color yes", "-ra", "-n auto", "--cov"]),
+        (["-vs", "-x", "-m", "not slow", "-p", "no:randomly"], ["-s", "-m", "not slow", "-p", "no:randomly"], ["-v", "-x"]),
+        (["--strict-markers", "--cov=src", "--cov-report", "term", "--capture=no"], ["--capture=no"], ["--strict-markers", "--cov=src", "--cov-report term"]),
+        (["-vv", "-rA", "--tb=short", "--lf", "-k", "relu"], ["-k", "relu"], ["-vv", "-rA", "--tb=short", "--lf"]),
+        (["--durations", "--capture=no"], ["--capture=no"], ["--durations"]),  # a value never eats the next option
+    ],
+)  # fmt: skip
+def test_neutralise_drops_conflicting_options_with_their_values(args: list[str], kept: list[str], dropped: list[str]) -> None:
+    assert neutralise(args) == (kept, dropped)
+
+
+@pytest.mark.parametrize(
+    ("text", "summary", "cause"),
+    [
+        ("E   ModuleNotFoundError: No module named 'kornia_rs'", None, "missing module kornia_rs"),
+        ("file t.py, line 3\n  def test_speed(benchmark):\nE       fixture 'benchmark' not found", None, "fixture benchmark not found"),
+        ("urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>", None,
+         "needs network: urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>"),
+        ("Traceback\nE   requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): "
+         "Max retries exceeded with url: /x\nE   assert False", None,
+         "needs network: requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): "
+         "Max retries exceeded with url: /x"),
+        ("    assert relu(x) == 1\nE   AssertionError: assert 0 == 1", "AssertionError: assert 0 == 1", "AssertionError: assert 0 == 1"),
+        ("Traceback\nE   ValueError: shapes differ", None, "ValueError: shapes differ"),
+        (None, None, None),
+    ],
+)  # fmt: skip
+def test_causes_in_words(text: str | None, summary: str | None, cause: str | None) -> None:
+    assert describe(text, summary) == cause
