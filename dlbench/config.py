@@ -170,9 +170,14 @@ class MutationAgreementConfig(Section):
     seed: int = Field(0, description="Seed of the rule-based mutations.")
 
 
+# the prompting techniques of dlbench.generate (techniques.py, mutation_agreement): a
+# misspelt one fails validation, before any job
+Technique = Literal["zero-shot", "few-shot", "stage-few-shot", "mutation_agreement"]
+
+
 class GenerateConfig(Section):
     models: list[str] = Field(default_factory=lambda: ["gold", "null"], description="Models (keys of 'models') to run.")
-    techniques: list[str] = Field(default_factory=lambda: ["zero-shot"], description="Prompting techniques.")
+    techniques: list[Technique] = Field(default_factory=lambda: ["zero-shot"], description="Prompting techniques.")
     mutation_agreement: MutationAgreementConfig = Field(
         default_factory=MutationAgreementConfig, description="Technique mutation_agreement: prompt mutations + dual execution agreement."
     )
@@ -333,6 +338,8 @@ def load_config_file(path: str | Path, root: str | Path = ".") -> Config:
         raise ConfigError(f"config file {path}: not valid YAML: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"config file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})") from None
     if raw is not None and not isinstance(raw, dict):
         raise ConfigError(f"config file {path}: top level must be a mapping")
     return load_config(raw, root)

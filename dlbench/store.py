@@ -63,11 +63,19 @@ def read_jsonl(path: str | Path, model: type[M]) -> list[M]:
 
 
 def iter_jsonl(path: str | Path, model: type[M]) -> Iterator[M]:
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            line = _decoded(path, lineno, raw)
             if not line.strip():
                 continue
             yield _parse_line(path, lineno, line, model)
+
+
+def _decoded(path: str | Path, lineno: int, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:  # e.g. a binary file passed by mistake
+        raise ArtifactError(f"{path}:{lineno}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {exc.start + 1})") from None
 
 
 def _parse_line(path: str | Path, lineno: int, line: str, model: type[M]) -> M:
@@ -81,7 +89,10 @@ def _parse_line(path: str | Path, lineno: int, line: str, model: type[M]) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise ArtifactError(f"{path}:{lineno}: not a {model.__name__}: {exc.errors()[0]['msg']}") from None
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"])
+        where = f"field '{field}': " if field else ""
+        raise ArtifactError(f"{path}:{lineno}: not a {model.__name__}: {where}{error['msg']}") from None
 
 
 def append_jsonl(path: str | Path, record: BaseModel) -> None:
@@ -100,7 +111,7 @@ def write_json(path: str | Path, record: BaseModel) -> None:
 
 
 def read_json(path: str | Path, model: type[M]) -> M:
-    return _parse_line(path, 1, Path(path).read_text(encoding="utf-8"), model)
+    return _parse_line(path, 1, _decoded(path, 1, Path(path).read_bytes()), model)
 
 
 def write_text(path: str | Path, text: str) -> None:

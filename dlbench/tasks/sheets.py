@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import logging
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,6 +182,8 @@ def read_sheet(path: str | Path) -> list[SheetRow]:
         return reader(path)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
         raise SheetError(f"{path}: cannot read sheet: {exc}") from None
+    except zipfile.BadZipFile as exc:  # an .xlsx is a zip archive: empty, binary or another format
+        raise SheetError(f"{path}: not an .xlsx workbook ({exc})") from None
 
 
 def annotator_name(path: str | Path) -> str:
