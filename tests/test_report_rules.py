@@ -10,8 +10,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # A stand-in for the integrator's Snakefile + common.smk: just what report.smk relies on.
 SNAKEFILE = f"""
-from types import SimpleNamespace
-CFG = SimpleNamespace(report=SimpleNamespace(paper_results=None))
+from dlbench.config import Config
+CFG = Config.model_validate({{"report": {{"paper_results": None}}}})
 
 def get_evaluations():
     return []

@@ -38,6 +38,8 @@ rule evaluate:
         "results/evaluations/{model}/{technique}/{repo}.jsonl",
     params:
         backend=BACKEND,
+        # what decides verdicts (limits, screen, gold runs, task sample), not how fast they come
+        evaluate=CFG.evaluate.model_dump(mode="json", exclude={"jobs", "backend", "preload"}),
     threads: CFG.evaluate.jobs
     resources:
         docker=1 if BACKEND == "docker" else 0,
@@ -58,6 +60,9 @@ rule validate_tasks:
         null=get_evaluations(["null"]),
     output:
         "results/validation.csv",
+    params:
+        min_tests=CFG.mine.min_tests,  # read from the config; here so a change reruns the rule
+        sample=[CFG.evaluate.sample_tasks, CFG.evaluate.sample_seed],
     log:
         "logs/validate_tasks.log",
     conda:

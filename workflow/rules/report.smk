@@ -23,6 +23,8 @@ rule tables:
             caption="../report/plots.rst",
             category="Plots",
         ),
+    params:
+        report=CFG.report.model_dump(mode="json"),  # k, cutoffs, threshold: a change reruns the tables
     log:
         "logs/tables.log",
     conda:
@@ -38,6 +40,8 @@ rule live_tables:
         evaluations=get_evaluations(),
     output:
         report("results/live/{cutoff}/tables.csv", caption="../report/live_tables.rst", category="Live slices"),
+    params:
+        k=CFG.report.k,
     log:
         "logs/live_tables/{cutoff}.log",
     conda:

@@ -8,6 +8,9 @@ rule draft_prompts:
         functions="results/mine/{repo}/functions.jsonl",
     output:
         "results/prompts/{repo}.jsonl",
+    params:
+        # the drafting LLM shapes the prompts (null: templates); how fast it answers does not
+        llm=CFG.prompts.llm and CFG.prompts.llm.model_dump(mode="json", exclude={"concurrency", "timeout_s", "max_retries"}),
     log:
         "logs/draft_prompts/{repo}.log",
     benchmark:
@@ -45,6 +48,8 @@ rule merge_labels:
         merged="results/labels/merged.jsonl",
         agreement=report("results/labels/agreement.csv", category="Labels"),
         disagreements=report("results/labels/disagreements.csv", category="Labels"),
+    params:
+        require_labels=CFG.labels.require_labels,
     log:
         "logs/merge_labels.log",
     conda:
@@ -63,6 +68,8 @@ rule assemble:
         parquet="results/benchmark/dlbench.parquet",
         schema="results/benchmark/dlbench.schema.json",
         repos=report("results/benchmark/repos.csv", category="Benchmark"),
+    params:
+        select=[CFG.select.min_tests_per_function, CFG.select.min_docstring_coverage],
     log:
         "logs/assemble.log",
     conda:
@@ -80,6 +87,8 @@ rule dataset_card:
         tables="results/tables",
     output:
         report("results/benchmark/README.md", category="Benchmark"),
+    params:
+        mutant_kill_threshold=CFG.report.mutant_kill_threshold,
     log:
         "logs/dataset_card.log",
     conda:

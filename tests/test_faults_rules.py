@@ -1,0 +1,93 @@
+"""Config values that change a rule's results are its params (issue 15, item 6): after a
+real run of harness.smk and report.smk (the project's rule files and scripts, unchanged,
+over an empty repository), changing a setting reruns exactly the rules it affects."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+
+from dlbench.records import CloneRecord, CloneStatus
+from dlbench.store import write_json
+from tests.workflow_runs import ROOT, snakemake
+
+REPO = "acme__lib"
+# The project's common.smk with the repositories fixed (no select_repos checkpoint here).
+SNAKEFILE = f"""
+configfile: "config.yaml"
+
+include: "{ROOT}/workflow/rules/common.smk"
+
+def get_repos():
+    return [{REPO!r}]
+
+include: "{ROOT}/workflow/rules/harness.smk"
+include: "{ROOT}/workflow/rules/report.smk"
+"""
+CONFIG = {
+    "topics": "topics.txt",
+    "repos_file": None,
+    "crawl": {"endpoint": "https://api.github.invalid"},
+    "evaluate": {"backend": "local", "timeout_s": 30, "jobs": 1},
+    "report": {"k": [1], "paper_results": None},
+}
+
+
+def write_config(workdir, **sections) -> None:
+    config = {key: CONFIG[key] | sections.get(key, {}) if isinstance(CONFIG[key], dict) else CONFIG[key] for key in CONFIG}
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+
+
+def planned_jobs(workdir) -> dict[str, int]:
+    """Rule → jobs of a dry run towards the tables (from Snakemake's job stats)."""
+    proc = snakemake(workdir, "-n", "-c1", "results/tables.csv", timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    stats = proc.stdout.split("Job stats:", 1)[1] if "Job stats:" in proc.stdout else ""
+    return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", stats, re.M) if m[1] != "total"}
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """The evaluate, validate_tasks and tables jobs, run for real once."""
+    workdir = tmp_path_factory.mktemp("rerun")
+    (workdir / "Snakefile").write_text(SNAKEFILE)
+    (workdir / "topics.txt").write_text("deep-learning\n")
+    write_config(workdir)
+    (workdir / "results/benchmark").mkdir(parents=True)
+    (workdir / "results/benchmark/dlbench.jsonl").write_text("")
+    (workdir / "results/usage.csv").write_text("model,technique\n")
+    clone = CloneRecord(
+        full_name="acme/lib", slug=REPO, clone_url="file:///nowhere", path=str(workdir / "nowhere"), sha=None,
+        status=CloneStatus.CLONE_ERROR, error="not cloned in this test",
+    )  # fmt: skip
+    write_json(workdir / f"results/repos/{REPO}.json", clone)
+    for model in ("gold", "null"):
+        generations = workdir / f"results/generations/{model}/reference/{REPO}.jsonl"
+        generations.parent.mkdir(parents=True)
+        generations.write_text("")
+    proc = snakemake(workdir, "-c1", "results/tables.csv", timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert planned_jobs(workdir) == {}
+    return workdir
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("sections", "expected"),
+    [
+        ({"evaluate": {"timeout_s": 45}}, {"evaluate": 2, "validate_tasks": 1, "tables": 1}),
+        ({"evaluate": {"screen": False}}, {"evaluate": 2, "validate_tasks": 1, "tables": 1}),
+        ({"evaluate": {"gold_runs": 3}}, {"evaluate": 2, "validate_tasks": 1, "tables": 1}),
+        ({"report": {"k": [1, 3]}}, {"tables": 1}),
+        ({"evaluate": {"jobs": 2}}, {}),  # how fast, not what: nothing reruns
+    ],
+    ids=["timeout_s", "screen", "gold_runs", "report.k", "jobs"],
+)
+def test_a_changed_setting_reruns_exactly_what_it_affects(finished, sections, expected):
+    write_config(finished, **sections)
+    try:
+        assert planned_jobs(finished) == expected
+    finally:
+        write_config(finished)
