@@ -8,7 +8,12 @@ import pandas as pd
 import pytest
 
 from dlbench.records import TABLE_COLUMNS, EvalStatus, Evaluation
-from dlbench.report.tables import adequacy_table, load_inputs, long_table, write_long_table
+from dlbench.report.tables import (
+    adequacy_table,
+    load_inputs,
+    long_table,
+    write_long_table,
+)
 from dlbench.report.taxonomy import INFRASTRUCTURE, classify
 from dlbench.store import write_jsonl
 from tests.test_report_tables import TASKS, P, ev, task

@@ -45,7 +45,7 @@ def planned_jobs(workdir) -> dict[str, int]:
     proc = snakemake(workdir, "-n", "-c1", "results/tables.csv", timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     stats = proc.stdout.split("Job stats:", 1)[1] if "Job stats:" in proc.stdout else ""
-    return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", stats, re.M) if m[1] != "total"}
+    return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", stats, re.MULTILINE) if m[1] != "total"}
 
 
 @pytest.fixture(scope="module")
