@@ -10,7 +10,9 @@ import pytest
 import yaml
 
 from dlbench.records import CloneRecord, CloneStatus
-from dlbench.store import write_json
+from dlbench.store import write_json, write_jsonl
+from tests.test_faults_llm import closed_port_url
+from tests.test_generate_run import REPOS, make_tasks
 from tests.workflow_runs import ROOT, snakemake
 
 REPO = "acme__lib"
@@ -91,3 +93,30 @@ def test_a_changed_setting_reruns_exactly_what_it_affects(finished, sections, ex
         assert planned_jobs(finished) == expected
     finally:
         write_config(finished)
+
+
+GENERATE_SNAKEFILE = f"""
+configfile: "config.yaml"
+
+include: "{ROOT}/workflow/rules/common.smk"
+
+def get_repos():
+    return {REPOS[:1]!r}
+
+include: "{ROOT}/workflow/rules/generate.smk"
+"""
+
+
+@pytest.mark.slow
+def test_an_unreachable_endpoint_fails_the_run_and_leaves_no_output(tmp_path):
+    write_jsonl(tmp_path / "results/benchmark/dlbench.jsonl", make_tasks(n_repos=1))
+    (tmp_path / "Snakefile").write_text(GENERATE_SNAKEFILE)
+    (tmp_path / "topics.txt").write_text("deep-learning\n")
+    model = {"provider": "openai", "model": "m", "base_url": closed_port_url(), "max_retries": 0}
+    config = CONFIG | {"models": {"gold": {"provider": "gold"}, "null": {"provider": "null"}, "m1": model}}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config | {"generate": {"models": ["m1"], "cache_dir": ".cache/llm"}}))
+    target = f"results/generations/m1/zero-shot/{REPOS[0]}.jsonl"
+    proc = snakemake(tmp_path, "-c1", target, timeout=300)
+    assert proc.returncode != 0 and not (tmp_path / target).exists()
+    log = (tmp_path / f"logs/generate/m1/zero-shot/{REPOS[0]}.log").read_text()
+    assert f"{target}: 2 of 2 candidates got no answer from the endpoint (api_error)" in log
