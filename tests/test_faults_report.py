@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from dlbench.records import TABLE_COLUMNS, EvalStatus, Evaluation
+from dlbench.report.render import failure_counts, failure_table
 from dlbench.report.tables import (
     adequacy_table,
     load_inputs,
@@ -77,3 +78,12 @@ def test_tables_csv_header_keeps_the_contract_columns_first(inputs, tmp_path) ->
     header = list(pd.read_csv(tmp_path / "tables.csv").columns)
     assert header[:8] == ["model", "technique", "slice", "dimension", "category", "metric", "value", "n_tasks"]
     assert header[8:] == ["n_excluded"]
+
+
+def test_failure_taxonomy_shares_leave_infrastructure_apart(inputs) -> None:
+    counts = failure_counts(inputs)
+    assert counts[(counts["model"] == "m") & (counts["kind"] == INFRASTRUCTURE)]["count"].tolist() == [2]
+    table = failure_table(counts).set_index("model")
+    assert table.loc["m", "failures"] == 1 and table.loc["m", "infrastructure (not scored)"] == 2
+    assert table.loc["m", "wrong_result [Functional] (%)"] == "100.0"  # t3's failed test: the one model failure
+    assert not any(column.startswith(f"{INFRASTRUCTURE} [") for column in table.columns)  # no share of its own

@@ -31,7 +31,7 @@ from dlbench.report.tables import (
     run_table,
     write_long_table,
 )
-from dlbench.report.taxonomy import DL_SPECIFIC, KINDS, TOP_LEVEL
+from dlbench.report.taxonomy import DL_SPECIFIC, INFRASTRUCTURE, KINDS, TOP_LEVEL
 from dlbench.store import write_frame, write_text
 from dlbench.tasks.slices import slice_name, slice_names
 
@@ -260,15 +260,18 @@ def failure_counts(inputs: ReportInputs) -> pd.DataFrame:
 
 
 def failure_table(counts: pd.DataFrame) -> pd.DataFrame:
-    """Failure taxonomy distribution: share of each kind among a model's failing candidates."""
-    kinds = [k for k in KINDS if k in set(counts["kind"])]
+    """Failure taxonomy distribution: share of each kind among a model's failing candidates.
+    Infrastructure faults are not the model's failures: counted apart, not in the shares."""
+    kinds = [k for k in KINDS if k in set(counts["kind"]) and k != INFRASTRUCTURE]
     data = []
     for (model, technique), part in counts.groupby(["model", "technique"], sort=True):
-        total = int(part["count"].sum())
         by_kind = dict(zip(part["kind"], part["count"], strict=True))
-        data.append([model, technique, total, *(percent(by_kind.get(k, 0) / total) for k in kinds)])
+        faults = int(by_kind.pop(INFRASTRUCTURE, 0))
+        total = int(sum(by_kind.values()))
+        shares = [percent(by_kind.get(k, 0) / total if total else None) for k in kinds]
+        data.append([model, technique, total, faults, *shares])
     header = [f"{k} [{TOP_LEVEL[k]}] (%)" for k in kinds]
-    return pd.DataFrame(data, columns=["model", "technique", "failures", *header])
+    return pd.DataFrame(data, columns=["model", "technique", "failures", "infrastructure (not scored)", *header])
 
 
 def usage_table(usage: pd.DataFrame) -> pd.DataFrame:
