@@ -19,6 +19,7 @@ rule build_image:
     params:
         build_log="logs/build_image/{repo}.build.log",
         images=CFG.images.model_dump(mode="json"),  # a changed environment recipe rebuilds
+        base_image=CFG.evaluate.base_image,  # and so does another base
     resources:
         docker=1,
     log:
