@@ -9,6 +9,7 @@ into a single ``ConfigError`` naming the key, so a bad config fails before any j
 from __future__ import annotations
 
 import json
+import os
 from datetime import date
 from pathlib import Path
 from typing import Any, Literal
@@ -218,9 +219,16 @@ class ImagesConfig(Section):
     resolve_as_of_commit: bool = Field(
         True, description="Resolve with packages released before the pinned commit's date (uv --exclude-newer)."
     )
-    cache_dir: str = Field(
-        ".cache/dlbench/uv", description="Download cache shared by every build on this machine (bind-mounted into builds)."
+    cache_dir: str | None = Field(
+        None,
+        description="Download cache shared by every build on this machine, whatever the working directory "
+        "(bind-mounted into install steps); null: $XDG_CACHE_HOME/dlbench/uv or ~/.cache/dlbench/uv.",
     )
+
+    def download_cache(self) -> Path:
+        if self.cache_dir:
+            return Path(self.cache_dir).expanduser()
+        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dlbench" / "uv"
     index_url: str | None = Field(None, description="Package index (default: PyPI, or PIP_INDEX_URL).")
     framework_index_url: str | None = Field(
         None, description="Extra index for framework wheels, e.g. https://download.pytorch.org/whl/cpu where reachable."
@@ -230,7 +238,9 @@ class ImagesConfig(Section):
         description="Distributions installed in a shared framework layer (with their dependencies).",
     )
     reuse_frameworks: bool = Field(
-        True, description="Prefer framework versions an existing layer has when the project's constraints and date allow."
+        False,
+        description="Prefer framework versions an existing layer has when the project's constraints and date allow: "
+        "saves downloads and disk, but a project's lock then depends on what was built before it on this machine.",
     )
     repair_rounds: int = Field(2, ge=0, description="Rebuilds that add a distribution for a module the tests cannot import.")
     check_timeout_s: float = Field(600.0, gt=0, description="Limit of the import and collection check of a built image.")

@@ -4,10 +4,9 @@ dated locks, dropping what cannot be resolved, preferring an existing framework'
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from pathlib import Path
-
 import pytest
 
+from dlbench.config import ImagesConfig
 from dlbench.deps.resolve import ResolutionError, Target, resolve
 from dlbench.harness.envcheck import check_script, missing_modules
 from dlbench.records import DeclaredRequirement
@@ -22,7 +21,7 @@ def req(spec: str, group: str = "runtime") -> DeclaredRequirement:
 
 @pytest.fixture(scope="module")
 def target(tmp_path_factory: pytest.TempPathFactory) -> Target:
-    cache = Path(".cache/dlbench/uv").resolve()  # the machine's shared cache: metadata fetched once
+    cache = ImagesConfig().download_cache()  # the machine's shared cache: metadata fetched once
     return Target(exclude_newer=datetime(2023, 6, 1, tzinfo=timezone.utc), cache_dir=cache)
 
 
@@ -51,10 +50,16 @@ def test_declared_requirement_that_does_not_exist_is_dropped_last_and_recorded(t
     assert list(lock.versions()) == ["six"] and lock.dropped[0].reason.startswith("unresolvable: ")
 
 
+def test_an_unreachable_index_is_an_error_not_a_reason_to_drop(target: Target) -> None:
+    closed = Target(index_url="http://127.0.0.1:9/simple", cache_dir=target.cache_dir / "closed-index")
+    with pytest.raises(ResolutionError):
+        resolve([req("dlbench-no-such-distribution-7f3a")], [], closed)
+
+
 def test_preferred_pins_are_used_when_they_fit_and_ignored_when_not(target: Target) -> None:
     assert resolve([req("packaging")], [], target, prefer=["packaging==21.3"]).versions()["packaging"] == "21.3"
-    # a pin newer than the commit's date cannot be had as of that date: resolved freely instead
-    assert resolve([req("packaging")], [], target, prefer=["packaging==24.1"]).versions()["packaging"] == "23.1"
+    with pytest.raises(ResolutionError):  # a pin newer than the commit's date cannot be had as of that date
+        resolve([req("packaging")], [], target, prefer=["packaging==24.1"])
 
 
 def test_check_output_parsing_finds_missing_modules_not_the_projects_own() -> None:

@@ -176,8 +176,8 @@ def test_two_projects_share_one_framework_layer(base, built, engine, tmp_path: P
     """With ``six`` standing in for a framework: the second project builds on the first's layer."""
     first, sha1 = make_repo(tmp_path / "one", f"six\nnumpy\npytest!=0.0.{uuid.uuid4().int % 10**9}\n")
     second, sha2 = make_repo(tmp_path / "two", "six\n")
-    a = build(first, sha1, base, tmp_path / "one.log", built, {}, frameworks=["six"])
-    b = build(second, sha2, base, tmp_path / "two.log", built, {}, frameworks=["six"])
+    a = build(first, sha1, base, tmp_path / "one.log", built, {}, frameworks=["six"], reuse_frameworks=True)
+    b = build(second, sha2, base, tmp_path / "two.log", built, {}, frameworks=["six"], reuse_frameworks=True)
     assert a.status == b.status == ImageStatus.OK, (a.error, b.error)
     assert a.framework_image and a.framework_image == b.framework_image
     assert "reused" in Path(b.build_log).read_text().split("# framework layer")[1].splitlines()[0]

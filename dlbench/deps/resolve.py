@@ -28,6 +28,7 @@ from dlbench.records import DeclaredRequirement, DroppedRequirement
 MAX_DROPS = 12
 DEFAULT_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 RESOLVE_TIMEOUT_S = 600
+UNSATISFIABLE = "No solution found"  # uv's word for a conflict (not a network or index failure)
 PIN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>\S+)")
 
 
@@ -69,13 +70,10 @@ def uv_binary() -> str:
 def resolve(
     requirements: Sequence[DeclaredRequirement], constraints: Sequence[str], target: Target, prefer: Sequence[str] = ()
 ) -> Lock:
-    """A lock for ``requirements``; ``prefer``: pins tried as constraints first (kept only if
-    they resolve), so a project can share a framework layer another project built."""
+    """A lock for ``requirements``. With ``prefer`` (pins of an existing framework layer) the
+    lock must keep every requirement and those pins, or ``ResolutionError`` is raised."""
     if prefer:
-        try:
-            return _resolve_dropping(list(requirements), [*constraints, *prefer], target, allow_drops=False)
-        except ResolutionError:
-            pass  # the preferred framework versions do not fit this project: resolve freely
+        return _resolve_dropping(list(requirements), [*constraints, *prefer], target, allow_drops=False)
     return _resolve_dropping(list(requirements), list(constraints), target, allow_drops=True)
 
 
@@ -86,7 +84,7 @@ def _resolve_dropping(requirements: list[DeclaredRequirement], constraints: list
         ok, output = compile_lock([r.spec for r in requirements], constraints, target, no_build)
         if ok:
             return Lock(pins=_pins(output), requirements=requirements, dropped=dropped)
-        blamed = _blamed(requirements, output) if allow_drops else None
+        blamed = _blamed(requirements, output) if allow_drops and UNSATISFIABLE in output else None
         if blamed is None:
             raise ResolutionError(_cause(output))
         requirements = [r for r in requirements if r is not blamed]

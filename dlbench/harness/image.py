@@ -141,7 +141,7 @@ def resolution_target(cfg: ImagesConfig, checkout: Path) -> Target:
         exclude_newer=commit_date(checkout) if cfg.resolve_as_of_commit else None,
         index_url=cfg.index_url or os.environ.get("PIP_INDEX_URL") or None,
         extra_index_url=cfg.framework_index_url,
-        cache_dir=Path(cfg.cache_dir),
+        cache_dir=cfg.download_cache(),
     )
 
 
@@ -150,16 +150,17 @@ def framework_pins(lock: Lock, cfg: ImagesConfig) -> list[str]:
     return [pin for pin in lock.pins if normalise(pin.split("==")[0]) in wanted]
 
 
-def preferred_frameworks(client: docker.DockerClient, base_id: str, plan: EnvironmentPlan, cfg: ImagesConfig) -> list[list[str]]:  # fmt: skip
-    """Pin sets of existing framework layers worth trying for this project: those naming
-    only frameworks the project asks for (so nothing extra is forced on it)."""
+def preferred_frameworks(client: docker.DockerClient, base_id: str, plan: EnvironmentPlan, cfg: ImagesConfig) -> list[tuple[str, ...]]:  # fmt: skip
+    """Pins of existing framework layers worth trying for this project (``reuse_frameworks``),
+    restricted to the frameworks it asks for, so nothing extra is forced on it."""
     if not cfg.reuse_frameworks:
         return []
     asked = {r.name for r in plan.requirements}
-    return [pins for pins in layers.framework_layers(client, base_id) if {normalise(p.split("==")[0]) for p in pins} <= asked]
+    subsets = ([p for p in pins if normalise(p.split("==")[0]) in asked] for pins in layers.framework_layers(client, base_id))
+    return list(dict.fromkeys(tuple(s) for s in subsets if s))
 
 
-def lock_environment(plan: EnvironmentPlan, target: Target, preferred: list[list[str]]) -> tuple[Lock, bool]:
+def lock_environment(plan: EnvironmentPlan, target: Target, preferred: list[tuple[str, ...]]) -> tuple[Lock, bool]:
     """(lock, whether it uses an existing framework layer's pins)."""
     for pins in preferred:
         try:
@@ -299,7 +300,7 @@ def _framework_layer(client, base_id: str, pins: list[str], lock: Lock, cfg: Ima
     out.write(f"# framework layer {tag}: installing {' '.join(pins)}\n")
     inputs = {"frameworks.txt": "\n".join(pins) + "\n", "lock.txt": "\n".join(lock.pins) + "\n"}
     script = layers.uv_install_script(f"-r {layers.BUILD_DIR}/in/frameworks.txt -c {layers.BUILD_DIR}/in/lock.txt")
-    container = layers.run_step(client, base_id, script, inputs, Path(cfg.cache_dir), Path(uv_binary()), host_ca_bundle(), out, _index_env(cfg))  # fmt: skip
+    container = layers.run_step(client, base_id, script, inputs, cfg.download_cache(), Path(uv_binary()), host_ca_bundle(), out, _index_env(cfg))  # fmt: skip
     labels = {layers.LABEL: "framework", layers.FRAMEWORKS_LABEL: " ".join(pins), layers.BASE_LABEL: base_id}
     layers.commit_layer(container, tag, labels, runtime=False)
     return tag
@@ -308,7 +309,7 @@ def _framework_layer(client, base_id: str, pins: list[str], lock: Lock, cfg: Ima
 def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mapping[str, bytes], lock: Lock, cfg: ImagesConfig, out: IO[str], record: ImageRecord) -> str:  # fmt: skip
     inputs = {"lock.txt": "\n".join(lock.pins) + "\n"}
     script = layers.uv_install_script(f"-r {layers.BUILD_DIR}/in/lock.txt")
-    container = layers.run_step(client, parent, script, inputs, Path(cfg.cache_dir), Path(uv_binary()), host_ca_bundle(), out, _index_env(cfg))  # fmt: skip
+    container = layers.run_step(client, parent, script, inputs, cfg.download_cache(), Path(uv_binary()), host_ca_bundle(), out, _index_env(cfg))  # fmt: skip
     try:
         layers.copy_tree_into(container, checkout, support)
     except (DockerException, RequestException, OSError, ValueError):
