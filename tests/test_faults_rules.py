@@ -13,6 +13,8 @@ from dlbench.records import CloneRecord, CloneStatus
 from dlbench.store import write_json, write_jsonl
 from tests.test_faults_llm import closed_port_url
 from tests.test_generate_run import REPOS, make_tasks
+from tests.test_tasks_workflow import prepare
+from tests.test_tasks_workflow import snakemake as run_tasks_rules
 from tests.workflow_runs import ROOT, snakemake
 
 REPO = "acme__lib"
@@ -43,8 +45,12 @@ def write_config(workdir, **sections) -> None:
 
 
 def planned_jobs(workdir) -> dict[str, int]:
-    """Rule → jobs of a dry run towards the tables (from Snakemake's job stats)."""
-    proc = snakemake(workdir, "-n", "-c1", "results/tables.csv", timeout=300)
+    """Rule → jobs of a dry run towards the tables."""
+    return job_stats(snakemake(workdir, "-n", "-c1", "results/tables.csv", timeout=300))
+
+
+def job_stats(proc) -> dict[str, int]:
+    """Rule → jobs from a dry run's job stats (nothing to do: empty)."""
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     stats = proc.stdout.split("Job stats:", 1)[1] if "Job stats:" in proc.stdout else ""
     return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", stats, re.MULTILINE) if m[1] != "total"}
@@ -120,3 +126,19 @@ def test_an_unreachable_endpoint_fails_the_run_and_leaves_no_output(tmp_path):
     assert proc.returncode != 0 and not (tmp_path / target).exists()
     log = (tmp_path / f"logs/generate/m1/zero-shot/{REPOS[0]}.log").read_text()
     assert f"{target}: 2 of 2 candidates got no answer from the endpoint (api_error)" in log
+
+
+@pytest.mark.slow
+def test_labels_and_prompt_settings_rerun_the_tasks_rules(tmp_path):
+    prepare(tmp_path)
+    targets = ("results/benchmark/dlbench.jsonl", "results/labels/sheet.xlsx")
+    assert run_tasks_rules(tmp_path, *targets).returncode == 0
+    config = yaml.safe_load((tmp_path / "config.yaml").read_text())
+    downstream = {"merge_labels": 1, "assemble": 1}
+    for change, expected in [
+        ({"labels": config["labels"] | {"require_labels": True}}, downstream),
+        ({"prompts": {"llm": {"base_url": closed_port_url(), "model": "m"}}}, {"draft_prompts": 2, "export_annotation": 1, **downstream}),
+        ({"prompts": {"cache_dir": ".cache/elsewhere"}}, {}),  # where answers are kept changes no prompt
+    ]:
+        (tmp_path / "config.yaml").write_text(yaml.safe_dump(config | change))
+        assert job_stats(run_tasks_rules(tmp_path, "-n", *targets)) == expected, change
