@@ -31,6 +31,14 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _prune_images(args: argparse.Namespace) -> int:
+    from dlbench.harness.image import prune_unrecorded
+
+    removed = prune_unrecorded(Path(args.records))
+    print(f"removed {len(removed)} image tag(s) not named in {args.records}: {' '.join(removed) or '-'}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dlbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -51,6 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--jobs", type=int, default=2)
     ev.add_argument("--config", help="config file whose 'evaluate' section sets limits and the base image")
     ev.set_defaults(func=_evaluate)
+
+    images = sub.add_parser("images", help="manage project and framework images").add_subparsers(dest="action", required=True)
+    prune = images.add_parser("prune", help="remove dlbench images that no image record names (frees disk)")
+    prune.add_argument("--records", default="results/images", help="folder of image records to keep (results/images)")
+    prune.set_defaults(func=_prune_images)
     return parser
 
 

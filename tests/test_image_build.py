@@ -252,3 +252,20 @@ def test_steps_left_by_an_interrupted_build_are_removed_once_stale(engine, base)
     assert remove_finished_steps(engine, older_than_s=0) >= 1
     with pytest.raises(docker.errors.NotFound):
         engine.containers.get(left.id)
+
+
+def test_prune_keeps_what_records_name_and_images_in_use(engine, base) -> None:
+    from dlbench.harness.layers import prune_images
+
+    name = f"dlbench/project-prunetest-{uuid.uuid4().hex[:8]}"
+    for version in ("kept", "old", "busy"):
+        recipe = f"FROM {base}\nLABEL dlbench.layer=project dlbench.version={version}\n"
+        engine.images.build(fileobj=io.BytesIO(recipe.encode()), tag=f"{name}:{version}", rm=True)
+    busy = engine.containers.create(f"{name}:busy", ["true"])
+    try:
+        assert prune_images(engine, keep={f"{name}:kept"}, prefix=name) == [f"{name}:old"]
+        assert {t for i in engine.images.list(name=name) for t in i.tags} == {f"{name}:kept", f"{name}:busy"}
+    finally:
+        busy.remove(force=True)
+        for version in ("kept", "busy"):
+            engine.images.remove(f"{name}:{version}", force=True)

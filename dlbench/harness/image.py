@@ -367,3 +367,13 @@ def _failed(record: ImageRecord, log_path: Path, error: str) -> ImageRecord:
 def _step_output_tail(exc: Exception, lines: int = LOG_TAIL_LINES) -> str:
     output = getattr(exc, "output", "") or ""
     return "\n".join(output.splitlines()[-lines:])
+
+
+def prune_unrecorded(records_dir: Path, client: docker.DockerClient | None = None) -> list[str]:
+    """``dlbench images prune``: keep the project and framework images that the image
+    records in ``records_dir`` (``results/images``) name, remove the rest."""
+    keep = set()
+    for path in Path(records_dir).glob("*.json"):
+        record = ImageRecord.model_validate_json(path.read_text())
+        keep |= {t for t in (record.tag, record.framework_image) if t}
+    return layers.prune_images(client or docker_client(), keep)

@@ -226,3 +226,17 @@ def run_check(client: docker.DockerClient, image: str, script: str, timeout_s: f
         return code, container.logs().decode(errors="replace")
     finally:
         container.remove(force=True)
+
+
+def prune_images(client: docker.DockerClient, keep: set[str], prefix: str = "dlbench/") -> list[str]:
+    """Untag every dlbench project and framework image (named ``prefix…``) except ``keep``
+    (a torch layer is 5-8 GB: old ones fill a disk fast). One a container uses stays."""
+    removed = []
+    for image in client.images.list(filters={"label": LABEL}):
+        for tag in (t for t in image.tags if t.startswith(prefix) and t not in keep):
+            try:
+                client.images.remove(tag)
+                removed.append(tag)
+            except DockerException as exc:  # in use by a container: kept, said why
+                log.info("kept %s: %s", tag, exc)
+    return removed
