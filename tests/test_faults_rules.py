@@ -1,6 +1,7 @@
-"""Config values that change a rule's results are its params (issue 15, item 6): after a
-real run of harness.smk and report.smk (the project's rule files and scripts, unchanged,
-over an empty repository), changing a setting reruns exactly the rules it affects."""
+"""The rules under Snakemake (issue 15). Config values that change a rule's results are
+its params (item 6): after a real run of harness.smk and report.smk (the project's rule
+files and scripts, unchanged, over an empty repository), or of tasks.smk, changing a
+setting reruns exactly the rules it affects. An unanswered endpoint fails the run (item 1)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ import yaml
 from dlbench.records import CloneRecord, CloneStatus
 from dlbench.store import write_json, write_jsonl
 from tests.test_faults_llm import closed_port_url
+from tests.test_generate_rules import (
+    SNAKEFILE as GENERATE_SNAKEFILE,  # common.smk + generate.smk
+)
 from tests.test_generate_run import REPOS, make_tasks
 from tests.test_tasks_workflow import prepare
 from tests.test_tasks_workflow import snakemake as run_tasks_rules
@@ -99,18 +103,6 @@ def test_a_changed_setting_reruns_exactly_what_it_affects(finished, sections, ex
         assert planned_jobs(finished) == expected
     finally:
         write_config(finished)
-
-
-GENERATE_SNAKEFILE = f"""
-configfile: "config.yaml"
-
-include: "{ROOT}/workflow/rules/common.smk"
-
-def get_repos():
-    return {REPOS[:1]!r}
-
-include: "{ROOT}/workflow/rules/generate.smk"
-"""
 
 
 @pytest.mark.slow
