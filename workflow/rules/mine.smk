@@ -2,6 +2,11 @@
 # Logic lives in dlbench.mine; each rule maps its files to one call (scripts/<rule>.py).
 # Per-file parse summaries are cached by content hash under CFG.mine.cache_dir (outside
 # the declared outputs), so the three rules parse each file once between them.
+# trace_tests (the dynamic truth, a target of its own) runs the tests once in the project
+# image with a tracer; with mine.dynamic_check, check_functions drops the tasks whose
+# listed tests never executed them (recorded in untraced.jsonl).
+
+STATIC_FUNCTIONS = "results/mine/{repo}/functions.static.jsonl"
 
 
 rule find_tests:
@@ -46,7 +51,8 @@ rule extract_functions:
         tests="results/mine/{repo}/tests.jsonl",
         calls="results/mine/{repo}/calls.jsonl",
     output:
-        "results/mine/{repo}/functions.jsonl",
+        # With the dynamic check, check_functions writes functions.jsonl from these.
+        STATIC_FUNCTIONS if CFG.mine.dynamic_check else "results/mine/{repo}/functions.jsonl",
     params:
         min_tests=CFG.mine.min_tests,  # read from the config; here so a change reruns the rule
     log:
@@ -58,3 +64,42 @@ rule extract_functions:
         "../envs/dlbench.yaml"
     script:
         "../../scripts/extract_functions.py"
+
+
+rule trace_tests:
+    input:
+        clone="results/repos/{repo}.json",
+        image="results/images/{repo}.json",
+        tests="results/mine/{repo}/tests.jsonl",
+    output:
+        "results/mine/{repo}/trace.jsonl",
+    params:
+        trace=CFG.mine.trace.model_dump(mode="json"),  # read from the config; here so a change reruns the rule
+        run_log="logs/trace_tests/{repo}.run.log",
+    resources:
+        docker=1,
+    log:
+        "logs/trace_tests/{repo}.log",
+    benchmark:
+        "benchmarks/trace_tests/{repo}.tsv"
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/trace_tests.py"
+
+
+if CFG.mine.dynamic_check:
+
+    rule check_functions:
+        input:
+            functions=STATIC_FUNCTIONS,
+            trace="results/mine/{repo}/trace.jsonl",
+        output:
+            functions="results/mine/{repo}/functions.jsonl",
+            untraced="results/mine/{repo}/untraced.jsonl",
+        log:
+            "logs/check_functions/{repo}.log",
+        conda:
+            "../envs/dlbench.yaml"
+        script:
+            "../../scripts/check_functions.py"
