@@ -69,7 +69,7 @@ def preload_for(checkout: Path) -> tuple[str, ...]:
     from dlbench.harness.image import project_requirements
 
     try:
-        requirements, _ = project_requirements(checkout)
+        requirements = project_requirements(checkout)
     except Exception:  # noqa: BLE001 - a warm-up hint only: the image build reports bad files
         requirements = []
     names = [re.split(r"[\s\[<>=!~;@]", r.strip(), maxsplit=1)[0].lower() for r in requirements]

@@ -1,0 +1,157 @@
+"""Benchmark: warm start on a torch project, with and without preloading its heavy imports.
+
+A tiny torch library (four functions, three tests each) is built into a project image
+(``torch`` from PyPI); gold and null candidates of every task run one at a time in warm
+containers, once with ``evaluate.preload`` (the supervisor imports torch once before
+forking) and once without (every candidate's pytest imports torch itself). Prints, per
+mode, the session start (container + supervisor warm-up), the steady-state wall time per
+candidate, the time the tests themselves report, and the per-candidate overhead: wall
+time beyond the tests' own (target with preloading: <= 0.5 s), and whether both modes gave
+the same verdicts.
+
+    python bench/bench_preload.py [--samples 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+from dlbench.config import EvaluateConfig
+from dlbench.harness.evaluate import evaluate_repo, evidence_dir
+from dlbench.harness.image import build_project_image
+from dlbench.harness.run import preload_for
+from dlbench.harness.sandbox import DockerSession, support_files
+from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, Evaluation, Generation, ImageStatus
+
+SLUG = "bench__tinytorch"
+FUNCTIONS = {
+    "softmax": """\
+        def softmax(x, dim=-1):
+            shifted = x - x.max(dim=dim, keepdim=True).values
+            e = shifted.exp()
+            return e / e.sum(dim=dim, keepdim=True)
+        """,
+    "normalize": """\
+        def normalize(x, eps=1e-6):
+            return (x - x.mean(-1, keepdim=True)) / (x.std(-1, keepdim=True) + eps)
+        """,
+    "gelu": """\
+        def gelu(x):
+            return 0.5 * x * (1 + torch.erf(x / 2 ** 0.5))
+        """,
+    "mse": """\
+        def mse(a, b):
+            return ((a - b) ** 2).mean()
+        """,
+}
+TESTS = {
+    "softmax": ["assert torch.allclose(softmax(X).sum(-1), torch.ones(4))",
+                "assert torch.allclose(softmax(X), torch.softmax(X, -1))",
+                "assert torch.isfinite(softmax(torch.tensor([1000.0, 1000.0]))).all()"],
+    "normalize": ["assert torch.allclose(normalize(X).mean(-1), torch.zeros(4), atol=1e-5)",
+                  "assert normalize(X).shape == X.shape",
+                  "assert torch.allclose(normalize(X).std(-1), torch.ones(4), atol=1e-3)"],
+    "gelu": ["assert torch.allclose(gelu(X), torch.nn.functional.gelu(X), atol=1e-6)",
+             "assert gelu(torch.zeros(1)).item() == 0",
+             "assert gelu(torch.tensor([10.0])).item() > 9.99"],
+    "mse": ["assert mse(X, X).item() == 0",
+            "assert torch.allclose(mse(X, X + 1), torch.tensor(1.0))",
+            "assert torch.allclose(mse(X, torch.zeros_like(X)), torch.nn.functional.mse_loss(X, torch.zeros_like(X)))"],
+}  # fmt: skip
+
+
+def project_files() -> dict[str, str]:
+    ops = "import torch\n\n\n" + "\n\n".join(textwrap.dedent(src) for src in FUNCTIONS.values())
+    files = {"requirements.txt": "torch\n", "tinytorch/__init__.py": "", "tinytorch/ops.py": ops}
+    for name, checks in TESTS.items():
+        body = "".join(f"\n\ndef test_{name}_{i}():\n    {check}\n" for i, check in enumerate(checks))
+        files[f"tests/test_{name}.py"] = f"import torch\n\nfrom tinytorch.ops import {name}\n\nX = torch.randn(4, 6)\n{body}"
+    return files
+
+
+def tasks_and_candidates(sha: str, samples: int) -> tuple[list[BenchmarkTask], list[Generation]]:
+    tasks, gens = [], []
+    for name, source in FUNCTIONS.items():
+        gold = textwrap.dedent(source)
+        tests = [f"tests/test_{name}.py::test_{name}_{i}" for i in range(len(TESTS[name]))]
+        task = BenchmarkTask(
+            task_id=f"{SLUG}:tinytorch/ops.py:{name}", repo="bench/tinytorch", sha=sha, path="tinytorch/ops.py",
+            function=name, class_name=None, signature="", prompt="", ground_truth=gold, tests=tests, stage=None,
+            task=None, data=None, first_added=None, last_modified=None, qualname=name, slug=SLUG, start_line=1, end_line=1,
+        )  # fmt: skip
+        tasks.append(task)
+        null = gold.split("\n")[0] + "\n    raise NotImplementedError\n"
+        for model, code in (("gold", gold), ("null", null)):
+            gens += [Generation(task_id=task.task_id, model=model, technique="reference", sample=k, code=code) for k in range(samples)]
+    return tasks, gens
+
+
+def session_start_seconds(tag: str, cfg: EvaluateConfig, checkout: Path) -> tuple[float, list[str]]:
+    """Container start plus supervisor warm-up, and the modules it preloaded."""
+    start = time.monotonic()
+    with DockerSession(tag, cfg, preload=preload_for(checkout) if cfg.preload else ()) as session:
+        ready = session.start()
+        return time.monotonic() - start, ready["preloaded"]
+
+
+def measure(mode: str, cfg: EvaluateConfig, clone: CloneRecord, tasks, gens, image, evidence: Path) -> dict:
+    start_s, preloaded = session_start_seconds(image.tag, cfg, Path(clone.path))
+    began = time.monotonic()
+    results = evaluate_repo(clone, {t.task_id: t for t in tasks}, gens, image, "docker", cfg, 1, evidence)
+    total = time.monotonic() - began
+    n = len(gens)
+    tests = sum(json.loads((evidence_dir(evidence, SLUG, g) / "run.json").read_text())["test_seconds"] for g in gens) / n
+    per_candidate = (total - start_s) / n
+    return {
+        "mode": mode, "preloaded": preloaded, "start_s": start_s, "per_candidate_s": per_candidate,
+        "tests_s": tests, "overhead_s": per_candidate - tests, "results": results,
+    }  # fmt: skip
+
+
+def report(row: dict) -> None:
+    print(
+        f"{row['mode']:>10}: session start {row['start_s']:6.2f} s | per candidate {row['per_candidate_s']:.3f} s wall, "
+        f"{row['tests_s']:.3f} s in tests -> overhead {row['overhead_s']:.3f} s   (preloaded: {', '.join(row['preloaded'])})"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=3, help="candidates per task and reference model")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-preload-") as tmp:
+        checkout = Path(tmp) / "tinytorch"
+        for rel, text in project_files().items():
+            (checkout / rel).parent.mkdir(parents=True, exist_ok=True)
+            (checkout / rel).write_text(text)
+        sha = hashlib.sha1(json.dumps(project_files(), sort_keys=True).encode()).hexdigest()
+        clone = CloneRecord(full_name="bench/tinytorch", slug=SLUG, clone_url="", path=str(checkout), sha=sha, status=CloneStatus.OK)
+        cfg = EvaluateConfig(timeout_s=120, memory_mb=2048)
+        image = build_project_image(checkout, SLUG, sha, cfg.base_image, Path(tmp) / "build.log", support_files())
+        if image.status != ImageStatus.OK:
+            raise SystemExit(f"image build failed: {image.error}")
+        tasks, gens = tasks_and_candidates(sha, args.samples)
+        print(f"tinytorch: {len(tasks)} tasks, {len(gens)} candidates (gold + null) per mode, image {image.tag}")
+        rows = [
+            measure(mode, cfg.model_copy(update={"preload": on}), clone, tasks, gens, image, Path(tmp) / mode)
+            for mode, on in (("preload", True), ("no preload", False))
+        ]
+        for row in rows:
+            report(row)
+        warm, cold = rows
+        print(f"overhead saved by preloading: {cold['overhead_s'] - warm['overhead_s']:.3f} s per candidate "
+              f"({cold['overhead_s'] / warm['overhead_s']:.1f}x less); target with preloading <= 0.5 s")  # fmt: skip
+        statuses = [[e.status for e in row["results"]] for row in rows]
+        passing = {m: sum(e.passed for e, g in zip(warm["results"], gens) if g.model == m) for m in ("gold", "null")}
+        print(f"verdicts identical in both modes: {statuses[0] == statuses[1]}; gold passes {passing['gold']}, null {passing['null']}"
+              f" of {len(gens) // 2} each")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
