@@ -83,7 +83,7 @@ def main() -> None:
     validation = pd.read_csv(ROOT / "results" / "validation.csv", keep_default_na=False, na_values=[""])
     validation = validation[validation["repo"].map(_short).isin(repos)] if repos else validation
     table = validity_table(validation)
-    print(f"workflow: {seconds:.0f} s\n\n{table.to_markdown()}\n\n{image_table(repos).to_markdown(index=False)}")
+    print(f"workflow: {seconds:.0f} s\n\n{table.to_string()}\n\n{image_table(repos).to_string(index=False)}")
     if args.min_valid is not None and (table["gold_valid"] < args.min_valid).any():
         sys.exit(f"gold-valid share below {args.min_valid}: {table['gold_valid'].to_dict()}")
 

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 import pytest
 
 from dlbench.config import ImagesConfig
-from dlbench.deps.resolve import ResolutionError, Target, resolve
+from dlbench.deps.resolve import IndexUnavailable, ResolutionError, Target, resolve
 from dlbench.harness.envcheck import check_script, missing_modules
 from dlbench.records import DeclaredRequirement
 
@@ -52,7 +52,7 @@ def test_declared_requirement_that_does_not_exist_is_dropped_last_and_recorded(t
 
 def test_an_unreachable_index_is_an_error_not_a_reason_to_drop(target: Target) -> None:
     closed = Target(index_url="http://127.0.0.1:9/simple", cache_dir=target.cache_dir / "closed-index")
-    with pytest.raises(ResolutionError):
+    with pytest.raises(IndexUnavailable, match="uv pip compile failed"):
         resolve([req("dlbench-no-such-distribution-7f3a")], [], closed)
 
 

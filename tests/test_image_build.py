@@ -269,3 +269,15 @@ def test_prune_keeps_what_records_name_and_images_in_use(engine, base) -> None:
         busy.remove(force=True)
         for version in ("kept", "busy"):
             engine.images.remove(f"{name}:{version}", force=True)
+
+
+def test_machine_faults_are_raised_not_recorded(base, tmp_path: Path) -> None:
+    """A recorded image error would be kept on every rerun: the disk, engine or network
+    failing is raised instead (the job fails, a rerun builds again)."""
+    from dlbench.harness.image import BuildInfrastructureError
+
+    repo, sha = make_repo(tmp_path / "repo", "numpy\n")
+    (tmp_path / "cache").write_text("a file where the download cache should be")
+    with pytest.raises(BuildInfrastructureError, match="acme__tiny"):
+        build_project_image(repo, "acme__tiny", sha, base, tmp_path / "f.log", images=ImagesConfig(cache_dir=str(tmp_path / "cache")))
+    assert "# INFRASTRUCTURE" in (tmp_path / "f.log").read_text()

@@ -36,6 +36,11 @@ class ResolutionError(RuntimeError):
     """The requirements cannot be resolved even after dropping what the resolver blamed."""
 
 
+class IndexUnavailable(RuntimeError):
+    """The resolver could not ask the index (network, proxy, index down): not the project's
+    fault, so nothing is recorded and a rerun tries again."""
+
+
 @dataclass(frozen=True)
 class Target:
     """What the lock is for: the base image's Python and platform, and where packages come from."""
@@ -84,7 +89,9 @@ def _resolve_dropping(requirements: list[DeclaredRequirement], constraints: list
         ok, output = compile_lock([r.spec for r in requirements], constraints, target, no_build)
         if ok:
             return Lock(pins=_pins(output), requirements=requirements, dropped=dropped)
-        blamed = _blamed(requirements, output) if allow_drops and UNSATISFIABLE in output else None
+        if UNSATISFIABLE not in output:
+            raise IndexUnavailable(f"uv pip compile failed: {_cause(output)}")
+        blamed = _blamed(requirements, output) if allow_drops else None
         if blamed is None:
             raise ResolutionError(_cause(output))
         requirements = [r for r in requirements if r is not blamed]

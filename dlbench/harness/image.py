@@ -38,11 +38,11 @@ from dlbench.config import ImagesConfig
 from dlbench.deps.declared import normalise
 from dlbench.deps.imports import distribution_for
 from dlbench.deps.plan import PRIORITY, EnvironmentPlan, drop_priority, plan_environment
-from dlbench.deps.resolve import Lock, ResolutionError, Target, host_ca_bundle, resolve, uv_binary
+from dlbench.deps.resolve import IndexUnavailable, Lock, ResolutionError, Target, host_ca_bundle, resolve, uv_binary
 from dlbench.deps.tree import disk_tree
 from dlbench.harness import layers
 from dlbench.harness.envcheck import check_script, missing_modules
-from dlbench.harness.layers import REPO_DIR, RUNNER_UID, SUPPORT_DIR, StepFailed
+from dlbench.harness.layers import REPO_DIR, RUNNER_UID, SUPPORT_DIR, DownloadFailed, StepFailed
 from dlbench.records import DeclaredRequirement, DroppedRequirement, Environment, ImageRecord, ImageStatus, RepairStep
 
 __all__ = ["REPO_DIR", "RUNNER_UID", "SUPPORT_DIR", "build_project_image", "docker_client", "ensure_base_image"]
@@ -63,6 +63,11 @@ FAILED_BUILD = re.compile(r"Failed to (?:build|download|prepare|fetch)[^`]*`(?P<
 
 class EngineUnavailable(RuntimeError):
     """The Docker engine does not answer (not a build failure: nothing is recorded)."""
+
+
+class BuildInfrastructureError(RuntimeError):
+    """The engine, the disk or the network failed during a build: nothing is recorded, so
+    the job fails and a rerun builds again (a recorded error would be kept for good)."""
 
 
 class ImageBuildError(Exception):
@@ -213,9 +218,12 @@ def build_project_image(
         try:
             _check_checkout(checkout, sha)
             record = _build_with_repairs(client, record, checkout, support_files, cfg, out)
-        except (ImageBuildError, ResolutionError, StepFailed, DockerException, RequestException, OSError) as exc:
+        except (ImageBuildError, ResolutionError, StepFailed) as exc:  # the project's recipe: recorded
             out.write(f"\n# FAILED: {exc}\n")
             record.error = f"{exc}\n{_step_output_tail(exc)}".strip()
+        except (DockerException, RequestException, OSError, DownloadFailed, IndexUnavailable) as exc:
+            out.write(f"\n# INFRASTRUCTURE: {exc}\n")  # the engine, disk or network: a rerun retries
+            raise BuildInfrastructureError(f"{slug}: {exc} (see {log_path})") from exc
     record.build_seconds = round(time.monotonic() - start, 3)
     return record
 

@@ -34,6 +34,7 @@ VENV_PYTHON = "/opt/venv/bin/python"
 BUILD_DIR = "/opt/dlbench-build"  # mounted during a build step only
 CACHE_DIR = "/opt/dlbench-cache"
 BUILD_TIMEOUT_S = 3600
+NETWORK_FAILURE = re.compile(r"error sending request|dns error|[Cc]onnection (refused|reset)|timed out|[Nn]etwork is unreachable")
 STALE_STEP_S = 2 * BUILD_TIMEOUT_S  # a step container exited this long ago is nobody's
 LABEL = "dlbench.layer"  # framework | project
 STEP_LABEL = "dlbench.build"  # on build and check containers only
@@ -59,6 +60,10 @@ class StepFailed(RuntimeError):
     def __init__(self, message: str, output: str):
         super().__init__(message)
         self.output = output
+
+
+class DownloadFailed(RuntimeError):
+    """An install step could not reach the index: the network's fault, not the recipe's."""
 
 
 def uv_install_script(args: str) -> str:
@@ -93,14 +98,13 @@ def run_step(
             container.start()
             output = _follow(container, out)
             code = container.wait(timeout=BUILD_TIMEOUT_S)["StatusCode"]
-        except (DockerException, RequestException) as exc:
-            container.remove(force=True)
-            raise StepFailed(f"build step did not finish: {exc}", "") from exc
-        except BaseException:  # interrupted (Ctrl-C): leave no step behind
+        except BaseException:  # the engine failed, or an interrupt (Ctrl-C): leave no step behind
             container.remove(force=True)
             raise
         if code != 0:
             container.remove(force=True)
+            if NETWORK_FAILURE.search(output):
+                raise DownloadFailed(f"build step could not download (exit {code}): {output.strip()[-500:]}")
             raise StepFailed(f"build step exited with {code}", output)
         return container
 
