@@ -27,7 +27,7 @@ from dlbench.harness.evaluate import evaluate_repo, evidence_dir
 from dlbench.harness.image import build_project_image
 from dlbench.harness.run import preload_for
 from dlbench.harness.sandbox import DockerSession, support_files
-from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, Evaluation, Generation, ImageStatus
+from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, Generation, ImageStatus
 
 SLUG = "bench__tinytorch"
 FUNCTIONS = {

@@ -109,10 +109,17 @@ def test_neutralise_drops_conflicting_options_with_their_values(args: list[str],
         ("file t.py, line 3\n  def test_speed(benchmark):\nE       fixture 'benchmark' not found", None, "fixture benchmark not found"),
         ("urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>", None,
          "needs network: urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>"),
-        ("Traceback\nE   requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): "
-         "Max retries exceeded with url: /x\nE   assert False", None,
-         "needs network: requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): "
-         "Max retries exceeded with url: /x"),
+        (
+            (
+                "Traceback\nE   requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): "
+                "Max retries exceeded with url: /x\nE   assert False"
+            ),
+            None,
+            (
+                "needs network: requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): "
+                "Max retries exceeded with url: /x"
+            ),
+        ),
         ("    assert relu(x) == 1\nE   AssertionError: assert 0 == 1", "AssertionError: assert 0 == 1", "AssertionError: assert 0 == 1"),
         ("Traceback\nE   ValueError: shapes differ", None, "ValueError: shapes differ"),
         (None, None, None),
