@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pandas as pd
@@ -161,13 +160,16 @@ def body(name: str, model: str) -> str:
     return GOLD[name] if model == "gold" else GOLD[name].split("\n")[0] + "\n    raise NotImplementedError\n"
 
 
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("calc")
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(textwrap.dedent(text))
-    return root
+    return write_tree(tmp_path_factory.mktemp("calc"), FILES)
 
 
 def run_benchmark(project: Path, out: Path, backend: str, image: ImageRecord | None) -> dict:

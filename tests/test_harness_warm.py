@@ -16,6 +16,7 @@ from dlbench.harness.plugin import neutralise
 from dlbench.harness.run import preload_for
 from dlbench.harness.verdict import describe
 from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, EvalStatus, Generation
+from tests.test_harness_projects import write_tree
 
 SLUG = "warm__lib"
 THREADY = """\
@@ -41,11 +42,7 @@ TASK = BenchmarkTask(
 
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("lib")
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
+    return write_tree(tmp_path_factory.mktemp("lib"), FILES)
 
 
 @pytest.fixture
