@@ -32,8 +32,7 @@ COLUMNS = [
 def task_row(task: BenchmarkTask, gold: list[Evaluation], null: list[Evaluation], min_tests: int, sampled: bool = True) -> dict:
     dropped = dropped_tests(gold)
     kept = kept_tests(task.tests, dropped)
-    passes = sum(passes_on(e, kept) for e in gold)
-    failing = next((e for e in gold if not passes_on(e, kept)), None)
+    failing = [e for e in gold if not passes_on(e, kept)]
     row = {
         "task_id": task.task_id,
         "repo": task.repo,
@@ -41,20 +40,19 @@ def task_row(task: BenchmarkTask, gold: list[Evaluation], null: list[Evaluation]
         "tests_kept": len(kept),
         "dropped": "; ".join(f"{t}: {why}" for t, why in dropped.items() if t in task.tests) or None,
         "gold_runs": len(gold),
-        "gold_passes": passes,
-        "gold_status": failing.status.value if failing else (EvalStatus.PASS.value if gold else None),
-        "gold_exception": failing.exception if failing else None,
+        "gold_passes": len(gold) - len(failing),
+        "gold_status": failing[0].status.value if failing else (EvalStatus.PASS.value if gold else None),
+        "gold_exception": failing[0].exception if failing else None,
         "null_status": ",".join(sorted({e.status.value for e in null})) or None,
     }
-    reason = _reason(gold, null, kept, dropped, min_tests, sampled)
+    reason = _reason(gold, null, kept, dropped, failing, min_tests, sampled)
     return row | {"usable": reason is None, "reason": reason}
 
 
 def _reason(
-    gold: list[Evaluation], null: list[Evaluation], kept: list[str], dropped: Mapping[str, str], min_tests: int, sampled: bool
-) -> str | None:
-    passes = sum(passes_on(e, kept) for e in gold)
-    failing = next((e for e in gold if not passes_on(e, kept)), None)
+    gold: list[Evaluation], null: list[Evaluation], kept: list[str], dropped: Mapping[str, str], failing: list[Evaluation],
+    min_tests: int, sampled: bool,
+) -> str | None:  # fmt: skip
     if any(e.status == EvalStatus.IMAGE_ERROR for e in gold):
         return f"image: {next(e.detail for e in gold if e.status == EvalStatus.IMAGE_ERROR)}"
     if not gold and not sampled:
@@ -63,10 +61,11 @@ def _reason(
         return "no gold: no gold evaluation"
     if len(kept) < min_tests:
         return f"too few tests: {len(kept)} left, mine.min_tests is {min_tests} ({_dropped_summary(dropped)})"
-    if passes == 0:
-        return f"gold fails: {failure_cause(failing, kept)}"
-    if passes < len(gold):
-        return f"flaky: gold passed {passes}/{len(gold)} runs ({failure_cause(failing, kept)})"
+    if len(failing) == len(gold):
+        return f"gold fails: {failure_cause(failing[0], kept)}"
+    if failing:
+        passes = len(gold) - len(failing)
+        return f"flaky: gold passed {passes}/{len(gold)} runs ({failure_cause(failing[0], kept)})"
     if not null:
         return "no null: no null evaluation, so nothing shows the tests can fail"
     if any(passes_on(e, kept) for e in null):
@@ -79,7 +78,7 @@ def failure_cause(evaluation: Evaluation, kept: list[str]) -> str:
     node = next((t for t in kept if t in evaluation.causes), None)
     if evaluation.status == EvalStatus.FAIL and node is not None:
         return f"{evaluation.status.value}: {node}: {evaluation.causes[node]}"
-    return f"{evaluation.status.value}: {evaluation.exception or evaluation.detail}"
+    return f"{evaluation.status.value}: {evaluation.detail or evaluation.exception}"
 
 
 def _dropped_summary(dropped: Mapping[str, str]) -> str:
