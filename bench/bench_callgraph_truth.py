@@ -29,6 +29,7 @@ import re
 import subprocess
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,7 @@ from dlbench.harness.sandbox import support_files
 from dlbench.mine.api import mine
 from dlbench.mine.cache import LoadedRepo, load_repo
 from dlbench.mine.callgraph import build_calls
+from dlbench.mine.symbols import Symbol
 from dlbench.mine.tests import find_test_cases
 from dlbench.mine.trace_check import dynamic_check
 from dlbench.records import CallRecord, ImageStatus, TestCase, TraceRecord
@@ -54,6 +56,8 @@ COMPARISONS: tuple[tuple[str, str, str, TraceField], ...] = (
     ("called", "called", "direct", "called"),
     ("transitive", "reached", "transitive", "executed"),
 )
+PROPERTY_DECORATORS = frozenset({"property", "cached_property", "setter", "getter", "deleter"})
+MISS_KINDS = ("constructor", "special method", "property", "other")
 _ROW = re.compile(
     r"^\|\s*(?P<bundle>[\w.-]+)\.bundle\s*\|[^|]*\|\s*(?P<sha>[0-9a-f]{40})\s*\|",
     re.MULTILINE,
@@ -69,6 +73,7 @@ class Result:
     tasks: int
     dropped: int
     trace_seconds: float
+    misses: Counter[str]  # missed direct pairs by kind
 
 
 def pinned_shas(realworld: Path) -> dict[str, str]:
@@ -109,11 +114,12 @@ def newest_project_image(sha: str) -> str | None:
     return tagged[0].tags[0] if tagged else None
 
 
-def traced_lines(
-    tag: str, plan: TracePlan, cfg: TraceConfig, raw: Path, retrace: bool
-) -> tuple[list[str], float]:
-    if raw.exists() and not retrace:
+def traced_lines(args: argparse.Namespace, path: Path, repo: str, sha: str, plan: TracePlan, cfg: TraceConfig) -> tuple[list[str], float]:  # fmt: skip
+    """The raw trace of this sample and these limits kept in ``--work``, else a traced run in the project image (built when missing)."""
+    raw = args.work / f"{repo}.trace.files{cfg.max_files}-seed{cfg.seed}-t{cfg.timeout_s:g}-b{cfg.budget_s:g}.raw.jsonl"
+    if raw.exists() and not args.retrace:
         return raw.read_text().splitlines(), 0.0
+    tag = image_tag(path, repo, sha, args.work, args.reuse_image)
     start = time.monotonic()
     lines = trace_in_image(tag, plan, cfg, raw.with_suffix(".log"))
     raw.write_text("".join(f"{line}\n" for line in lines))
@@ -129,7 +135,6 @@ def static_calls(
 
 def run_repo(args: argparse.Namespace, repo: str, sha: str) -> Result:
     path = checkout(args.realworld, args.work, repo, sha)
-    tag = image_tag(path, repo, sha, args.work, args.reuse_image)
     loaded: LoadedRepo = load_repo(path, MineConfig())
     cases = find_test_cases(loaded.table, repo, loaded.layout)
     cfg = TraceConfig(
@@ -139,9 +144,7 @@ def run_repo(args: argparse.Namespace, repo: str, sha: str) -> Result:
         seed=args.seed,
     )
     plan = plan_trace(loaded, cases, cfg)
-    lines, seconds = traced_lines(
-        tag, plan, cfg, args.work / f"{repo}.trace.raw.jsonl", args.retrace
-    )
+    lines, seconds = traced_lines(args, path, repo, sha, plan, cfg)
     traces = trace_records(lines, repo, plan.candidates)
     scores = {}
     for label, tested_by, reach, field in COMPARISONS:
@@ -149,7 +152,32 @@ def run_repo(args: argparse.Namespace, repo: str, sha: str) -> Result:
         scores[label] = (score(static, traces, field), static)
     functions = mine(path, repo, sha, MIN_TESTS, MineConfig(), dates=False).functions
     _, dropped = dynamic_check(functions, traces)
-    return Result(repo, plan, traces, scores, len(functions), len(dropped), seconds)
+    misses = miss_kinds(loaded, scores["direct"][1], traces)
+    return Result(repo, plan, traces, scores, len(functions), len(dropped), seconds, misses)
+
+
+def miss_kinds(repo: LoadedRepo, static: list[CallRecord], traces: list[TraceRecord]) -> Counter[str]:
+    """Direct pairs the static graph misses, by what the function is: a constructor, a
+    special method run by syntax (``len(x)``, ``a == b``), a property (read, not called),
+    or anything else."""
+    calls = {c.node_id: set(c.calls) for c in static}
+    kinds: Counter[str] = Counter()
+    for trace in traces:
+        if trace.outcome == "passed" and trace.node_id in calls:
+            kinds.update(miss_kind(repo, key) for key in set(trace.direct) - calls[trace.node_id])
+    return kinds
+
+
+def miss_kind(repo: LoadedRepo, key: str) -> str:
+    path, _, qualname = key.partition(":")
+    name = qualname.rpartition(".")[2]
+    if name == "__init__":
+        return "constructor"
+    if name.startswith("__") and name.endswith("__"):
+        return "special method"
+    info = repo.table.function_info(Symbol("function", path, qualname))
+    decorators = {d.name.rpartition(".")[2] for d in info.decorators} if info else set()
+    return "property" if decorators & PROPERTY_DECORATORS else "other"
 
 
 def table(results: list[Result]) -> str:
@@ -158,14 +186,15 @@ def table(results: list[Result]) -> str:
         + " | ".join(f"{label} P / R" for label, *_ in COMPARISONS)
     )
     lines = [
-        head + " | tasks dropped by the check |",
-        "|---" * (4 + len(COMPARISONS)) + "|",
+        head + " | direct misses: " + " / ".join(MISS_KINDS) + " | tasks dropped by the check |",
+        "|---" * (5 + len(COMPARISONS)) + "|",
     ]
     for r in results:
         files = f"{len(r.plan.files)}" + (" (sample)" if r.plan.sampled else "")
         passed = sum(t.outcome == "passed" for t in r.traces)
         cells = [f"{s.precision:.2f} / {s.recall:.2f}" for s, _ in r.scores.values()]
-        lines.append(f"| {r.repo} | {files} | {passed} of {len(r.traces)} | " + " | ".join(cells) + f" | {r.dropped} of {r.tasks} |")  # fmt: skip
+        misses = " / ".join(str(r.misses[kind]) for kind in MISS_KINDS)
+        lines.append(f"| {r.repo} | {files} | {passed} of {len(r.traces)} | " + " | ".join(cells) + f" | {misses} | {r.dropped} of {r.tasks} |")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -222,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         default=900.0,
         help="seconds per repository's traced session",
     )
+    parser.add_argument("--reuse-image", action="store_true", help="trace in an existing project image of the commit")
     parser.add_argument(
         "--retrace",
         action="store_true",

@@ -3,8 +3,9 @@
 The image is the one evaluation uses (``harness.image``); the plugin and the list of
 test-code files are copied into the container before it starts (``put_archive``), so the
 image's content hash, and with it the sharing with evaluation, does not change. The run
-has no network, runs as the image's runner user with a writable ``/tmp`` and a memory
-limit, and is killed after the session budget and a grace period; what the plugin wrote
+has no network, runs as the image's runner user in a copy of the checkout on its
+writable ``/tmp`` (tests and their plugins write next to themselves, as in evaluation),
+with a memory limit, and is killed after the session budget and a grace period; what the plugin wrote
 by then (a line per finished test) is read back from the stopped container.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import shlex
 import tarfile
 import time
 from pathlib import Path
@@ -28,13 +30,14 @@ from dlbench.trace.plan import PLUGIN_MODULE, TracePlan, tracer_argv
 log = logging.getLogger(__name__)
 
 PLUGIN_SOURCE = Path(__file__).resolve().parent / "plugin.py"
+REPO_COPY = "/tmp/repo"  # the tests run here: /work/repo is read-only
 TRACE_DIR = "/opt/dlbench-trace"  # plugin, support list and output; owned by the runner
 OUT_FILE = f"{TRACE_DIR}/trace.jsonl"
 SUPPORT_FILE = f"{TRACE_DIR}/support.json"
 GRACE_S = 120  # past the budget: the test running then, teardown and interpreter exit
 TMPFS = "rw,nosuid,nodev,size=4g,mode=1777"
 ENVIRONMENT = {
-    "PYTHONPATH": f"{TRACE_DIR}:{REPO_DIR}:{REPO_DIR}/src",
+    "PYTHONPATH": f"{TRACE_DIR}:{REPO_COPY}:{REPO_COPY}/src",
     "HOME": "/tmp/home",
     "MPLCONFIGDIR": "/tmp/home/.config/matplotlib",
     "MPLBACKEND": "Agg",
@@ -51,9 +54,10 @@ def trace_in_image(
     """The plugin's raw lines from one traced run of the plan in image ``tag``; the
     container's output goes to ``log_path``."""
     client = docker_client()
-    argv = tracer_argv(VENV_PYTHON, plan, REPO_DIR, OUT_FILE, SUPPORT_FILE, cfg)
+    argv = tracer_argv(VENV_PYTHON, plan, REPO_COPY, OUT_FILE, SUPPORT_FILE, cfg)
+    command = ["sh", "-c", f"cp -r {REPO_DIR} {REPO_COPY} && cd {REPO_COPY} && exec {shlex.join(argv)}"]
     container = client.containers.create(
-        tag, argv, user=f"{RUNNER_UID}:{RUNNER_UID}", working_dir=REPO_DIR, network_mode="none",
+        tag, command, user=f"{RUNNER_UID}:{RUNNER_UID}", network_mode="none",
         environment=ENVIRONMENT, tmpfs={"/tmp": TMPFS}, mem_limit=f"{cfg.memory_mb}m",
         memswap_limit=f"{cfg.memory_mb}m", cap_drop=["ALL"], security_opt=["no-new-privileges"],
         pids_limit=1024, labels={"dlbench.trace": "1"},
