@@ -1,13 +1,13 @@
 """Two torch projects in a row: does the second download the framework again?
 
-Builds the images of two bundled repositories (default Laplace, then ignite) from a fresh
+Builds the images of two bundled repositories (default Laplace, then cleanlab) from a fresh
 download cache and a base image of their own (so no framework layer from earlier runs
 counts), and reports for each build the bytes added to the download cache (what was
 fetched), the build time, the image size and its framework layer. With ``--naive`` the
 second project is built once more the way a per-project image without a shared cache
 and layer would be (fresh cache, no framework reuse): the baseline of the ratio.
 
-    python bench/bench_images.py [--repos laplace ignite] [--naive]
+    python bench/bench_images.py [--repos Laplace cleanlab] [--naive] [--no-reuse]
 """
 
 from __future__ import annotations
@@ -75,8 +75,9 @@ def remove_bench_images(client, rows: list[dict]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repos", nargs=2, default=["Laplace", "ignite"])
+    parser.add_argument("--repos", nargs=2, default=["Laplace", "cleanlab"])
     parser.add_argument("--naive", action="store_true", help="also build the second project with no shared cache or layer")
+    parser.add_argument("--no-reuse", action="store_true", help="resolve each project freely (images.reuse_frameworks: false)")
     args = parser.parse_args()
     known = {r["path"].split("/")[-1].removesuffix(".bundle"): r["sha"] for r in yaml.safe_load((ROOT / "config/realworld.yaml").read_text())["local_repos"]}  # noqa: E501
     client = docker_client()
@@ -87,7 +88,7 @@ def main() -> None:
         shared = tmp_path / "cache-shared"
         for name in args.repos:
             repo = checkout(name, known[name], tmp_path)
-            rows.append(build(repo, f"bench__{name.lower()}", known[name], base, shared, True, tmp_path))
+            rows.append(build(repo, f"bench__{name.lower()}", known[name], base, shared, not args.no_reuse, tmp_path))
         if args.naive:
             name = args.repos[1]
             naive = build(tmp_path / name, f"bench__{name.lower()}_naive", known[name], base, tmp_path / "cache-naive", False, tmp_path)

@@ -302,9 +302,14 @@ def _with_image(client, record: ImageRecord, image_id: str, framework: str | Non
 def _framework_layer(client, base_id: str, pins: list[str], lock: Lock, cfg: ImagesConfig, out: IO[str]) -> str:
     """``dlbench/framework:<hash>`` of (base, framework pins), built once per machine."""
     tag = framework_tag(base_id, pins)
-    if layers.image_exists(client, tag):
-        out.write(f"# framework layer {tag} ({' '.join(pins)}) reused\n")
-        return tag
+    with layers.machine_lock(cfg.download_cache(), "framework"):  # one at a time: each needs ~2x its 5-8 GB while committed
+        if layers.image_exists(client, tag):  # perhaps built by a parallel job while this one waited
+            out.write(f"# framework layer {tag} ({' '.join(pins)}) reused\n")
+            return tag
+        return _build_framework_layer(client, base_id, tag, pins, lock, cfg, out)
+
+
+def _build_framework_layer(client, base_id: str, tag: str, pins: list[str], lock: Lock, cfg: ImagesConfig, out: IO[str]) -> str:  # fmt: skip
     out.write(f"# framework layer {tag}: installing {' '.join(pins)}\n")
     inputs = {"frameworks.txt": "\n".join(pins) + "\n", "lock.txt": "\n".join(lock.pins) + "\n"}
     script = layers.uv_install_script(f"-r {layers.BUILD_DIR}/in/frameworks.txt -c {layers.BUILD_DIR}/in/lock.txt")

@@ -9,6 +9,7 @@ second build downloads nothing the cache already holds.
 
 from __future__ import annotations
 
+import fcntl
 import io
 import logging
 import re
@@ -16,7 +17,8 @@ import shutil
 import stat
 import tarfile
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
@@ -64,6 +66,19 @@ class StepFailed(RuntimeError):
 
 class DownloadFailed(RuntimeError):
     """An install step could not reach the index: the network's fault, not the recipe's."""
+
+
+@contextmanager
+def machine_lock(cache_dir: Path, name: str) -> Iterator[None]:
+    """An exclusive lock for every process on this machine that uses ``cache_dir``."""
+    path = cache_dir / "locks" / f"{name}.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def uv_install_script(args: str) -> str:
