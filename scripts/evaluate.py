@@ -8,6 +8,7 @@ from dlbench.logs import script_logging
 with script_logging(snakemake.log[0]):
     cfg = load_config(snakemake.config)
     inputs = snakemake.input.keys()
+    gold = snakemake.input.gold  # one file, or none for gold itself
     evaluate_generations(
         Path(snakemake.input.generations),
         Path(snakemake.input.benchmark),
@@ -16,5 +17,5 @@ with script_logging(snakemake.log[0]):
         Path(snakemake.output[0]),
         snakemake.params.backend,
         cfg.evaluate,
-        gold=Path(snakemake.input.gold) if "gold" in inputs else None,
+        gold=Path(gold[0]) if gold else None,
     )

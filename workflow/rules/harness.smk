@@ -2,15 +2,6 @@
 # Logic lives in dlbench.harness; these rules only map files to calls.
 
 
-def get_harness_inputs(wildcards):
-    """The evaluate inputs, plus gold's evaluation of the repository for every other model:
-    a task's tests are those gold's runs keep (dlbench.harness.testset)."""
-    inputs = get_evaluate_inputs(wildcards)
-    if wildcards.model != "gold":
-        inputs["gold"] = f"results/evaluations/gold/{REFERENCE}/{wildcards.repo}.jsonl"
-    return inputs
-
-
 rule build_image:
     input:
         clone="results/repos/{repo}.json",
@@ -34,7 +25,9 @@ rule build_image:
 
 rule evaluate:
     input:
-        unpack(get_harness_inputs),
+        unpack(get_evaluate_inputs),
+        # every model but gold is graded on the tests gold's runs keep (dlbench.harness.testset)
+        gold=lambda wc: [] if wc.model == "gold" else [f"results/evaluations/gold/{REFERENCE}/{wc.repo}.jsonl"],
     output:
         "results/evaluations/{model}/{technique}/{repo}.jsonl",
     params:
