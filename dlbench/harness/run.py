@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 BACKENDS = ("docker", "local")
 REPLY_GRACE_S = 30.0  # beyond the candidate's own limit: copying, start-up, clean-up
-START_TIMEOUT_S = 120.0
+START_TIMEOUT_S = 300.0  # container start and preloading a framework stack on a loaded machine
 PRELOAD = ("numpy", "pytest")
 # Import names that differ from distribution names; frameworks that start threads at import
 # are not preloaded (a fork after that can deadlock), the child imports them itself (the

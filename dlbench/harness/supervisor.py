@@ -130,7 +130,15 @@ class Supervisor:
     def preload(self, modules: list[str], skip: list[str]) -> list[str]:
         """Import third-party modules once (those that start threads are refused: forking
         after that can deadlock), and let pytest load what a real run loads."""
-        loaded = [name for name in modules if name not in skip and _import_single_threaded(name)]
+        loaded, starters = [], []
+        for name in (m for m in modules if m not in skip):
+            before = _thread_count()
+            if _import(name):
+                loaded.append(name)
+            if _thread_count() > before:
+                starters.append(name)
+        if _thread_count() > 1 and (starters or loaded):  # all starters at once: one restart, not one each
+            raise ForkUnsafe(starters or loaded)
         self._warm_up()
         for name, module in list(sys.modules.items()):  # the project's own must not leak into children
             if (getattr(module, "__file__", None) or "").startswith(self.repo + os.sep):
@@ -381,7 +389,11 @@ class Supervisor:
 
 
 class ForkUnsafe(Exception):
-    """Importing this module started a thread: the supervisor restarts without it."""
+    """Importing these modules started threads: the supervisor restarts without them."""
+
+    def __init__(self, modules: list[str]):
+        super().__init__(", ".join(modules))
+        self.modules = modules
 
 
 def home_env(home: str) -> dict[str, str]:
@@ -389,15 +401,16 @@ def home_env(home: str) -> dict[str, str]:
     return {name: os.path.join(home, rel) if rel else home for name, rel in HOME_ENV.items()}
 
 
-def _import_single_threaded(name: str) -> bool:
-    """Import ``name`` if installed; raise ``ForkUnsafe`` if that started a thread."""
+def _import(name: str) -> bool:
     try:
         __import__(name)
+        return True
     except Exception:  # noqa: BLE001 - optional warm-up: the child imports it itself if it can
         return False
-    if len(_listdir("/proc/self/task")) > 1:
-        raise ForkUnsafe(name)
-    return True
+
+
+def _thread_count() -> int:
+    return len(_listdir("/proc/self/task"))
 
 
 def project_imports(repo: str) -> list[str]:
@@ -639,9 +652,9 @@ def main(argv: list[str] | None = None) -> int:
     modules = [m for m in args.preload.split(",") if m] + (project_imports(sup.repo) if args.discover else [])
     try:
         loaded = sup.preload(list(dict.fromkeys(modules)), args.skip_preload)
-    except ForkUnsafe as exc:  # start afresh, single-threaded, without it
+    except ForkUnsafe as exc:  # start afresh, single-threaded, without them
         command = [sys.executable, os.path.abspath(__file__), *(argv if argv is not None else sys.argv[1:])]
-        os.execv(sys.executable, [*command, "--skip-preload", str(exc)])
+        os.execv(sys.executable, [*command, *(arg for name in exc.modules for arg in ("--skip-preload", name))])
     _reply({"ready": True, "pid": os.getpid(), "preloaded": loaded, "not_preloaded": args.skip_preload})
     while line := sys.stdin.readline():
         req = json.loads(line)
