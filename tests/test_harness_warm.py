@@ -59,6 +59,8 @@ def test_preload_imports_the_projects_modules_and_refuses_thread_starters(checko
         ready = session.start()
     assert "numpy" in ready["preloaded"]  # found in the project's sources, installed
     assert "thready" not in ready["preloaded"] and "thready" in ready["not_preloaded"]
+    later = LocalSession(checkout, CFG, preload_for(checkout))
+    assert "thready" in later.learned_skip()  # the next supervisor of this project starts without it
     with LocalSession(checkout, CFG.model_copy(update={"preload": False}), ()) as session:
         assert session.start()["preloaded"] == []
 

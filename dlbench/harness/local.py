@@ -55,7 +55,7 @@ class LocalSession(Session):
     backend = "local"
 
     def __init__(self, repo: Path, cfg: EvaluateConfig, preload: tuple[str, ...] = PRELOAD):
-        super().__init__(cfg)
+        super().__init__(cfg, key=str(Path(repo).resolve()))
         self.repo, self.preload = Path(repo).resolve(), preload
         self.proc: subprocess.Popen | None = None
         self.work: str | None = None
@@ -66,7 +66,7 @@ class LocalSession(Session):
         self.work = tempfile.mkdtemp(prefix="dlbench-local-")
         cmd = [
             sys.executable, str(SUPERVISOR), "serve", "--repo", str(self.repo), "--work", self.work,
-            "--plugin", str(PLUGIN), *preload_args(self.preload, self.cfg.preload),
+            "--plugin", str(PLUGIN), *preload_args(self.preload, self.cfg.preload, self.learned_skip()),
         ]  # fmt: skip
         env = candidate_env(os.environ, self.work)
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=self.work)

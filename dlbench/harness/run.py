@@ -12,6 +12,7 @@ import json
 import logging
 import re
 import secrets
+import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -77,11 +78,12 @@ def preload_for(checkout: Path) -> tuple[str, ...]:
     return tuple(dict.fromkeys(m for m in [*PRELOAD, *modules] if m not in FORK_UNSAFE))
 
 
-def preload_args(preload: tuple[str, ...], discover: bool) -> list[str]:
+def preload_args(preload: tuple[str, ...], discover: bool, skip: tuple[str, ...] = ()) -> list[str]:
     """Supervisor arguments: modules to import once, whether to add the project's own
-    third-party imports (``evaluate.preload``), and those never to import before forking."""
-    skip = [arg for name in FORK_UNSAFE for arg in ("--skip-preload", name)]
-    return ["--preload", ",".join(preload), *(["--discover"] if discover else []), *skip]
+    third-party imports (``evaluate.preload``), and those never to import before forking
+    (``FORK_UNSAFE`` and ``skip``: found starting threads by an earlier supervisor)."""
+    never = [arg for name in dict.fromkeys([*FORK_UNSAFE, *skip]) for arg in ("--skip-preload", name)]
+    return ["--preload", ",".join(preload), *(["--discover"] if discover else []), *never]
 
 
 class SessionLost(RuntimeError):
@@ -89,13 +91,22 @@ class SessionLost(RuntimeError):
 
 
 class Session(ABC):
-    """A supervisor behind a line channel; restarted after it is lost."""
+    """A supervisor behind a line channel; restarted after it is lost.
+
+    Sessions start one at a time: on a small machine two warm-ups at once take longer than
+    one after the other, and a later session of the same project (``key``) starts without
+    the modules an earlier supervisor found starting threads, so it needs no restart."""
 
     backend = "?"
+    _starting = threading.Lock()
+    _thread_starters: dict[str, tuple[str, ...]] = {}
 
-    def __init__(self, cfg: EvaluateConfig):
-        self.cfg = cfg
+    def __init__(self, cfg: EvaluateConfig, key: str):
+        self.cfg, self.key = cfg, key
         self.started = False
+
+    def learned_skip(self) -> tuple[str, ...]:
+        return self._thread_starters.get(self.key, ())
 
     @abstractmethod
     def _start(self) -> None: ...
@@ -111,10 +122,12 @@ class Session(ABC):
     def _stop(self) -> None: ...
 
     def start(self) -> dict:
-        self._start()
-        ready = json.loads(self._recv_line(time.monotonic() + START_TIMEOUT_S))
+        with self._starting:
+            self._start()
+            ready = json.loads(self._recv_line(time.monotonic() + START_TIMEOUT_S))
         if not ready.get("ready"):
             raise SessionLost(f"supervisor did not start: {ready}")
+        self._thread_starters[self.key] = tuple(ready.get("not_preloaded") or ())
         self.started = True
         return ready
 

@@ -53,10 +53,12 @@ def support_files() -> dict[str, bytes]:
     return {name: (HERE / name).read_bytes() for name in ("supervisor.py", "plugin.py")}
 
 
-def supervisor_command(mode: str, preload: tuple[str, ...] = (), discover: bool = False) -> list[str]:
+def supervisor_command(
+    mode: str, preload: tuple[str, ...] = (), discover: bool = False, skip: tuple[str, ...] = ()
+) -> list[str]:
     return [
         "python", f"{SUPPORT_DIR}/supervisor.py", mode, "--repo", REPO_DIR, "--work", WORK_DIR,
-        "--plugin", f"{SUPPORT_DIR}/plugin.py", *preload_args(preload, discover), "--sandboxed",
+        "--plugin", f"{SUPPORT_DIR}/plugin.py", *preload_args(preload, discover, skip), "--sandboxed",
     ]  # fmt: skip
 
 
@@ -132,7 +134,7 @@ class DockerSession(Session):
     def __init__(
         self, image: str, cfg: EvaluateConfig, client: docker.DockerClient | None = None, preload: tuple[str, ...] = PRELOAD
     ):
-        super().__init__(cfg)
+        super().__init__(cfg, key=image)
         self.image, self.preload = image, preload
         self.client = client or docker_client()
         self.container: Container | None = None
@@ -146,7 +148,7 @@ class DockerSession(Session):
         self.container = self.client.containers.run(self.image, ["sleep", "infinity"], **container_options(self.cfg))
         api = self.client.api
         exec_id = api.exec_create(
-            self.container.id, supervisor_command("serve", self.preload, self.cfg.preload), stdin=True, stdout=True, stderr=True, tty=False,
+            self.container.id, supervisor_command("serve", self.preload, self.cfg.preload, self.learned_skip()), stdin=True, stdout=True, stderr=True, tty=False,
             user=f"{RUNNER_UID}:{RUNNER_UID}",
         )["Id"]  # fmt: skip
         self.sock = api.exec_start(exec_id, socket=True)

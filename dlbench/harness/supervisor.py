@@ -113,8 +113,10 @@ class Supervisor:
         for entry in _listdir(self.work):  # left over by a killed predecessor
             _force_rmtree(os.path.join(self.work, entry))
         self.home = os.path.join(self.work, SUPERVISOR_HOME)
-        os.makedirs(self.home)
-        os.environ.update(home_env(self.home))  # what preloaded modules cache (matplotlib's config dir) is ours
+        os.makedirs(os.path.join(self.home, "tmp"))
+        # what preloading writes or caches (matplotlib's config dir, a temp dir) stays in a home of ours
+        os.environ.update(home_env(self.home), TMPDIR=os.path.join(self.home, "tmp"))
+        tempfile.tempdir = None
         _prctl(PR_SET_DUMPABLE, 0)
         _prctl(PR_SET_CHILD_SUBREAPER, 1)
         self.plugin = load_plugin(plugin_path)
