@@ -100,6 +100,16 @@ def test_fails():
 
 def test_spin():
     spin()
+
+
+def test_unhooks():
+    import sys
+
+    sys.setprofile(None)
+
+
+def test_zz_after_unhook():
+    assert scale(2, 1) == 3
 """
 FILES = {
     "pkg/__init__.py": "",
@@ -197,6 +207,10 @@ def test_failures_and_timeouts_are_recorded(traced: dict[str, TraceRecord]) -> N
     assert not any(OPS_KEY + "unused" in r.executed for r in traced.values())
 
 
+def test_a_removed_hook_is_installed_again(traced: dict[str, TraceRecord]) -> None:
+    assert traced["tests/test_ops.py::test_zz_after_unhook"].executed == keys("scale", "helper")
+
+
 def test_static_graph_scored_against_the_trace(
     project: Path, traced: dict[str, TraceRecord], tmp_path: Path
 ) -> None:
@@ -205,15 +219,15 @@ def test_static_graph_scored_against_the_trace(
         repo, find_test_cases(repo.table, "acme/proj", repo.layout), "acme/proj"
     )
     result = score(static, list(traced.values()), "direct")
-    # passed: test_scale, test_box, test_box_again, test_shifted, test_param
-    assert result.tests == 5
+    # passed: test_scale, test_box, test_box_again, test_shifted, test_param, test_unhooks, test_zz_after_unhook
+    assert result.tests == 7
     assert (result.false_pos, result.false_neg) == (
         0,
         0,
     ) and result.precision == result.recall == 1.0
     assert (
-        score(static, list(traced.values()), "executed").false_neg == 2
-    )  # helper, via scale (test_scale, test_param)
+        score(static, list(traced.values()), "executed").false_neg == 3
+    )  # helper, via scale (test_scale, test_param, test_zz_after_unhook)
 
 
 def test_sample_is_seeded_and_stable() -> None:
