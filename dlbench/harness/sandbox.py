@@ -190,11 +190,12 @@ class DockerSession(Session):
 
     def _stop(self) -> None:
         if self.sock is not None:
-            try:
-                self._socket().close()
-            except OSError:
-                pass
-            self.sock = None
+            sock, self.sock = self._socket(), None
+            for end in (lambda: sock.shutdown(socket.SHUT_RDWR), sock.close):  # shutdown wakes a thread reading it
+                try:
+                    end()
+                except OSError:
+                    pass
         if self.container is not None:
             try:
                 self.container.remove(force=True)
