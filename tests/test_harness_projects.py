@@ -23,6 +23,7 @@ from dlbench.harness.evaluate import evaluate_generations, evidence_dir
 from dlbench.harness.validate import validate_tasks
 from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, Evaluation, Generation, ImageRecord, ImageStatus
 from dlbench.store import read_jsonl, write_json, write_jsonl
+from tests.test_mine_callgraph import write_tree
 
 SLUG = "proj__calc"
 PYPROJECT = """\
@@ -158,13 +159,6 @@ GOLD = {"relu": "def relu(x):\n    return [v if v > 0 else 0 for v in x]\n", "sc
 
 def body(name: str, model: str) -> str:
     return GOLD[name] if model == "gold" else GOLD[name].split("\n")[0] + "\n    raise NotImplementedError\n"
-
-
-def write_tree(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
 
 
 @pytest.fixture(scope="module")

@@ -29,6 +29,7 @@ from dlbench.records import (
     TestOutcome,
 )
 from dlbench.store import read_jsonl, write_jsonl
+from tests.test_mine_callgraph import write_tree
 
 OPS = '''\
 """Tiny ops."""
@@ -237,16 +238,9 @@ HOSTILE = {
 }
 
 
-def write_repo(root: Path) -> Path:
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
-
-
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory: pytest.TempPathFactory) -> CloneRecord:
-    repo = write_repo(tmp_path_factory.mktemp("repo") / SLUG)
+    repo = write_tree(tmp_path_factory.mktemp("repo") / SLUG, FILES)
     return CloneRecord(full_name="tiny/tinyml", slug=SLUG, clone_url="", path=str(repo), sha=REPO_SHA, status=CloneStatus.OK)
 
 

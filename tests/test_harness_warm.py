@@ -16,7 +16,7 @@ from dlbench.harness.plugin import neutralise
 from dlbench.harness.run import preload_for
 from dlbench.harness.verdict import describe
 from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, EvalStatus, Generation
-from tests.test_harness_projects import write_tree
+from tests.test_mine_callgraph import write_tree
 
 SLUG = "warm__lib"
 THREADY = """\

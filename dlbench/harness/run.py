@@ -17,7 +17,7 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Self
+from typing import ClassVar, Self
 
 from dlbench.config import EvaluateConfig
 from dlbench.harness.verdict import RunResult
@@ -98,8 +98,8 @@ class Session(ABC):
     the modules an earlier supervisor found starting threads, so it needs no restart."""
 
     backend = "?"
-    _starting = threading.Lock()
-    _thread_starters: dict[str, tuple[str, ...]] = {}
+    _starting: ClassVar[threading.Lock] = threading.Lock()
+    _thread_starters: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     def __init__(self, cfg: EvaluateConfig, key: str):
         self.cfg, self.key = cfg, key
