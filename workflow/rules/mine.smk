@@ -99,6 +99,8 @@ if CFG.mine.dynamic_check:
             untraced="results/mine/{repo}/untraced.jsonl",
         log:
             "logs/check_functions/{repo}.log",
+        benchmark:
+            "benchmarks/check_functions/{repo}.tsv"
         conda:
             "../envs/dlbench.yaml"
         script:
