@@ -121,6 +121,17 @@ from calc.ops import scale
 def test_scale_with_the_missing_dependency():
     assert scale([1], not_installed_pkg.THREE) == [3]
 """
+TEST_OPTIONAL = """\
+import pytest
+
+pytest.importorskip("not_installed_optional")  # the whole module is skipped, as in the project's own CI
+
+from calc.ops import relu
+
+
+def test_relu_with_the_optional_backend():
+    assert relu([2]) == [2]
+"""
 FILES = {
     "pyproject.toml": PYPROJECT,
     "calc/__init__.py": "",
@@ -128,6 +139,7 @@ FILES = {
     "tests/conftest.py": CONFTEST,
     "tests/test_ops.py": TEST_OPS,
     "tests/test_broken.py": TEST_BROKEN,
+    "tests/test_optional.py": TEST_OPTIONAL,
 }
 KEPT = ["tests/test_ops.py::test_relu_positive", "tests/test_ops.py::test_relu_negative", "tests/test_ops.py::test_relu_writes_home_and_tmp"]
 DROPPED = {
@@ -137,6 +149,7 @@ DROPPED = {
     "tests/test_ops.py::test_relu_onnx": "deselected by the project's configuration",
     "tests/test_ops.py::test_relu_slow": "deselected by the project's configuration",
     "tests/test_ops.py::test_relu_pretrained": "needs network: ",
+    "tests/test_optional.py::test_relu_with_the_optional_backend": "skipped: Skipped: could not import 'not_installed_optional'",
 }
 SCALE_TESTS = [
     "tests/test_ops.py::test_scale_double",

@@ -186,7 +186,7 @@ def _exception(report: pytest.TestReport | pytest.CollectReport) -> str | None:
     return str(report.longrepr).strip().splitlines()[-1][:2000] if report.longrepr else None
 
 
-def _reason(report: pytest.TestReport) -> str | None:
+def _reason(report: pytest.TestReport | pytest.CollectReport) -> str | None:
     """Why a test was skipped or xfailed (``Skipped: no CUDA``; an xfail's reason)."""
     if hasattr(report, "wasxfail"):
         return str(report.wasxfail)[:500] or "xfail"
@@ -214,6 +214,8 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
                 "text": str(report.longrepr)[-TEXT_LIMIT:],
             }
         )
+    elif report.skipped:  # a whole module skipped (``pytest.importorskip`` or ``skip`` at import)
+        send({"ev": "collect_skipped", "nodeid": report.nodeid, "reason": _reason(report)})
 
 
 def selects(node_id: str, selected: list[str]) -> bool:

@@ -71,6 +71,7 @@ class Events:
     exitstatus: int | None = None
     collected: set[str] | None = None  # None: no ``collected`` event
     collect_errors: list[tuple[str, str | None]] = field(default_factory=list)
+    collect_skipped: dict[str, str | None] = field(default_factory=dict)  # module node id → reason
     deselected: set[str] = field(default_factory=set)  # by the project's own configuration
     neutralised: list[str] = field(default_factory=list)  # options of the project's addopts the harness dropped
     phases: dict[str, dict[str, dict]] = field(default_factory=dict)  # nodeid → when → event
@@ -120,6 +121,8 @@ def parse_events(lines: Iterable[str]) -> Events:
             ev.collected = {str(i) for i in event.get("ids") or []}
         elif kind == "collect_error":
             ev.collect_errors.append((str(event.get("nodeid")), event.get("exc") or event.get("text")))
+        elif kind == "collect_skipped":
+            ev.collect_skipped[str(event.get("nodeid"))] = event.get("reason")
         elif kind == "deselected":
             ev.deselected.update(str(i) for i in event.get("ids") or [])
         elif kind == "config":
@@ -174,12 +177,16 @@ def item_outcome(phases: Mapping[str, dict]) -> TestOutcome:
 SEVERITY = [TestOutcome.ERROR, TestOutcome.FAILED, TestOutcome.MISSING, TestOutcome.XFAIL, TestOutcome.SKIPPED]
 
 
-def node_outcome(node_id: str, phases: Mapping[str, Mapping[str, dict]], deselected: Iterable[str] = ()) -> TestOutcome:
+def node_outcome(
+    node_id: str, phases: Mapping[str, Mapping[str, dict]], deselected: Iterable[str] = (), skipped_modules: Iterable[str] = ()
+) -> TestOutcome:
     """A listed node id: its own item, or every item the plugin ran for it (parametrized
     cases ``node_id[...]``, methods of a listed class); deselected when none ran and the
-    project's configuration deselected it."""
+    project's configuration deselected it, skipped when its whole module was."""
     items = [p for nid, p in phases.items() if selects(nid, [node_id])]
     if not items:
+        if skipped_module(node_id, skipped_modules) is not None:
+            return TestOutcome.SKIPPED
         return TestOutcome.DESELECTED if any(selects(nid, [node_id]) for nid in deselected) else TestOutcome.MISSING
     outcomes = {item_outcome(p) for p in items}
     return next((o for o in SEVERITY if o in outcomes), TestOutcome.PASSED)
@@ -219,12 +226,20 @@ def _message(line: str) -> str:
     return re.sub(r"^E\s+", "", line.strip())[:CAUSE_CHARS]
 
 
+def skipped_module(node_id: str, skipped_modules: Iterable[str]) -> str | None:
+    """The skipped module (or folder) that holds ``node_id``, if any."""
+    module = node_id.split("::")[0]
+    return next((m for m in skipped_modules if module == m or module.startswith(m.rstrip("/") + "/")), None)
+
+
 def node_cause(node_id: str, outcome: TestOutcome, ev: Events) -> str:
     """Why one listed test did not pass."""
     runs = [ph for nid, ph in ev.phases.items() if selects(nid, [node_id])]
     reports = [p for ph in runs for w in PHASES if (p := ph.get(w))]
     reason = next((p["reason"] for p in reports if p.get("reason")), None)
     failure = next((p for p in reports if p.get("outcome") == "failed"), {})
+    if outcome == TestOutcome.SKIPPED and not runs and (module := skipped_module(node_id, ev.collect_skipped)):
+        return f"skipped: {ev.collect_skipped[module] or 'no reason given'} (the whole of {module})"
     if outcome == TestOutcome.SKIPPED:
         return f"skipped: {reason or 'no reason given'}"
     if outcome == TestOutcome.XFAIL:
@@ -259,7 +274,7 @@ def output_cause(output: str) -> str:
 def grade(expected: list[str], nonce: str, run: RunResult) -> Verdict:
     """The verdict rule (DESIGN.md "Verdicts") over one supervisor result."""
     ev = parse_events(run.events)
-    tests = {node_id: node_outcome(node_id, ev.phases, ev.deselected) for node_id in expected}
+    tests = {node_id: node_outcome(node_id, ev.phases, ev.deselected, ev.collect_skipped) for node_id in expected}
     seconds = sum(
         float(p.get("duration") or 0) for nid, ph in ev.phases.items() if not nid.startswith(OWN_DIR) for p in ph.values()
     )
