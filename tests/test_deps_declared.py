@@ -137,3 +137,21 @@ def test_plan_takes_declared_test_groups_and_imported_extras(tmp_path: Path) -> 
     assert chosen == {"numpy": "runtime", "pillow>=9": "extra:vision", "timm": "extra:vision", "pytest-cov": "dev",
                       "matplotlib": "import", "pytest": "test"}  # fmt: skip
     assert plan.own_names == {"acme"}
+
+
+def test_own_extras_from_ci_and_the_all_idiom_of_setup_py(tmp_path: Path) -> None:
+    """cleanlab's pattern: extras built with ``list(set(sum(EXTRAS.values(), [])))`` and a CI
+    job running ``pip install -e ".[all]"`` before pytest."""
+    files = {
+        "setup.py": 'VISION = ["pillow"]\nEXTRAS = {"vision": VISION, "plots": ["matplotlib"]}\n'
+        'EXTRAS["all"] = list(set(sum(EXTRAS.values(), [])))\nsetup(name="acme", extras_require=EXTRAS)\n',
+        "setup.cfg": "[metadata]\nname = acme\n",
+        ".github/workflows/ci.yml": "steps:\n  - run: pip install -e \".[all]\" && python -m pytest\n",
+        "acme/__init__.py": "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert specs(declared_requirements(disk_tree(tmp_path)), "extra:all") == ["pillow", "matplotlib"]
+    chosen = {r.spec: r.group for r in plan_environment(disk_tree(tmp_path)).requirements}
+    assert chosen == {"pillow": "extra:all", "matplotlib": "extra:all", "pytest": "test"}

@@ -40,6 +40,7 @@ OPTIONS_WITH_VALUE = {
     "--prefix", "--root", "--python", "-p", "--upgrade-strategy", "--override", "--cache-dir", "--platform",
     "--python-version", "--only-binary", "--no-binary", "--extra", "--group", "--torch-backend", "--index-strategy",
 }  # fmt: skip
+OWN_EXTRAS = re.compile(r"""['"]?\.?/?\[(?P<extras>[\w,\s-]+)\]['"]?""")
 SHELL_OPERATORS = {"&&", "||", ";", "|", ">", ">>", "2>&1", "&"}
 MAX_REQUIREMENTS_DEPTH = 3  # requirements files deeper than this are examples' or tools', not the tests'
 GROUP_WORDS = {
@@ -62,6 +63,7 @@ class Declarations:
     constraints: list[str] = field(default_factory=list)
     skipped: list[DroppedRequirement] = field(default_factory=list)
     files: list[str] = field(default_factory=list)  # the declaration files read
+    own_extras: list[tuple[frozenset[str], str, str]] = field(default_factory=list)  # (extras, source, group)
 
     def names(self, exclude_groups: Iterable[str] = ()) -> set[str]:
         excluded = set(exclude_groups)
@@ -69,6 +71,10 @@ class Declarations:
 
     def add(self, spec: str, source: str, group: str) -> None:
         spec = spec.strip()
+        own = OWN_EXTRAS.fullmatch(spec)
+        if own:  # ``pip install -e ".[all]"``: the project's own extras, expanded by the planner
+            self.own_extras.append((frozenset(e.strip() for e in own["extras"].split(",")), source, group))
+            return
         if not spec or _is_local(spec):
             return
         requirement = _parse(spec)
@@ -365,9 +371,26 @@ def _literal(node: ast.AST, names: dict[str, object]) -> object:
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
         container, key = names.get(node.value.id), _literal(node.slice, names)
         return container.get(key) if isinstance(container, dict) and isinstance(key, str) else None
+    if isinstance(node, ast.Call):
+        return _literal_call(node, names)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         left, right = _literal(node.left, names), _literal(node.right, names)
         return left + right if isinstance(left, list) and isinstance(right, list) else None
+    return None
+
+
+def _literal_call(call: ast.Call, names: dict[str, object]) -> object:
+    """The idioms setup.py files build extras with: ``list(set(sum(EXTRAS.values(), [])))``."""
+    func, args = call.func, call.args
+    if isinstance(func, ast.Attribute) and func.attr == "values" and not args:
+        container = _literal(func.value, names)
+        return list(container.values()) if isinstance(container, dict) else None
+    name = func.id if isinstance(func, ast.Name) else None
+    first = _literal(args[0], names) if args else None
+    if name in ("list", "set", "sorted", "tuple") and isinstance(first, list):
+        return list(dict.fromkeys(first))
+    if name == "sum" and isinstance(first, list) and all(isinstance(x, list) for x in first):
+        return [item for group in first for item in group]
     return None
 
 

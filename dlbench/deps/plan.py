@@ -76,7 +76,7 @@ def plan_environment(tree: SourceTree) -> EnvironmentPlan:
 
 def _chosen_declarations(declared: Declarations, imported: set[str], own: set[str]) -> list[DeclaredRequirement]:
     extras = _own_extras(declared, own)
-    chosen: list[DeclaredRequirement] = []
+    chosen = [r for names, _, _ in declared.own_extras for name in sorted(names) for r in extras.get(name, [])]
     for requirement in declared.requirements:
         kind = group_kind(requirement.group)
         if requirement.name in own:
