@@ -24,6 +24,7 @@ from dlbench.records import (
     EvalStatus,
     Evaluation,
     Generation,
+    GenStatus,
     ImageRecord,
     ImageStatus,
     TestOutcome,
@@ -283,8 +284,9 @@ def test_local_unknown_test_ids_are_missing_not_fatal(clone: CloneRecord, tmp_pa
 def test_local_statuses_before_any_run(clone: CloneRecord, tmp_path: Path) -> None:
     gens = [gen(RELU, None), gen(RELU, "def relu(x:\n"), gen(RELU, "def other():\n    pass\n")]
     gens.append(Generation(task_id="nope", model="m", technique="t", code="x = 1\n"))
-    results = evaluate_repo(clone, TASKS, gens, None, "local", CFG, jobs=1, evidence_root=tmp_path)
-    assert by_status(results) == ["no_code", "syntax_error", "patch_error", "patch_error"]
+    unanswered = gen(RELU, None).model_copy(update={"status": GenStatus.API_ERROR, "detail": "connection refused", "sample": 9})
+    results = evaluate_repo(clone, TASKS, [*gens, unanswered], None, "local", CFG, jobs=1, evidence_root=tmp_path)
+    assert by_status(results) == ["no_code", "syntax_error", "patch_error", "patch_error", "api_error"]  # the endpoint's fault, not no_code
 
 
 @pytest.mark.parametrize(

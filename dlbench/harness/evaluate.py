@@ -41,6 +41,7 @@ from dlbench.records import (
     EvalStatus,
     Evaluation,
     Generation,
+    GenStatus,
     ImageRecord,
     ImageStatus,
     Prediction,
@@ -241,6 +242,8 @@ def _before_run(job: Job, clone: CloneRecord, image: ImageRecord | None, backend
     """The verdict of a candidate that cannot run at all, or None."""
     if job.task is None:
         return _evaluation(job, EvalStatus.PATCH_ERROR, f"no benchmark task {job.gen.task_id!r}", backend)
+    if job.gen.status == GenStatus.API_ERROR:  # the endpoint never answered: not the model's failure
+        return _evaluation(job, EvalStatus.API_ERROR, job.gen.detail or "the endpoint did not answer", backend)
     if job.gen.code is None or not job.gen.code.strip():
         return _evaluation(job, EvalStatus.NO_CODE, job.gen.detail or f"generation status {job.gen.status}", backend)
     if clone.status != CloneStatus.OK:
