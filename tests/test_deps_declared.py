@@ -8,6 +8,7 @@ from dlbench.deps.declared import declared_requirements, group_kind, is_dependen
 from dlbench.deps.imports import distribution_for, module_imports, third_party_imports
 from dlbench.deps.plan import plan_environment
 from dlbench.deps.tree import SourceTree, disk_tree
+from tests.test_mine_callgraph import write_tree
 
 
 def tree_of(files: dict[str, str]) -> SourceTree:
@@ -128,9 +129,7 @@ def test_plan_takes_declared_test_groups_and_imported_extras(tmp_path: Path) -> 
         "acme/__init__.py": "",
         "tests/test_v.py": "from PIL import Image\nimport matplotlib\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_tree(tmp_path, files)
     plan = plan_environment(disk_tree(tmp_path))
     chosen = {r.spec: r.group for r in plan.requirements}
     # acme[all] expands to the vision extra; docs pins never leak in; an undeclared import is added
@@ -149,9 +148,7 @@ def test_own_extras_from_ci_and_the_all_idiom_of_setup_py(tmp_path: Path) -> Non
         ".github/workflows/ci.yml": "steps:\n  - run: pip install -e \".[all]\" && python -m pytest\n",
         "acme/__init__.py": "",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_tree(tmp_path, files)
     assert specs(declared_requirements(disk_tree(tmp_path)), "extra:all") == ["pillow", "matplotlib"]
     chosen = {r.spec: r.group for r in plan_environment(disk_tree(tmp_path)).requirements}
     assert chosen == {"pillow": "extra:all", "matplotlib": "extra:all", "pytest": "test"}
