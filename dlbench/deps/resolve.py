@@ -52,6 +52,14 @@ class Target:
     extra_index_url: str | None = None
     cache_dir: Path | None = None
 
+    def index_environment(self) -> dict[str, str]:
+        """Where packages come from, as uv's environment: the same for resolving on the host
+        and installing in an image."""
+        env = {"UV_INDEX_URL": self.index_url} if self.index_url else {}
+        if self.extra_index_url:
+            env |= {"UV_EXTRA_INDEX_URL": self.extra_index_url, "UV_INDEX_STRATEGY": "unsafe-best-match"}
+        return env
+
 
 @dataclass
 class Lock:
@@ -108,10 +116,6 @@ def compile_lock(specs: Sequence[str], constraints: Sequence[str], target: Targe
                target.python_version, "--python-platform", target.platform]  # fmt: skip
     if target.exclude_newer:
         command += ["--exclude-newer", target.exclude_newer.isoformat()]
-    if target.index_url:
-        command += ["--index-url", target.index_url]
-    if target.extra_index_url:
-        command += ["--extra-index-url", target.extra_index_url, "--index-strategy", "unsafe-best-match"]
     for name in no_build:
         command += ["--only-binary", name]
     if target.cache_dir:
@@ -122,7 +126,7 @@ def compile_lock(specs: Sequence[str], constraints: Sequence[str], target: Targe
         command += ["--constraint", str(constraint_file)]
     try:
         done = subprocess.run(command, input="\n".join(specs) + "\n", capture_output=True, text=True,
-                              timeout=RESOLVE_TIMEOUT_S, env=_uv_environment())  # fmt: skip
+                              timeout=RESOLVE_TIMEOUT_S, env=_uv_environment() | target.index_environment())  # fmt: skip
     except subprocess.TimeoutExpired:
         return False, f"uv pip compile timed out after {RESOLVE_TIMEOUT_S} s"
     finally:

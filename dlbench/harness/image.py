@@ -58,6 +58,7 @@ MISSING_BASE_HINT = (
     "`docker pull python:3.11-slim` and set evaluate.base_image to it"
 )
 LOG_TAIL_LINES = 25
+STEP_INPUTS = f"{layers.BUILD_DIR}/in"  # where an install step finds its input files
 FAILED_BUILD = re.compile(r"Failed to (?:build|download|prepare|fetch)[^`]*`(?P<name>[A-Za-z0-9._-]+)")
 
 
@@ -235,13 +236,14 @@ def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Ma
     for round_ in range(cfg.repair_rounds + 1):
         lock, reused, record = _lock_and_build(client, record, checkout, support, cfg, plan, target, out)
         missing = _missing_after_build(client, record.tag, plan, cfg, out)
-        new = {m: line for m, line in missing.items() if distribution_for(m) not in lock.versions()}
+        locked = lock.versions()
+        new = [RepairStep(round=round_ + 1, module=m, distribution=distribution_for(m), reason=line)
+               for m, line in missing.items() if distribution_for(m) not in locked]  # fmt: skip
         if not new or round_ == cfg.repair_rounds:
             break
-        for module, line in new.items():
-            repairs.append(RepairStep(round=round_ + 1, module=module, distribution=distribution_for(module), reason=line))
-            plan.requirements.append(DeclaredRequirement(spec=distribution_for(module), name=distribution_for(module), source=f"repair: {line}", group="repair"))  # fmt: skip
-        out.write(f"\n# repair round {round_ + 1}: adding {', '.join(distribution_for(m) for m in new)}\n")
+        repairs += new
+        plan.requirements += [DeclaredRequirement(spec=r.distribution, name=r.distribution, source=f"repair: {r.reason}", group="repair") for r in new]  # fmt: skip
+        out.write(f"\n# repair round {round_ + 1}: adding {', '.join(r.distribution for r in new)}\n")
     env = environment_record(plan, lock, target, cfg, reused)
     env.repairs, env.unresolved = repairs, sorted(missing)
     return record.model_copy(update={"environment": env, "status": ImageStatus.OK})
@@ -254,7 +256,7 @@ def _lock_and_build(client, record: ImageRecord, checkout: Path, support: Mappin
         lock, reused = lock_environment(plan, target, preferred_frameworks(client, record.base_image_id, plan, cfg))
         _log_plan(out, lock, target)
         try:
-            return lock, reused, _build_locked(client, record, checkout, support, cfg, lock, out)
+            return lock, reused, _build_locked(client, record, checkout, support, cfg, lock, target, out)
         except StepFailed as exc:
             culprit = _droppable(plan, exc.output)
             if culprit is None:
@@ -279,17 +281,17 @@ def _log_plan(out: IO[str], lock: Lock, target: Target) -> None:
     out.flush()
 
 
-def _build_locked(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, lock: Lock, out: IO[str]) -> ImageRecord:  # fmt: skip
+def _build_locked(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, lock: Lock, target: Target, out: IO[str]) -> ImageRecord:  # fmt: skip
     """The framework layer (shared) and the project layer for one lock, reused when built."""
     pins = framework_pins(lock, cfg)
     tag, digest = project_tag(record.repo, record.base_image_id, lock.pins, record.sha, support)
     record = record.model_copy(update={"tag": tag, "recipe_hash": digest})
-    framework = _framework_layer(client, record.base_image_id, pins, lock, cfg, out) if pins else None
+    framework = _framework_layer(client, record.base_image_id, pins, lock, cfg, target, out) if pins else None
     existing = layers.image_exists(client, tag)
     if existing:
         out.write(f"# reused {tag} ({existing})\n")
         return _with_image(client, record, existing, framework, reused=True)
-    image_id = _project_layer(client, framework or record.base_image_id, tag, checkout, support, lock, cfg, out, record)
+    image_id = _project_layer(client, framework or record.base_image_id, tag, checkout, support, lock, cfg, target, out, record)  # fmt: skip
     out.write(f"# built {tag} ({image_id})\n")
     return _with_image(client, record, image_id, framework, reused=False)
 
@@ -299,30 +301,27 @@ def _with_image(client, record: ImageRecord, image_id: str, framework: str | Non
     return record.model_copy(update={"image_id": image_id, "framework_image": framework, "reused": reused, "size_bytes": size})
 
 
-def _framework_layer(client, base_id: str, pins: list[str], lock: Lock, cfg: ImagesConfig, out: IO[str]) -> str:
+def _framework_layer(client, base_id: str, pins: list[str], lock: Lock, cfg: ImagesConfig, target: Target, out: IO[str]) -> str:  # fmt: skip
     """``dlbench/framework:<hash>`` of (base, framework pins), built once per machine."""
     tag = framework_tag(base_id, pins)
     with layers.machine_lock(cfg.download_cache(), "framework"):  # one at a time: each needs ~2x its 5-8 GB while committed
         if layers.image_exists(client, tag):  # perhaps built by a parallel job while this one waited
             out.write(f"# framework layer {tag} ({' '.join(pins)}) reused\n")
             return tag
-        return _build_framework_layer(client, base_id, tag, pins, lock, cfg, out)
+        return _build_framework_layer(client, base_id, tag, pins, lock, cfg, target, out)
 
 
-def _build_framework_layer(client, base_id: str, tag: str, pins: list[str], lock: Lock, cfg: ImagesConfig, out: IO[str]) -> str:  # fmt: skip
+def _build_framework_layer(client, base_id: str, tag: str, pins: list[str], lock: Lock, cfg: ImagesConfig, target: Target, out: IO[str]) -> str:  # fmt: skip
     out.write(f"# framework layer {tag}: installing {' '.join(pins)}\n")
     inputs = {"frameworks.txt": "\n".join(pins) + "\n", "lock.txt": "\n".join(lock.pins) + "\n"}
-    script = layers.uv_install_script(f"-r {layers.BUILD_DIR}/in/frameworks.txt -c {layers.BUILD_DIR}/in/lock.txt")
-    container = layers.run_step(client, base_id, script, inputs, cfg.download_cache(), Path(uv_binary()), host_ca_bundle(), out, _index_env(cfg))  # fmt: skip
+    container = _install_step(client, base_id, f"-r {STEP_INPUTS}/frameworks.txt -c {STEP_INPUTS}/lock.txt", inputs, cfg, target, out)  # fmt: skip
     labels = {layers.LABEL: "framework", layers.FRAMEWORKS_LABEL: " ".join(pins), layers.BASE_LABEL: base_id}
     layers.commit_layer(container, tag, labels, runtime=False)
     return tag
 
 
-def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mapping[str, bytes], lock: Lock, cfg: ImagesConfig, out: IO[str], record: ImageRecord) -> str:  # fmt: skip
-    inputs = {"lock.txt": "\n".join(lock.pins) + "\n"}
-    script = layers.uv_install_script(f"-r {layers.BUILD_DIR}/in/lock.txt")
-    container = layers.run_step(client, parent, script, inputs, cfg.download_cache(), Path(uv_binary()), host_ca_bundle(), out, _index_env(cfg))  # fmt: skip
+def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mapping[str, bytes], lock: Lock, cfg: ImagesConfig, target: Target, out: IO[str], record: ImageRecord) -> str:  # fmt: skip
+    container = _install_step(client, parent, f"-r {STEP_INPUTS}/lock.txt", {"lock.txt": "\n".join(lock.pins) + "\n"}, cfg, target, out)  # fmt: skip
     try:
         layers.copy_tree_into(container, checkout, support)
     except (DockerException, RequestException, OSError, ValueError):
@@ -332,14 +331,10 @@ def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mappi
     return layers.commit_layer(container, tag, labels, runtime=True)
 
 
-def _index_env(cfg: ImagesConfig) -> dict[str, str]:
-    env = {}
-    index = cfg.index_url or os.environ.get("PIP_INDEX_URL")
-    if index:
-        env["UV_INDEX_URL"] = index
-    if cfg.framework_index_url:
-        env |= {"UV_EXTRA_INDEX_URL": cfg.framework_index_url, "UV_INDEX_STRATEGY": "unsafe-best-match"}
-    return env
+def _install_step(client, parent: str, args: str, inputs: Mapping[str, str], cfg: ImagesConfig, target: Target, out: IO[str]):  # fmt: skip
+    """Run ``uv pip install <args>`` on ``parent`` with the machine's download cache and the
+    resolution's index settings; ``inputs`` are files under STEP_INPUTS."""
+    return layers.run_step(client, parent, layers.uv_install_script(args), inputs, cfg.download_cache(), Path(uv_binary()), host_ca_bundle(), out, target.index_environment())  # fmt: skip
 
 
 def _missing_after_build(client, tag: str, plan: EnvironmentPlan, cfg: ImagesConfig, out: IO[str]) -> dict[str, str]:
