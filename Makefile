@@ -5,12 +5,12 @@ BIN := $(VENV)/bin
 CORES ?= 16
 STAMP := $(VENV)/.installed
 
-.PHONY: install system-deps run test lint dry-run report base-image bench clean
+.PHONY: install system-deps run test lint format dry-run report base-image bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e . --group dev
 	touch $(STAMP)
 
 # The test suite also exercises the stage classifier (torch: large, so not in `make run`).
@@ -47,8 +47,17 @@ test: $(STAMP)-stage system-deps
 	@if docker info >/dev/null 2>&1; then $(MAKE) base-image; fi
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -q tests
 
+## Static checks (CI runs them before the tests): ruff's lint rules, the formatter's layout
+## with imports sorted (`make format` writes it), and Snakemake's own lint of the rules.
 lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff check --select I .
+	$(BIN)/ruff format --check .
 	$(BIN)/snakemake --lint
+
+format: $(STAMP)
+	$(BIN)/ruff check --select I --fix .
+	$(BIN)/ruff format .
 
 dry-run: $(STAMP)
 	$(BIN)/snakemake -n results/tables.csv

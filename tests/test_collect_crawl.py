@@ -149,4 +149,4 @@ def test_open_github_starts_and_stops_the_standin(world):
         assert gh.get_repo("acme/kerasy").stargazers_count == 700
         url = gh._Github__requester.base_url
     with pytest.raises(requests.ConnectionError):
-        make_github(url, crawl_cfg(world, max_retries=0), interval_s=0.0).get_repo("acme/kerasy").stargazers_count
+        make_github(url, crawl_cfg(world, max_retries=0), interval_s=0.0).get_repo("acme/kerasy").stargazers_count  # noqa: B018 (the attribute access is the request)

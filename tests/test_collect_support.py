@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +87,7 @@ def make_bundle(src: Path, bundle: Path) -> Path:
 def repo_json(name: str, i: int = 0, owner: str = OWNER, **overrides: Any) -> dict[str, Any]:
     """A GitHub-shaped repository object (the fields the sample's repos.json carries)."""
     license_key = overrides.pop("license", "mit")
-    pushed = datetime(2025, 6, 1, tzinfo=timezone.utc) - timedelta(days=i)
+    pushed = datetime(2025, 6, 1, tzinfo=UTC) - timedelta(days=i)
     obj = {
         "id": 1000 + i, "name": name, "full_name": f"{owner}/{name}", "owner": {"login": owner},
         "description": f"{name} library", "language": "Python", "topics": ["deep-learning"],

@@ -3,7 +3,7 @@ dated locks, dropping what cannot be resolved, preferring an existing framework'
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 import pytest
 
 from dlbench.config import ImagesConfig
@@ -22,7 +22,7 @@ def req(spec: str, group: str = "runtime") -> DeclaredRequirement:
 @pytest.fixture(scope="module")
 def target(tmp_path_factory: pytest.TempPathFactory) -> Target:
     cache = ImagesConfig().download_cache()  # the machine's shared cache: metadata fetched once
-    return Target(exclude_newer=datetime(2023, 6, 1, tzinfo=timezone.utc), cache_dir=cache)
+    return Target(exclude_newer=datetime(2023, 6, 1, tzinfo=UTC), cache_dir=cache)
 
 
 def test_lock_is_dated_and_complete(target: Target) -> None:

@@ -36,7 +36,7 @@ def slice_cutoff(name: str) -> date | None:
 
 
 def _last_modified(task: object) -> date | None:
-    value = task.get("last_modified") if isinstance(task, Mapping) else getattr(task, "last_modified")
+    value = task.get("last_modified") if isinstance(task, Mapping) else task.last_modified
     if value is None or (isinstance(value, float) and value != value):  # None or NaN from a frame
         return None
     if isinstance(value, str):
