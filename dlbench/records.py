@@ -430,6 +430,75 @@ class TableRow(Record):
 TABLE_COLUMNS = ["model", "technique", "slice", "dimension", "category", "metric", "value", "n_tasks", "n_excluded"]
 
 
+class FailureLabel(Record):
+    """A failing candidate's category in the paper's failure taxonomy (its Table 6): the
+    automatic first pass (``results/failures/auto.jsonl``) or the annotators' majority
+    (``results/failures/merged.jsonl``); vocabularies in ``dlbench.report.failures``."""
+
+    candidate_id: str  # model/technique/run/sample/task_id
+    task_id: str
+    model: str
+    technique: str
+    run: int = 0
+    sample: int = 0
+    status: str
+    category: str | None  # None: the evidence does not decide it (left for people) or a tie
+    dl_subtype: str | None = None
+    source: Literal["auto", "annotators", "none"]
+    evidence: str = ""  # why the automatic pass chose it, or the annotators' notes
+    # category / dl_subtype → one vote per annotator_ids
+    votes: dict[str, list[str | None]] = Field(default_factory=dict)
+    annotator_ids: list[str] = Field(default_factory=list)
+
+
+class ComparedTask(Record):
+    """One task of a benchmark under comparison with its measures (``results/compare/tasks.csv``)."""
+
+    benchmark: str
+    task_id: str
+    loc: int | None  # None: the solution does not parse
+    cyclomatic: int | None
+    cognitive: int | None
+    tokens: int  # identifier and word tokens of prompt and solution
+    dl_tokens: int  # of which on the deep-learning keyword list
+    ml_tokens: int  # of which on the machine-learning keyword list
+
+
+class Similarity(Record):
+    """Mean cosine similarity of two benchmarks' prompt or code embeddings (``results/compare/similarity.csv``)."""
+
+    kind: Literal["prompt", "code"]
+    benchmark: str
+    other: str
+    mean_cosine: float  # mean over all pairs (a benchmark with itself: distinct pairs)
+    centroid_cosine: float  # cosine of the two mean embeddings
+
+
+# ---------------------------------------------------------------- published tasks
+
+
+class PublishedTask(Record):
+    """One task file the DL-Bench authors published, resolved against a checkout
+    (``results/published/import.jsonl``; the imported tasks are BenchmarkTask records)."""
+
+    source: str  # the task file's name
+    repo: str | None  # None: no checkout has the linked commit
+    path: str
+    ref: str  # the link's commit id, or "master" (the default branch when they published)
+    commit: str | None = None  # the linked commit in the checkout
+    line: int | None = None
+    qualname: str | None = None  # the function at that line (or named by the prompt) at ``commit``
+    stage: str | None = None  # their labels, normalised to the project's vocabularies
+    task: str | None = None
+    data: str | None = None
+    labels_raw: dict[str, str] = Field(default_factory=dict)
+    prompt: str
+    status: Literal["imported", "no_tests", "unresolved"]
+    reason: str = ""
+    tests: int = 0
+    task_id: str | None = None
+
+
 # ---------------------------------------------------------------- images
 
 

@@ -13,13 +13,15 @@ import io
 import json
 import logging
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 from xml.sax.saxutils import escape, quoteattr
 
 from openpyxl import Workbook, load_workbook
 from openpyxl.styles import Alignment, Font
+from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.datavalidation import DataValidation
 
 from dlbench.records import FunctionRecord, PromptRecord
@@ -27,12 +29,14 @@ from dlbench.store import atomic_path, read_jsonl, write_text
 from dlbench.tasks.vocab import VOCABULARIES, cell_text
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 TASK_COLUMNS = ("task_id", "repo", "code", "prompt")
 LABEL_COLUMNS = ("stage", "task", "data", "keep", "edited_prompt", "notes")
 SHEET_COLUMNS = TASK_COLUMNS + LABEL_COLUMNS
 CHOICE_COLUMNS = ("stage", "task", "data", "keep")
 SHEET_TITLE = "tasks"
+LISTS_TITLE = "lists"  # hidden sheet of drop-down vocabularies too long to write inline
 _WIDTHS = {"task_id": 40, "repo": 24, "code": 80, "prompt": 60, "edited_prompt": 60, "notes": 30}
 
 
@@ -66,7 +70,10 @@ def sheet_rows(prompts: Sequence[PromptRecord], functions: Sequence[FunctionReco
         raise SheetError(f"{len(missing)} prompts have no function record, e.g. {missing[0]}")
     rows = []
     for p in sorted(prompts, key=lambda p: p.task_id):
-        rows.append({"task_id": p.task_id, "repo": p.repo, "code": code[p.task_id], "prompt": p.prompt} | dict.fromkeys(LABEL_COLUMNS, ""))
+        rows.append(
+            {"task_id": p.task_id, "repo": p.repo, "code": code[p.task_id], "prompt": p.prompt}
+            | dict.fromkeys(LABEL_COLUMNS, "")
+        )
     return rows
 
 
@@ -80,25 +87,38 @@ def write_csv_sheet(path: str | Path, rows: Sequence[dict[str, str]]) -> None:
 
 def write_xlsx_sheet(path: str | Path, rows: Sequence[dict[str, str]]) -> None:
     """XLSX with a frozen header, wrapped code/prompt cells and drop-down lists for labels."""
+    choices = {name: VOCABULARIES[name] for name in CHOICE_COLUMNS}
+    write_xlsx_table(path, rows, SHEET_COLUMNS, choices, ("code", "prompt", "edited_prompt"), _WIDTHS)
+
+
+def write_xlsx_table(
+    path: str | Path,
+    rows: Sequence[dict[str, str]],
+    columns: Sequence[str],
+    choices: Mapping[str, Sequence[str]],
+    wrapped: Collection[str],
+    widths: Mapping[str, int],
+) -> None:
+    """Any annotation sheet as XLSX: bold frozen header, wrapped long cells, drop-down lists."""
     wb = Workbook()
     ws = wb.active
     ws.title = SHEET_TITLE
-    ws.append(list(SHEET_COLUMNS))
+    ws.append(list(columns))
     for cell in ws[1]:
         cell.font = Font(bold=True)
     for row in rows:
-        ws.append([row[c] for c in SHEET_COLUMNS])
+        ws.append([row[c] for c in columns])
     wrap = Alignment(wrap_text=True, vertical="top")
-    for idx, name in enumerate(SHEET_COLUMNS, 1):
-        letter = ws.cell(row=1, column=idx).column_letter
-        ws.column_dimensions[letter].width = _WIDTHS.get(name, 18)
-        if name in ("code", "prompt", "edited_prompt"):
+    for idx, name in enumerate(columns, 1):
+        letter = get_column_letter(idx)
+        ws.column_dimensions[letter].width = widths.get(name, 18)
+        if name in wrapped:
             for (cell,) in ws.iter_rows(min_row=2, min_col=idx, max_col=idx):
                 cell.alignment = wrap
     last = max(len(rows) + 1, 2)
-    for name in CHOICE_COLUMNS:
-        letter = ws.cell(row=1, column=SHEET_COLUMNS.index(name) + 1).column_letter
-        validation = _choice_validation(name)
+    for name, values in choices.items():
+        letter = get_column_letter(list(columns).index(name) + 1)
+        validation = _choice_validation(wb, name, values)
         ws.add_data_validation(validation)
         validation.add(f"{letter}2:{letter}{last}")
     ws.freeze_panes = "B2"
@@ -106,19 +126,34 @@ def write_xlsx_sheet(path: str | Path, rows: Sequence[dict[str, str]]) -> None:
         wb.save(tmp)
 
 
-def _choice_validation(column: str) -> DataValidation:
-    """Drop-down list of the column's vocabulary (inline list: Excel allows 255 characters)."""
-    formula = '"' + ",".join(VOCABULARIES[column]) + '"'
-    if len(formula) > 255 or any("," in v for v in VOCABULARIES[column]):
-        raise SheetError(f"vocabulary of {column!r} does not fit an inline drop-down list")
+def _choice_validation(wb: Workbook, column: str, values: Sequence[str]) -> DataValidation:
+    """Drop-down list of a vocabulary: inline where Excel allows it (255 characters, no
+    commas), else a range on a hidden sheet of lists."""
+    inline = '"' + ",".join(values) + '"'
+    fits = len(inline) <= 255 and not any("," in v for v in values)
     return DataValidation(
         type="list",
-        formula1=formula,
+        formula1=inline if fits else _list_range(wb, values),
         allow_blank=True,
         showErrorMessage=False,  # a typed variant is allowed; merge normalises and reports it
         promptTitle=column,
         prompt="Choose from the list (typed spellings are normalised).",
     )
+
+
+def _list_range(wb: Workbook, values: Sequence[str]) -> str:
+    """Write ``values`` into the next column of the hidden ``lists`` sheet; its range as a formula."""
+    if LISTS_TITLE in wb.sheetnames:
+        ws = wb[LISTS_TITLE]
+        column = ws.max_column + 1
+    else:
+        ws = wb.create_sheet(LISTS_TITLE)
+        ws.sheet_state = "hidden"
+        column = 1
+    for index, value in enumerate(values, 1):
+        ws.cell(row=index, column=column, value=value)
+    letter = get_column_letter(column)
+    return f"{LISTS_TITLE}!${letter}$1:${letter}${len(values)}"
 
 
 def labelstudio_tasks(rows: Sequence[dict[str, str]]) -> list[dict]:
@@ -128,7 +163,12 @@ def labelstudio_tasks(rows: Sequence[dict[str, str]]) -> list[dict]:
 
 def labelstudio_config() -> str:
     """Label Studio labeling config: code and prompt shown, choices and text areas to fill."""
-    lines = ["<View>", '  <Header value="$task_id"/>', '  <Text name="code" value="$code"/>', '  <Text name="prompt_text" value="$prompt"/>']
+    lines = [
+        "<View>",
+        '  <Header value="$task_id"/>',
+        '  <Text name="code" value="$code"/>',
+        '  <Text name="prompt_text" value="$prompt"/>',
+    ]
     for name in CHOICE_COLUMNS:
         lines.append(f'  <Header value="{name}"/>')
         lines.append(f'  <Choices name="{name}" toName="code" choice="single" showInline="true">')
@@ -159,7 +199,9 @@ def export_sheets(prompts: Sequence[PromptRecord], functions: Sequence[FunctionR
     return len(rows)
 
 
-def export_sheets_files(prompt_paths: Sequence[str | Path], function_paths: Sequence[str | Path], out: SheetPaths) -> int:
+def export_sheets_files(
+    prompt_paths: Sequence[str | Path], function_paths: Sequence[str | Path], out: SheetPaths
+) -> int:
     """Rule entry point: all repositories' prompts and functions → the annotation sheets."""
     prompts = [p for path in prompt_paths for p in read_jsonl(path, PromptRecord)]
     functions = [f for path in function_paths for f in read_jsonl(path, FunctionRecord)]
@@ -191,39 +233,72 @@ def annotator_name(path: str | Path) -> str:
 
 
 def _rows_from_table(path: Path, header: Sequence[object], body) -> list[SheetRow]:
-    columns = [cell_text(h).lower() for h in header]
-    if "task_id" not in columns:
-        raise SheetError(f"{path}: no 'task_id' column (columns: {', '.join(c for c in columns if c)})")
-    wanted = {name: columns.index(name) for name in LABEL_COLUMNS if name in columns}
     rows = []
-    for line, values in enumerate(body, 2):
-        values = list(values) + [None] * (len(columns) - len(values))
-        task_id = cell_text(values[columns.index("task_id")])
-        if not task_id:
-            continue
-        cells = {name: cell_text(values[i]) for name, i in wanted.items()}
-        rows.append(SheetRow(annotator=annotator_name(path), task_id=task_id, line=line, **cells))
+    for cells in table_rows(path, header, body, "task_id"):
+        labels = {name: cells[name] for name in LABEL_COLUMNS if name in cells}
+        rows.append(
+            SheetRow(annotator=annotator_name(path), task_id=cells["task_id"], line=int(cells["line"]), **labels)
+        )
     return rows
 
 
+def table_rows(
+    path: Path, header: Sequence[object], body: Iterable[Sequence[object]], key: str
+) -> list[dict[str, str]]:
+    """Rows as cell text by lower-cased column name, plus ``line`` (1 = header); rows
+    without a ``key`` cell are skipped."""
+    columns = [cell_text(h).lower() for h in header]
+    if key not in columns:
+        raise SheetError(f"{path}: no {key!r} column (columns: {', '.join(c for c in columns if c)})")
+    rows = []
+    for line, values in enumerate(body, 2):
+        values = list(values) + [None] * (len(columns) - len(values))
+        cells = {name: cell_text(value) for name, value in zip(columns, values) if name}
+        if cells[key]:
+            rows.append(cells | {"line": str(line)})
+    return rows
+
+
+def read_table(path: str | Path, key: str) -> list[dict[str, str]]:
+    """A CSV or XLSX sheet's rows (see ``table_rows``), for sheets other than the label sheet."""
+    path = Path(path)
+    readers = {".csv": _csv_table, ".xlsx": _xlsx_table}
+    if path.suffix.lower() not in readers:
+        raise SheetError(f"{path}: unsupported sheet format {path.suffix!r} (use .csv or .xlsx)")
+    try:
+        return readers[path.suffix.lower()](path, lambda header, body: table_rows(path, header, body, key))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SheetError(f"{path}: cannot read sheet: {exc}") from None
+    except zipfile.BadZipFile as exc:
+        raise SheetError(f"{path}: not an .xlsx workbook ({exc})") from None
+
+
 def _read_csv(path: Path) -> list[SheetRow]:
+    return _csv_table(path, lambda header, body: _rows_from_table(path, header, body))
+
+
+def _read_xlsx(path: Path) -> list[SheetRow]:
+    return _xlsx_table(path, lambda header, body: _rows_from_table(path, header, body))
+
+
+def _csv_table(path: Path, rows: Callable[[Sequence[object], Iterable[Sequence[object]]], list[T]]) -> list[T]:
     with open(path, newline="", encoding="utf-8-sig") as fh:
         reader = csv.reader(fh)
         header = next(reader, None)
         if header is None:
             raise SheetError(f"{path}: empty sheet")
-        return _rows_from_table(path, header, reader)
+        return rows(header, reader)
 
 
-def _read_xlsx(path: Path) -> list[SheetRow]:
+def _xlsx_table(path: Path, rows: Callable[[Sequence[object], Iterable[Sequence[object]]], list[T]]) -> list[T]:
     wb = load_workbook(path, read_only=True, data_only=True)
     try:
         ws = wb[SHEET_TITLE] if SHEET_TITLE in wb.sheetnames else wb.worksheets[0]
-        rows = ws.iter_rows(values_only=True)
-        header = next(rows, None)
+        body = ws.iter_rows(values_only=True)
+        header = next(body, None)
         if header is None:
             raise SheetError(f"{path}: empty sheet")
-        return _rows_from_table(path, header, rows)
+        return rows(header, body)
     finally:
         wb.close()
 
@@ -238,7 +313,11 @@ def _read_labelstudio(path: Path) -> list[SheetRow]:
         if "data" not in task and "task_id" in task:  # the JSON-MIN export: one flat row per annotation
             who = _labelstudio_annotator(task.get("annotator"))
             cells = {name: _min_cell(task.get(name)) for name in LABEL_COLUMNS if name in task}
-            rows.append(SheetRow(annotator=f"{annotator_name(path)}/{who}", task_id=cell_text(task["task_id"]), line=index, **cells))
+            rows.append(
+                SheetRow(
+                    annotator=f"{annotator_name(path)}/{who}", task_id=cell_text(task["task_id"]), line=index, **cells
+                )
+            )
             continue
         task_id = cell_text((task.get("data") or {}).get("task_id"))
         if not task_id:
