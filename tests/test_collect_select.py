@@ -14,9 +14,8 @@ from dlbench.collect.github import make_github
 from dlbench.collect.select import (
     ReposFile,
     declared_names,
-    imported_modules,
+    imported_names,
     is_requirement_file,
-    is_test_file,
     kept_slugs,
     load_overrides,
     match_frameworks,
@@ -27,6 +26,7 @@ from dlbench.collect.standin import StandinServer
 from dlbench.config import Config, LocalRepo, SelectConfig
 from dlbench.records import Selection
 from dlbench.store import read_jsonl
+from dlbench.testfiles import is_test_file
 from tests.test_collect_support import EXPECTED_DROPS, FRAMEWORKS, crawl_cfg, crawl_topics, make_world
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -173,8 +173,8 @@ def test_declared_names_from_every_declaration_format():
 
 
 def test_imports_and_framework_matching():
-    assert imported_modules("import os, torch.nn as nn\nfrom tensorflow.keras import layers\nfrom . import x\n") == {"os", "torch", "tensorflow"}
-    assert imported_modules("import jax\nthis is not python (\n") == {"jax"}
+    assert imported_names("import os, torch.nn as nn\nfrom tensorflow.keras import layers\nfrom . import x\n") == {"os", "torch", "tensorflow"}
+    assert imported_names("import jax\nthis is not python (\n") == {"jax"}
     assert match_frameworks({"tensorflow-gpu", "torchvision", "numpy"}, ["torch", "tensorflow"]) == ["tensorflow"]
     assert match_frameworks({"scikit-learn"}, ["scikit_learn"]) == ["scikit_learn"]
 
@@ -216,4 +216,4 @@ def test_sample_world_keeps_the_five_libraries_and_drops_every_distractor(tmp_pa
 
 def test_imports_of_pathological_code_fall_back_to_the_line_scan():
     deep = "import jax\nx = " + "-" * 200_000 + "1\n"
-    assert imported_modules(deep) == {"jax"}
+    assert imported_names(deep) == {"jax"}

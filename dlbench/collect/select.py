@@ -27,12 +27,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from dlbench.collect.github import fetch_meta, open_github
 from dlbench.config import Config, LocalRepo, SelectConfig
-from dlbench.deps.declared import PARSE_ERRORS, declared_requirements, is_dependency_file, normalise
-from dlbench.deps.imports import is_test_file, module_imports
+from dlbench.deps.declared import declared_requirements, is_dependency_file, normalise
+from dlbench.deps.imports import module_imports
 from dlbench.deps.tree import SourceTree
 from dlbench.logs import Progress
+from dlbench.parsing import Unparsable
 from dlbench.records import RepoMeta, Selection, repo_slug
 from dlbench.store import read_jsonl, write_frame, write_jsonl
+from dlbench.testfiles import is_test_file
 
 log = logging.getLogger(__name__)
 
@@ -147,11 +149,11 @@ def is_requirement_file(path: str) -> bool:
     return is_dependency_file(path)
 
 
-def imported_modules(source: str) -> set[str]:
-    """Top-level modules a Python file imports (a line scan where Python cannot parse it)."""
+def imported_names(source: str) -> set[str]:
+    """Normalised top-level modules a Python file imports (a line scan where Python cannot parse it)."""
     try:
         return {normalise(m) for m in module_imports(source)}
-    except PARSE_ERRORS:
+    except Unparsable:
         return {normalise(m) for m in _IMPORT_LINE.findall(source)}
 
 
@@ -195,7 +197,7 @@ def inspect_content(gh: Github, full_name: str, ref: str, frameworks: list[str])
             continue
         found.files_read += 1
         text = content.decoded_content.decode("utf-8", errors="replace")
-        names = declared_names({path: text}) if is_requirement_file(path) else imported_modules(text)
+        names = declared_names({path: text}) if is_requirement_file(path) else imported_names(text)
         hits = match_frameworks(names, frameworks)
         if hits:
             found.frameworks, found.framework_source = hits, path

@@ -26,9 +26,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 
 from dlbench.deps.tree import SourceTree
+from dlbench.parsing import Unparsable, parse_ast
 from dlbench.records import DeclaredRequirement, DroppedRequirement
 
-PARSE_ERRORS = (SyntaxError, ValueError, MemoryError, RecursionError)  # CPython on pathological code
 REQUIREMENTS_NAME = re.compile(r"(?:[\w.-]*[-_.])?requirements(?:[-_.][\w.-]*)?\.(?:txt|in)", re.IGNORECASE)
 ENVIRONMENT_NAME = re.compile(r"(?:[\w-]*[-_.])?environment(?:[-_.][\w.-]*)?\.ya?ml", re.IGNORECASE)
 CI_FILES = re.compile(r"(\.github/workflows/[^/]+|\.circleci/config|\.gitlab-ci|azure-pipelines)\.ya?ml")
@@ -319,8 +319,8 @@ def _cfg_lines(value: str) -> list[str]:
 def _read_setup_py(tree: SourceTree, path: str, text: str, found: Declarations, seen: set[str]) -> None:
     """``setup(...)`` keyword arguments evaluated from literals and module-level names only."""
     try:
-        module = ast.parse(text)
-    except PARSE_ERRORS as exc:
+        module = parse_ast(text)
+    except Unparsable as exc:
         found.skipped.append(DroppedRequirement(spec="", source=path, reason=f"setup.py does not parse: {exc}"))
         return
     names = _module_literals(module)
@@ -418,8 +418,8 @@ def _install_argument(tree: SourceTree, path: str, arg: str, found: Declarations
 def _read_noxfile(tree: SourceTree, path: str, text: str, found: Declarations, seen: set[str]) -> None:
     """String arguments of ``session.install(...)`` calls (``-r FILE`` pairs followed)."""
     try:
-        module = ast.parse(text)
-    except PARSE_ERRORS:
+        module = parse_ast(text)
+    except Unparsable:
         return
     for call in (n for n in ast.walk(module) if isinstance(n, ast.Call) and _call_name(n) == "install"):
         args = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]

@@ -8,32 +8,16 @@ modules (top-level names in its root, ``src/`` and the folders of its tests) are
 from __future__ import annotations
 
 import ast
-import re
 import sys
 from collections.abc import Iterable
 from functools import cache
 from importlib import resources
 from pathlib import PurePosixPath
 
-from dlbench.deps.declared import PARSE_ERRORS, normalise
+from dlbench.deps.declared import normalise
 from dlbench.deps.tree import SourceTree
-
-TEST_NAME = re.compile(r"(test_.*|.*_test|tests?)\.py")
-TEST_DIRS = frozenset({"tests", "test", "testing"})
-
-
-def is_test_file(path: str) -> bool:
-    """pytest's default file patterns, plus ``test*.py`` inside a tests folder (unittest's)."""
-    p = PurePosixPath(path)
-    if p.suffix != ".py" or p.name in ("__init__.py", "conftest.py"):
-        return False
-    return bool(TEST_NAME.fullmatch(p.name)) or (p.name.startswith("test") and bool(TEST_DIRS & set(p.parts[:-1])))
-
-
-def is_test_support_file(path: str) -> bool:
-    """A file whose imports the tests need: a test file, a conftest, or a module in a tests folder."""
-    p = PurePosixPath(path)
-    return p.suffix == ".py" and (is_test_file(path) or p.name == "conftest.py" or bool(TEST_DIRS & set(p.parts[:-1])))
+from dlbench.parsing import Unparsable, parse_ast
+from dlbench.testfiles import is_test_support_file
 
 
 @cache
@@ -53,8 +37,9 @@ def module_imports(source: str) -> set[str]:
     """Top-level names a test module cannot be collected without: its unconditional
     module-level imports, and ``pytest.importorskip("name")`` calls anywhere. Imports
     inside functions, ``if`` or ``try`` blocks are optional by the authors' design (their
-    tests check for them and skip), so installing them would change which tests run."""
-    tree = ast.parse(source)
+    tests check for them and skip), so installing them would change which tests run.
+    Unparsable where Python cannot parse ``source``."""
+    tree = parse_ast(source)
     names = set()
     for node in tree.body:
         if isinstance(node, ast.Import):
@@ -95,7 +80,7 @@ def third_party_imports(tree: SourceTree, files: Iterable[str] | None = None) ->
         text = tree.read(path)
         try:
             modules = module_imports(text) if text is not None else set()
-        except PARSE_ERRORS:
+        except Unparsable:
             continue  # a file Python cannot parse imports nothing a test run can use
         for module in modules - own - set(sys.stdlib_module_names) - {"__future__"}:
             found.setdefault(module, []).append(path)

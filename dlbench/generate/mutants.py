@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from dlbench.mine.parsing import PARSE_ERRORS, Unparsable, parse_cst
+from dlbench.parsing import PARSE_ERRORS, Unparsable, parse_cst
 
 ARITHMETIC_SWAPS: dict[type[cst.BaseBinaryOp], type[cst.BaseBinaryOp]] = {
     cst.Add: cst.Subtract,

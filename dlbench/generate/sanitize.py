@@ -17,7 +17,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-from dlbench.mine.parsing import Unparsable, parse_ast
+from dlbench.parsing import Unparsable, parse_ast
 from dlbench.records import GenStatus
 
 MAX_ANSWER_CHARS = 200_000  # ~50k tokens: far above any configured max_tokens

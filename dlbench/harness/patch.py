@@ -17,7 +17,8 @@ from functools import lru_cache
 
 import libcst as cst
 
-from dlbench.harness.screen import PARSE_ERRORS, parse
+from dlbench.harness.screen import MAX_CODE_BYTES
+from dlbench.parsing import TooDeep, Unparsable, parse_cst
 
 
 class PatchError(ValueError):
@@ -35,14 +36,16 @@ _CLASS_GAP = (cst.EmptyLine(),)
 def patch_source(original: str, qualname: str, candidate: str, filename: str = "<module>") -> str:
     """The module ``original`` with ``qualname`` replaced by the candidate's definition.
 
-    CPython parses the candidate first: it refuses, fast and safely, what crashes or hangs
-    libcst (thousands of nested brackets, ten thousands of chained operators, lone
-    surrogates, huge inputs)."""
+    ``parse_cst`` lets CPython parse the candidate first: it refuses, fast and safely, what
+    crashes or hangs libcst (thousands of nested brackets, ten thousands of chained
+    operators, lone surrogates, huge inputs). Valid Python too deep for libcst is a patch
+    error, not the candidate's syntax error."""
     try:
-        parse(candidate)
-        cand = cst.parse_module(candidate)
-    except (cst.ParserSyntaxError, *PARSE_ERRORS) as exc:
-        raise CandidateSyntaxError(f"candidate is not valid Python: {_first_line(exc)}") from None
+        cand = parse_cst(candidate, MAX_CODE_BYTES)
+    except TooDeep as exc:
+        raise PatchError(f"candidate is nested too deeply to patch ({exc})") from None
+    except Unparsable as exc:
+        raise CandidateSyntaxError(f"candidate is not valid Python: {exc}") from None
     module = _parse_original(original, filename)
     path = qualname.split(".")
     if "<locals>" in path:
@@ -80,8 +83,6 @@ def _parse_original(original: str, filename: str) -> cst.Module:
 
 
 def _first_line(exc: Exception) -> str:
-    if isinstance(exc, (MemoryError, RecursionError)):
-        return f"{type(exc).__name__} while parsing (nested too deeply)"
     text = str(exc).strip()
     return text.splitlines()[0][:300] if text else type(exc).__name__
 

@@ -29,6 +29,8 @@ import ast
 from collections.abc import Iterator
 from functools import lru_cache
 
+from dlbench.parsing import PARSE_ERRORS, imported_modules, parse_ast
+
 # Modules a task function has no business importing: they reach the test process itself,
 # its descriptors, or code by name.
 FORBIDDEN_MODULES = frozenset(
@@ -67,14 +69,6 @@ GUARDED_MODULES = frozenset({"os", "sys", "builtins"})
 # Dunders a test's ``==``/``assert`` consults: returning a constant makes any comparison succeed.
 COMPARISON_DUNDERS = frozenset({"__eq__", "__ne__", "__bool__", "__hash__", "__len__", "__contains__"})
 MAX_CODE_BYTES = 100_000
-PARSE_ERRORS = (SyntaxError, ValueError, MemoryError, RecursionError, UnicodeError, OverflowError)
-
-
-def parse(code: str) -> ast.Module:
-    """``code`` parsed by CPython (which refuses deep nesting fast); raises one of ``PARSE_ERRORS``."""
-    if len(code) > MAX_CODE_BYTES:
-        raise ValueError(f"too large ({len(code)} characters, at most {MAX_CODE_BYTES})")
-    return compile(code, "<candidate>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
 
 
 def screen(code: str, original: str = "") -> list[str]:
@@ -84,7 +78,7 @@ def screen(code: str, original: str = "") -> list[str]:
     and the uses it already makes are allowed. Code that does not parse is left to the
     patcher, which reports the syntax error."""
     try:
-        tree = parse(code)
+        tree = parse_ast(code, MAX_CODE_BYTES)
     except PARSE_ERRORS:
         return []
     base_modules, base_aliases, allowed = _original_facts(original)
@@ -97,22 +91,11 @@ def screen(code: str, original: str = "") -> list[str]:
 def _original_facts(original: str) -> tuple[frozenset[str], dict[str, str], frozenset[str]]:
     """(modules it imports, names its imports bind, forbidden uses it makes itself): once per module text."""
     try:
-        base = parse(original) if original else ast.Module(body=[], type_ignores=[])
+        base = parse_ast(original, MAX_CODE_BYTES) if original else ast.Module(body=[], type_ignores=[])
     except PARSE_ERRORS:
         base = ast.Module(body=[], type_ignores=[])
     aliases = _aliases(base)
     return imported_modules(base), aliases, frozenset(what for what, _ in _findings(base, aliases, frozenset()))
-
-
-def imported_modules(tree: ast.Module) -> frozenset[str]:
-    """Every module an ``import``/``from ... import`` of ``tree`` names."""
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module)
-    return frozenset(names)
 
 
 def _aliases(tree: ast.Module) -> dict[str, str]:

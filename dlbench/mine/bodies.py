@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from dlbench.mine.parsing import Unparsable, parse_cst
+from dlbench.parsing import Unparsable, parse_cst
 
 log = logging.getLogger(__name__)
 

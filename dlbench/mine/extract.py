@@ -35,7 +35,7 @@ from dlbench.mine.cache import (
     read_source,
 )
 from dlbench.mine.history import blame_dates
-from dlbench.mine.parsing import Unparsable, parse_cst
+from dlbench.parsing import Unparsable, parse_cst
 from dlbench.mine.symbols import ModuleSummary
 from dlbench.records import CallRecord, FunctionRecord, task_id_for
 from dlbench.store import read_jsonl, write_jsonl

@@ -20,10 +20,10 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from dlbench.testfiles import PYTEST_FILES
+
 log = logging.getLogger(__name__)
 
-TEST_DIRS = frozenset({"tests", "test", "testing"})
-_DEFAULT_FILES = ("test_*.py", "*_test.py")
 # pytest's default ``norecursedirs``.
 _DEFAULT_NORECURSE = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")
 # (file, section) in pytest's order of precedence; the first file holding its section wins.
@@ -42,7 +42,7 @@ class PytestLayout:
     """The collection options of one project (pytest's defaults when it sets none)."""
 
     testpaths: tuple[str, ...] = ()
-    python_files: tuple[str, ...] = _DEFAULT_FILES
+    python_files: tuple[str, ...] = PYTEST_FILES
     python_classes: tuple[str, ...] = ("Test",)
     python_functions: tuple[str, ...] = ("test",)
     norecursedirs: tuple[str, ...] = _DEFAULT_NORECURSE
@@ -92,15 +92,6 @@ def _prefix_or_glob(name: str, option: str) -> bool:
 
 def _is_glob(pattern: str) -> bool:
     return not _GLOB_CHARS.isdisjoint(pattern)
-
-
-def in_test_dir(path: str) -> bool:
-    return any(part in TEST_DIRS for part in path.split("/")[:-1])
-
-
-def looks_like_test(path: str) -> bool:
-    """Named like a test by pytest's defaults, collected or not (never a source of tasks)."""
-    return DEFAULT_LAYOUT.is_test_code(path.rpartition("/")[2])
 
 
 # ---------------------------------------------------------------- reading the configuration

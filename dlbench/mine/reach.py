@@ -16,7 +16,7 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
-from dlbench.mine.parsing import Unparsable, parse_ast
+from dlbench.parsing import Unparsable, parse_ast
 from dlbench.mine.symbols import Symbol, SymbolTable, dotted_name, module_level
 
 _SUPER = "super."  # ``super().m`` as ``dotted_name`` spells it

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from dlbench.mine.parsing import PARSE_ERRORS, Unparsable, parse_ast
+from dlbench.parsing import PARSE_ERRORS, Unparsable, parse_ast
 
 SKIP_DIRS = frozenset({"node_modules", "site-packages", "__pycache__", "venv", "htmlcov"})
 SKIP_TOP_DIRS = frozenset({"build", "dist"})  # setuptools output: copies of the package

@@ -18,12 +18,7 @@ from pathlib import Path
 
 from dlbench.config import MineConfig
 from dlbench.mine.cache import load_clone
-from dlbench.mine.paths import (
-    DEFAULT_LAYOUT,
-    PytestLayout,
-    in_test_dir,
-    looks_like_test,
-)
+from dlbench.mine.paths import DEFAULT_LAYOUT, PytestLayout
 from dlbench.mine.symbols import (
     ClassInfo,
     FunctionInfo,
@@ -33,6 +28,7 @@ from dlbench.mine.symbols import (
 )
 from dlbench.records import TestCase, TestKind
 from dlbench.store import write_jsonl
+from dlbench.testfiles import in_test_dir, named_like_test
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +39,7 @@ def is_test_support(path: str, summary: ModuleSummary, layout: PytestLayout = DE
     """Files that are tests or serve tests: never the source of a function under test
     (files named like tests count even where the project's pytest does not collect them)."""
     return (
-        layout.is_test_code(path) or looks_like_test(path) or in_test_dir(path) or "pytest" in summary.imported_modules
+        layout.is_test_code(path) or named_like_test(path) or in_test_dir(path) or "pytest" in summary.imported_modules
     )
 
 

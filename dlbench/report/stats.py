@@ -27,14 +27,16 @@ import textwrap
 from radon.complexity import cc_visit
 from radon.raw import analyze
 
+from dlbench.parsing import Unparsable, parse_ast
+
 _NESTING_STATEMENTS = (ast.For, ast.AsyncFor, ast.While)
 
 
 def parse_function_source(source: str) -> ast.Module | None:
     """Parse a function's source as a module (methods arrive indented); ``None`` if invalid."""
     try:
-        return ast.parse(textwrap.dedent(source))
-    except (SyntaxError, ValueError, MemoryError, RecursionError):  # what CPython raises on pathological code
+        return parse_ast(textwrap.dedent(source))
+    except Unparsable:
         return None
 
 

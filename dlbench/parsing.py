@@ -1,5 +1,7 @@
 """Parsing code we did not write (repository files, ground truths, LLM answers) safely.
 
+Every stage that reads such code parses it here (the ground floor: imports nothing of ours).
+
 Pathological code must become a recorded reason, never a crashed job. CPython's parser
 rejects deep nesting (about 200 levels) in microseconds, with SyntaxError, MemoryError or
 RecursionError; libcst's native parser instead overflows its stack and kills the process
@@ -15,8 +17,9 @@ import re
 
 import libcst as cst
 
-# What CPython's parser raises on bad input (UnicodeError, e.g. a lone surrogate, is a ValueError).
-PARSE_ERRORS = (SyntaxError, ValueError, MemoryError, RecursionError)
+# What CPython's parser raises on bad input (UnicodeError, e.g. a lone surrogate, is a
+# ValueError; OverflowError where a literal or an offset overflows a C integer).
+PARSE_ERRORS = (SyntaxError, ValueError, MemoryError, RecursionError, OverflowError)
 MAX_BOOL_OPERANDS = 1000  # libcst nests one level per operand: its visitors overflow beyond, its parser at ~8000
 _BOOL_WORD_RE = re.compile(r"\b(?:and|or)\b")
 
@@ -25,21 +28,28 @@ class Unparsable(ValueError):
     """Source that does not parse, or that libcst cannot parse without crashing."""
 
 
-def parse_ast(source: str) -> ast.Module:
-    """``ast`` of ``source``; Unparsable (with the reason) for anything CPython rejects."""
+class TooDeep(Unparsable):
+    """Valid Python that libcst cannot take: nested deeper than its recursion allows."""
+
+
+def parse_ast(source: str, max_chars: int | None = None) -> ast.Module:
+    """``ast`` of ``source``; Unparsable (with the reason) for anything CPython rejects, or
+    for source longer than ``max_chars`` (a bound on what one parse may cost)."""
+    if max_chars is not None and len(source) > max_chars:
+        raise Unparsable(f"too large ({len(source)} characters, at most {max_chars})")
     try:
         return compile(source, "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except PARSE_ERRORS as exc:
         raise Unparsable(describe(exc)) from None
 
 
-def parse_cst(source: str) -> cst.Module:
+def parse_cst(source: str, max_chars: int | None = None) -> cst.Module:
     """libcst module of ``source`` once CPython has accepted it; Unparsable otherwise."""
-    tree = parse_ast(source)
+    tree = parse_ast(source, max_chars)
     if len(_BOOL_WORD_RE.findall(source)) > MAX_BOOL_OPERANDS:  # cheap filter before the walk
         longest = max((len(n.values) for n in ast.walk(tree) if isinstance(n, ast.BoolOp)), default=0)
         if longest > MAX_BOOL_OPERANDS:
-            raise Unparsable(f"an and/or chain of {longest} operands (limit {MAX_BOOL_OPERANDS})")
+            raise TooDeep(f"an and/or chain of {longest} operands (limit {MAX_BOOL_OPERANDS})")
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
@@ -53,3 +63,14 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, MemoryError | RecursionError):
         return f"{type(exc).__name__}: nested too deeply to parse"
     return f"{type(exc).__name__}: {exc}"
+
+
+def imported_modules(tree: ast.Module) -> frozenset[str]:
+    """Every module an absolute ``import``/``from ... import`` anywhere in ``tree`` names."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+    return frozenset(names)
