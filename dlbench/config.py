@@ -122,6 +122,21 @@ class LLMEndpoint(Section):
 
 class PromptsConfig(Section):
     llm: LLMEndpoint | None = Field(None, description="Drafting LLM; null: deterministic template prompts.")
+    protocol: Literal["paper", "project"] = Field(
+        "paper",
+        description="What the drafting LLM is sent. 'paper': the DL-Bench paper's template, one user message "
+        "(\"Create a prompt using the provided code and its docstring, ... 1. Code: [CODE] 2. Docstring: "
+        "[DOCSTRING]\"); 'project': this project's instructions (a system message asking for prose only, "
+        "no code, at most 200 words) with the class context of a method.",
+    )
+    append_signature: bool = Field(
+        False,
+        description="Append to every prompt a 'Required signature' block (the exact def line) and the "
+        "instruction to return only the complete definition (the paper's prompts have neither).",
+    )
+    append_class_context: bool = Field(
+        False, description="Append to every method's prompt the skeleton of its class (the paper's prompts do not)."
+    )
     cache_dir: str = Field(".cache/dlbench/llm", description="LLM response cache (survives failed jobs).")
 
 
@@ -249,8 +264,8 @@ class ImagesConfig(Section):
 class ReportConfig(Section):
     k: list[int] = Field(default_factory=lambda: [1, 3, 5], description="pass@k values (reported where n >= k).")
     cutoffs: list[date] = Field(
-        default_factory=lambda: [date(2024, 1, 1), date(2024, 6, 1), date(2025, 1, 1)],
-        description="Live slices: tasks last modified after each cutoff.",
+        default_factory=lambda: [date(2023, 10, 1), date(2024, 1, 1), date(2024, 5, 1), date(2024, 9, 1)],
+        description="Live slices: tasks last modified after each cutoff (default: the paper's Table 2).",
     )
     mutant_kill_threshold: float = Field(0.5, ge=0, le=1, description="Flag tasks whose tests kill fewer mutants.")
     paper_results: str | None = Field("resources/paper_results.csv", description="Published figures for comparison.")

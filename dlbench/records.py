@@ -193,6 +193,8 @@ class PromptRecord(Record):
     cost_usd: float = 0.0
     status: str = "ok"
     error: str | None = None
+    protocol: Literal["paper", "project"] | None = None  # the drafting LLM's instructions (None: a template prompt)
+    additions: list[str] = Field(default_factory=list)  # blocks appended to the prompt: "signature", "class_context"
 
 
 class MergedLabel(Record):

@@ -7,4 +7,4 @@ with script_logging(snakemake.log[0]):
     cfg = load_config(snakemake.config)
     inp = snakemake.input
     threshold = cfg.report.mutant_kill_threshold
-    card_file(inp.benchmark, inp.repos, inp.merged, inp.agreement, inp.tables, snakemake.output[0], threshold)
+    card_file(inp.benchmark, inp.repos, inp.merged, inp.agreement, inp.tables, snakemake.output[0], threshold, inp.prompts)

@@ -1,4 +1,5 @@
-"""Prompt drafting: deterministic template prompts and the checks on LLM answers.
+"""Prompt drafting: the paper's protocol by default, the project's additions as options,
+deterministic template prompts and the checks on LLM answers.
 
 ``make_function`` is shared with the other tests_tasks_* files (imported by name).
 """
@@ -9,11 +10,15 @@ from datetime import date
 
 import pytest
 
-from dlbench.config import LLMEndpoint, PromptsConfig
+from dlbench.config import LLMEndpoint, PromptsConfig, load_config_file
 from dlbench.llm.standin import Fault, ScriptedResponder, StandIn
 from dlbench.records import FunctionRecord, PromptSource, task_id_for
 from dlbench.store import read_jsonl, write_jsonl
+from tests.conftest import ROOT
 from dlbench.tasks.prompts import (
+    CLASS_CONTEXT,
+    PROJECT_SYSTEM_PROMPT,
+    SIGNATURE,
     check_llm_text,
     describe_parameters,
     draft_prompts,
@@ -76,14 +81,25 @@ def make_function(
 
 def test_template_prompt_states_signature_class_and_inputs_without_the_body():
     fn = make_function()
-    prompt = template_prompt(fn)
+    prompt = template_prompt(fn, [SIGNATURE, CLASS_CONTEXT])
     assert "Implement the method `forward` of class `Dense` in `lib/layers.py`." in prompt
-    assert "def forward(self, x: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:" in prompt
+    assert "Required signature (keep it exactly):\n```python\ndef forward(self, x: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:\n```" in prompt
     assert "class Dense:\n    def __init__(self, weight, bias): ..." in prompt
+    assert prompt.index("Required signature") < prompt.index("Class context")  # in the order asked
     assert "- x: np.ndarray" in prompt and "- mask: np.ndarray | None (default None)" in prompt
     assert "- self" not in prompt
     assert "Returns: np.ndarray" in prompt
     assert "np.maximum" not in prompt and "hidden" not in prompt
+
+
+def test_default_template_has_none_of_the_projects_additions():
+    fn = make_function()
+    prompt = template_prompt(fn)
+    assert "Required signature" not in prompt and "class Dense:" not in prompt and "```" not in prompt
+    assert prompt.endswith("Returns: np.ndarray")
+    assert template_prompt(fn, [CLASS_CONTEXT]).endswith("```") and "Required signature" not in template_prompt(fn, [CLASS_CONTEXT])
+    plain = make_function(qualname="iou", path="lib/boxes.py")
+    assert template_prompt(plain, [CLASS_CONTEXT]) == template_prompt(plain)  # a function has no class to show
 
 
 def test_template_prompt_for_a_function_without_docstring():
@@ -116,13 +132,20 @@ def test_template_drafting_is_deterministic(tmp_path):
         ("   \n", "empty response"),
         ("I'm sorry, but I can't help with that.", "refusal"),
         ("```python\ndef forward(self, x):\n    return x\n```", "code instead of prose"),
+        ("Implement `forward`:\n```python\nlayer.forward(x)\n```\nIt returns the activations.", "code instead of prose"),
         ("def forward(self, x):\n    hidden = x\n    return hidden", "code instead of prose"),
         ("Compute it as hidden = np.maximum(x @ self.weight + self.bias, 0.0) and return.", "leaks the implementation"),
     ],
 )
 def test_unusable_llm_answers_are_recognised(answer, reason):
-    problem = check_llm_text(answer, make_function())
+    problem = check_llm_text(answer, make_function(), "project")
     assert problem is not None and problem.startswith(reason)
+
+
+def test_the_papers_protocol_accepts_a_prompt_that_shows_a_call():
+    answer = "Implement `forward`, which applies the layer to a batch:\n```python\nlayer.forward(x, mask)\n```\nIt returns the activations."
+    assert check_llm_text(answer, make_function(), "paper") is None
+    assert check_llm_text("```python\ndef forward(self, x):\n    return x\n```", make_function(), "paper") == "code instead of prose"
 
 
 def test_a_prose_answer_is_accepted():
@@ -152,7 +175,7 @@ def test_llm_drafting_survives_faults_falls_back_and_never_pays_twice(tmp_path):
     write_jsonl(tmp_path / "functions.jsonl", functions)
     with StandIn(ScriptedResponder(ANSWERS), faults=[Fault("rate_limit", retry_after=0.05), Fault("server_error"), Fault("rate_limit", retry_after=0.05)]) as server:
         endpoint = LLMEndpoint(base_url=server.base_url, model="draft-model", concurrency=2, max_retries=4, price_in_per_mtok=1.0, price_out_per_mtok=2.0)
-        cfg = PromptsConfig(llm=endpoint, cache_dir=str(tmp_path / "cache"))
+        cfg = PromptsConfig(llm=endpoint, cache_dir=str(tmp_path / "cache"))  # the paper's protocol, no additions
         first = draft_prompts_file(tmp_path / "functions.jsonl", tmp_path / "first.jsonl", cfg)
         assert server.served == 4 and [r.status for r in server.log].count(200) == 4
         assert sorted(r.status for r in server.log if r.status != 200) == [429, 429, 500]
@@ -163,7 +186,7 @@ def test_llm_drafting_survives_faults_falls_back_and_never_pays_twice(tmp_path):
     by_name = {p.task_id.rsplit(":", 1)[1]: p for p in first}
     forward = by_name["Dense.forward"]
     assert (forward.source, forward.model, forward.status) == (PromptSource.LLM, "draft-model", "ok")
-    assert forward.prompt.startswith(PROSE) and "def forward(self, x: np.ndarray" in forward.prompt
+    assert forward.prompt == PROSE and (forward.protocol, forward.additions) == ("paper", [])
     assert forward.input_tokens > 0 and forward.cost_usd == pytest.approx((forward.input_tokens + 2 * forward.output_tokens) / 1e6)
     expected = {"Dense.backward": "empty response", "iou": "refusal", "area": "code instead of prose"}
     for name, reason in expected.items():
@@ -172,3 +195,44 @@ def test_llm_drafting_survives_faults_falls_back_and_never_pays_twice(tmp_path):
         assert record.error.startswith(reason) and record.cache_key and record.output_tokens >= 0
         fn = next(f for f in functions if f.task_id == record.task_id)
         assert record.prompt == template_prompt(fn)
+
+
+PAPER_REQUEST = (
+    "Create a prompt using the provided code and its docstring, incorporating the function or class name, "
+    "inputs, and outputs. 1. Code: {code} 2. Docstring: {docstring}"
+)  # the paper's words, written out here so a drift in the package's copy fails this test
+
+
+def test_the_default_build_sends_the_papers_template(tmp_path):
+    """The default configuration, given a drafting LLM, sends exactly the paper's request
+    through the openai client, and keeps the answer as the prompt with nothing appended."""
+    cfg = load_config_file(ROOT / "config/config.yaml", root=ROOT).prompts
+    functions = [make_function(qualname="Dense.forward"), make_function(path="lib/boxes.py", qualname="iou", docstring="Intersection over union.")]
+    with StandIn(ScriptedResponder([PROSE])) as server:
+        endpoint = LLMEndpoint(base_url=server.base_url, model="gpt-4o", api_key_env="NO_SUCH_KEY")
+        records = draft_prompts(functions, cfg.model_copy(update={"llm": endpoint, "cache_dir": str(tmp_path)}))
+        sent = {r.body["messages"][0]["content"].split("\n", 2)[0]: r.body["messages"] for r in server.log}
+    forward_code = METHOD_SOURCE.replace("\n    ", "\n").strip()  # dedented
+    expected = [
+        [{"role": "user", "content": PAPER_REQUEST.format(code=forward_code, docstring="Apply the layer to a batch.")}],
+        [{"role": "user", "content": PAPER_REQUEST.format(code=FUNCTION_SOURCE.strip(), docstring="Intersection over union.")}],
+    ]
+    assert sorted(sent.values(), key=str) == sorted(expected, key=str)
+    assert [(r.prompt, r.source, r.protocol, r.additions) for r in records] == [(PROSE, PromptSource.LLM, "paper", [])] * 2
+
+
+def test_the_projects_protocol_and_additions_are_options(tmp_path):
+    cfg = PromptsConfig(protocol="project", append_signature=True, append_class_context=True, cache_dir=str(tmp_path))
+    fn = make_function()
+    with StandIn(ScriptedResponder([PROSE])) as server:
+        endpoint = LLMEndpoint(base_url=server.base_url, model="draft-model", api_key_env="NO_SUCH_KEY")
+        [record] = draft_prompts([fn], cfg.model_copy(update={"llm": endpoint}))
+        [request] = server.log
+    system, user = request.body["messages"]
+    assert system == {"role": "system", "content": PROJECT_SYSTEM_PROMPT}
+    assert user["role"] == "user" and "class Dense:" in user["content"] and fn.source.rstrip() in user["content"]
+    assert record.prompt.startswith(PROSE + "\n\nRequired signature (keep it exactly):")
+    assert record.prompt.endswith("class Dense:\n    def __init__(self, weight, bias): ...\n```")
+    assert (record.protocol, record.additions) == ("project", [SIGNATURE, CLASS_CONTEXT])
+    [template] = draft_prompts([fn], cfg)
+    assert (template.protocol, template.additions) == (None, [SIGNATURE, CLASS_CONTEXT]) and "Required signature" in template.prompt

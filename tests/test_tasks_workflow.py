@@ -87,6 +87,7 @@ def test_rules_build_sheets_labels_and_benchmark(tmp_path):
         assert (tmp_path / "results/benchmark" / name).stat().st_size > 0
     card = (tmp_path / "results/benchmark/README.md").read_text()
     assert f"**{len(tasks)} tasks**" in card and f"| {ids[0]} | 0.25 | 4 |" in card
+    assert f"- template prompts (no drafting LLM answer): {len(tasks)}" in card  # no drafting LLM configured
     for log in ("assemble", "dataset_card"):
         assert (tmp_path / f"logs/{log}.log").exists()
     assert (tmp_path / "benchmarks/draft_prompts/owner__alpha.tsv").exists()

@@ -1,5 +1,5 @@
-"""The dataset card (``results/benchmark/README.md``): sources, statistics, agreement,
-test adequacy, drops.
+"""The dataset card (``results/benchmark/README.md``): sources, how the prompts were drafted,
+statistics, agreement, test adequacy, drops.
 
 Written after the report tables (rule ``dataset_card``), because the mutant kill rates come
 from evaluating the benchmark. Rendered from files only, with no timestamps, so rebuilding
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from dlbench.records import BenchmarkTask, MergedLabel
+from dlbench.records import BenchmarkTask, MergedLabel, PromptRecord, PromptSource
 from dlbench.store import read_jsonl, write_text
 from dlbench.tasks.vocab import DATA, STAGES, TASKS
 
@@ -142,6 +142,43 @@ def _counts(tasks: Sequence[BenchmarkTask], dimension: str, vocabulary: Sequence
     return [(name, counts[name], f"{100 * counts[name] / total:.1f}%") for name in order if counts[name] or name in vocabulary]
 
 
+def departures(prompts: Sequence[PromptRecord]) -> list[str]:
+    """How the drafts depart from the paper's protocol (an LLM sent the paper's template,
+    its answer taken as it is), one phrase per departure with its count."""
+    counts = Counter[str]()
+    for p in prompts:
+        if p.source == PromptSource.TEMPLATE:
+            counts["template prompts (no drafting LLM answer)"] += 1
+        elif p.protocol != "paper":
+            counts["drafted with this project's instructions (`prompts.protocol: project`)"] += 1
+        counts.update(f"`{a}` block appended (`prompts.append_{a}`)" for a in p.additions)
+    return [f"{what}: {n}" for what, n in sorted(counts.items())]
+
+
+def _drafting_section(prompts: Sequence[PromptRecord], edited: int) -> list[str]:
+    out = [
+        "## Prompts",
+        "",
+        "The paper drafted every prompt by sending GPT-4o one request: \"Create a prompt using the provided "
+        "code and its docstring, incorporating the function or class name, inputs, and outputs. 1. Code: "
+        "[CODE] 2. Docstring: [DOCSTRING]\" (`prompts.protocol: paper`, the default).",
+        "",
+    ]
+    if not prompts:
+        return [*out, "No drafted prompts were recorded for these tasks.", ""]
+    off = departures(prompts)
+    verdict = ["These drafts follow the paper's protocol."] if not off else [
+        "These drafts depart from the paper's protocol:", "", *(f"- {d}" for d in off)
+    ]  # fmt: skip
+    groups = Counter((p.source.value, p.model or "-", p.protocol or "-", ", ".join(p.additions) or "none", p.status) for p in prompts)
+    rows = [(*key, n) for key, n in sorted(groups.items())]
+    return [
+        *out, *verdict, "",
+        *_table(("source", "model", "protocol", "additions", "status", "tasks"), rows), "",
+        f"{edited} of these drafts were replaced by annotators' edits.", "",
+    ]  # fmt: skip
+
+
 def render_card(
     tasks: Sequence[BenchmarkTask],
     repos: Sequence[RepoRow],
@@ -149,8 +186,9 @@ def render_card(
     agreement: Sequence[dict[str, str]],
     adequacy: Sequence[Adequacy],
     threshold: float,
+    prompts: Sequence[PromptRecord] = (),
 ) -> str:
-    """Markdown dataset card."""
+    """Markdown dataset card; ``prompts`` are the drafts of ``tasks`` (how they were written)."""
     discarded = [label for label in labels if not label.keep]
     edited = sum(t.prompt_source == "edited" for t in tasks)
     out = [
@@ -172,6 +210,7 @@ def render_card(
             [(r.repo, f"`{r.sha}`" if r.sha else "-", r.license or "-", r.tasks, "yes" if r.keep else "no", r.reasons or "-") for r in repos],
         ),
         "",
+        *_drafting_section(prompts, edited),
         "## Statistics",
         "",
     ]
@@ -234,11 +273,15 @@ def card_file(
     tables_dir: str | Path,
     out: str | Path,
     threshold: float,
+    prompts: Sequence[str | Path] = (),
 ) -> str:
-    """Rule entry point: benchmark + repository verdicts + labels + adequacy table → the card."""
+    """Rule entry point: benchmark + repository verdicts + labels + drafts + adequacy table → the card."""
     tasks = read_jsonl(benchmark, BenchmarkTask)
     adequacy = read_adequacy(Path(tables_dir) / ADEQUACY_FILE)
-    card = render_card(tasks, read_repos_csv(repos), read_jsonl(merged, MergedLabel), read_agreement(agreement), adequacy, threshold)
+    ids = {t.task_id for t in tasks}
+    drafts = [p for path in prompts for p in read_jsonl(path, PromptRecord) if p.task_id in ids]
+    labels = read_jsonl(merged, MergedLabel)
+    card = render_card(tasks, read_repos_csv(repos), labels, read_agreement(agreement), adequacy, threshold, drafts)
     write_text(out, card)
     log.info("dataset card: %d tasks, %d flagged by mutant kill rate", len(tasks), sum(a.flagged for a in adequacy))
     return card

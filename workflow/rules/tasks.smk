@@ -11,6 +11,7 @@ rule draft_prompts:
     params:
         # the drafting LLM shapes the prompts (null: templates); how fast it answers does not
         llm=CFG.prompts.llm and CFG.prompts.llm.model_dump(mode="json", exclude={"concurrency", "timeout_s", "max_retries"}),
+        drafting=CFG.prompts.model_dump(mode="json", include={"protocol", "append_signature", "append_class_context"}),
     log:
         "logs/draft_prompts/{repo}.log",
     benchmark:
@@ -84,6 +85,7 @@ rule dataset_card:
         repos="results/benchmark/repos.csv",
         merged="results/labels/merged.jsonl",
         agreement="results/labels/agreement.csv",
+        prompts=get_all("results/prompts/{repo}.jsonl"),  # how each prompt was drafted
         tables="results/tables",
     output:
         report("results/benchmark/README.md", category="Benchmark"),
