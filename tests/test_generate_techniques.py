@@ -29,6 +29,8 @@ def test_few_shot_draws_three_examples_from_other_repositories_seeded():
     assert choose_examples(task, "few-shot", TASKS, None, seed=0) == examples
     draws = {tuple(e.task_id for e in choose_examples(task, "few-shot", TASKS, None, seed=s)) for s in range(6)}
     assert len(draws) > 1  # the seed matters
+    by_run = [tuple(e.task_id for e in choose_examples(task, "few-shot", TASKS, None, seed=0, run=r)) for r in range(4)]
+    assert by_run[0] == tuple(e.task_id for e in examples) and len(set(by_run)) > 1  # each run draws afresh
 
 
 def test_stage_few_shot_uses_the_predicted_stage_from_other_repositories():

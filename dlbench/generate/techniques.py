@@ -2,7 +2,8 @@
 
 ``zero-shot`` is the paper's vanilla prompt: the task's prompt and an instruction to
 return only the complete function in a python code block. ``few-shot`` prefixes three
-solved examples drawn at random (seeded per task) from OTHER repositories;
+solved examples drawn at random (seeded per task and run: each run of a model draws its
+examples afresh, as the paper averaged two draws) from OTHER repositories;
 ``stage-few-shot`` draws them from tasks of the task's *predicted* pipeline stage (also
 from other repositories), topping up from any stage when fewer exist. Examples are prior
 user/assistant turns, so the model sees each solution answered in the requested format.
@@ -51,9 +52,10 @@ def messages_for(
     pool: Sequence[BenchmarkTask] = (),
     predicted_stages: Mapping[str, str | None] | None = None,
     seed: int = 0,
+    run: int = 0,
 ) -> Messages:
-    """The chat messages of ``technique`` for ``task``; ``pool`` is every benchmark task."""
-    examples = choose_examples(task, technique, pool, predicted_stages, seed)
+    """The chat messages of ``technique`` for ``task`` in ``run``; ``pool`` is every benchmark task."""
+    examples = choose_examples(task, technique, pool, predicted_stages, seed, run)
     turns: Messages = []
     for example in examples:
         turns += [user_turn(example), answer_turn(example)]
@@ -66,14 +68,16 @@ def choose_examples(
     pool: Sequence[BenchmarkTask],
     predicted_stages: Mapping[str, str | None] | None,
     seed: int,
+    run: int = 0,
 ) -> list[BenchmarkTask]:
-    """The few-shot examples of ``task`` (none for zero-shot), seeded by task id."""
+    """The few-shot examples of ``task`` (none for zero-shot), seeded by task id and run."""
     if technique == ZERO_SHOT:
         return []
     if technique not in LLM_TECHNIQUES:
         raise TechniqueError(f"unknown technique {technique!r} (known: {', '.join(LLM_TECHNIQUES)})")
     others = sorted((t for t in pool if t.slug != task.slug), key=lambda t: t.task_id)
-    rng = random.Random(f"{seed}:{technique}:{task.task_id}")
+    # run 0 keeps the seed string it always had, so cached answers of earlier single runs stay valid
+    rng = random.Random(f"{seed}:{technique}:{task.task_id}" + (f":run{run}" if run else ""))
     if technique == FEW_SHOT:
         return rng.sample(others, min(N_EXAMPLES, len(others)))
     if predicted_stages is None:
