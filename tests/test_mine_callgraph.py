@@ -165,9 +165,15 @@ def test_constructors_and_methods_on_bound_objects(tmp_path):
     assert calls[prefix + "test_constructor_reaches_inherited_init"] == ["pkg/models.py:Base.__init__"]
     assert calls[prefix + "test_class_without_init_reaches_nothing"] == []
     assert calls[prefix + "test_bound_object"] == ["pkg/models.py:Base.__init__", "pkg/models.py:Model.fit"]
-    assert calls[prefix + "test_inherited_method_and_chain"] == ["pkg/models.py:Base.__init__", "pkg/models.py:Base.forward"]
+    assert calls[prefix + "test_inherited_method_and_chain"] == [
+        "pkg/models.py:Base.__init__",
+        "pkg/models.py:Base.forward",
+    ]
     assert calls[prefix + "test_library_return_annotation"] == ["pkg/models.py:Model.fit", "pkg/models.py:make_model"]
-    assert calls[prefix + "test_classmethod_returning_cls"] == ["pkg/models.py:Base.forward", "pkg/models.py:Model.create"]
+    assert calls[prefix + "test_classmethod_returning_cls"] == [
+        "pkg/models.py:Base.forward",
+        "pkg/models.py:Model.create",
+    ]
     assert calls[prefix + "test_with_and_annotation"] == [
         "pkg/models.py:Base.__init__",
         "pkg/models.py:Model.fit",
@@ -342,24 +348,57 @@ def test_parametrize_collapse_external_calls_and_min_tests(tmp_path):
     }
 
 
-def test_test_support_code_is_neither_target_nor_followed(tmp_path):
+def test_test_support_modules_are_followed_never_targets(tmp_path):
     files = dict(PKG)
     files["tests/__init__.py"] = ""
-    files["tests/utils.py"] = """
+    files["tests/utils/__init__.py"] = ""
+    files["tests/utils/data.py"] = """
         from pkg import api
+        from pkg.models import Model
 
         def make():
             return api(1)
+
+        def model(n):
+            return Model(n)
+
+        class Builder:
+            def __init__(self):
+                self.area = unused()
+
+            def build(self) -> Model:
+                return model(2)
+
+        def unused():
+            from pkg import boxes
+            return boxes.area(0)
     """
     files["tests/test_support.py"] = """
         from pkg import boxes
-        from tests.utils import make
+        from tests.utils.data import Builder, make, model
 
         def test_a():
             make()
             boxes.area(1)
+
+        def test_helper_types_its_result():
+            model(1).fit(0)
+
+        def test_support_class():
+            Builder().build().forward(0)
     """
-    assert calls_of(mine_tree(tmp_path, files))["tests/test_support.py::test_a"] == ["pkg/boxes.py:area"]
+    calls = calls_of(mine_tree(tmp_path, files))
+    # tests/utils/data.py runs for the test: what it calls is reached, its own functions never are.
+    assert calls["tests/test_support.py::test_a"] == ["pkg/boxes.py:area", "pkg/core/impl.py:api"]
+    assert calls["tests/test_support.py::test_helper_types_its_result"] == [
+        "pkg/models.py:Base.__init__",
+        "pkg/models.py:Model.fit",
+    ]
+    assert calls["tests/test_support.py::test_support_class"] == [
+        "pkg/boxes.py:area",
+        "pkg/models.py:Base.__init__",
+        "pkg/models.py:Base.forward",
+    ]
 
 
 def test_src_layout_and_namespace_package(tmp_path):
@@ -507,5 +546,6 @@ def test_definitions_inside_module_level_blocks(tmp_path):
     """
     calls = calls_of(mine_tree(tmp_path, files))
     assert calls == {
-        f"tests/test_guarded.py::{name}": ["pkg/core/impl.py:api"] for name in ("test_guarded", "test_old", "test_in_else")
+        f"tests/test_guarded.py::{name}": ["pkg/core/impl.py:api"]
+        for name in ("test_guarded", "test_old", "test_in_else")
     }

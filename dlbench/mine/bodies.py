@@ -11,6 +11,11 @@ it against the symbol table. Expressions are kept as small tuples:
 - ``("call", expr)``: the value returned by calling ``expr``;
 - ``("attr", expr, "name")``: an attribute of a value that is not a plain dotted name;
 - ``("ann", "C")``: a value annotated as ``C``.
+
+Syntax that runs a special method is kept as ``(method, subject, other)``: ``len(x)`` is
+``("__len__", x, None)``, ``a * b`` is ``("__mul__", a, b)`` (``b``'s reflected method runs
+when ``a``'s class has none), ``x[i]`` is ``("__getitem__", x, None)``. Attribute chains
+that are read or assigned (``obj.a.b``) are kept for properties.
 """
 
 from __future__ import annotations
@@ -27,6 +32,66 @@ log = logging.getLogger(__name__)
 
 Expr = tuple
 
+# Builtins that run a special method of their first argument.
+BUILTIN_SPECIALS = {
+    "len": "__len__",
+    "str": "__str__",
+    "repr": "__repr__",
+    "iter": "__iter__",
+    "next": "__next__",
+    "bool": "__bool__",
+    "abs": "__abs__",
+    "hash": "__hash__",
+    "float": "__float__",
+    "int": "__int__",
+    "reversed": "__reversed__",
+    "list": "__iter__",
+    "tuple": "__iter__",
+    "set": "__iter__",
+    "sorted": "__iter__",
+    "enumerate": "__iter__",
+}
+_BINARY = {
+    cst.Add: "add",
+    cst.Subtract: "sub",
+    cst.Multiply: "mul",
+    cst.Divide: "truediv",
+    cst.FloorDivide: "floordiv",
+    cst.Modulo: "mod",
+    cst.Power: "pow",
+    cst.MatrixMultiply: "matmul",
+    cst.BitAnd: "and",
+    cst.BitOr: "or",
+    cst.BitXor: "xor",
+    cst.LeftShift: "lshift",
+    cst.RightShift: "rshift",
+}
+_AUGMENTED = {
+    cst.AddAssign: "add",
+    cst.SubtractAssign: "sub",
+    cst.MultiplyAssign: "mul",
+    cst.DivideAssign: "truediv",
+    cst.FloorDivideAssign: "floordiv",
+    cst.ModuloAssign: "mod",
+    cst.PowerAssign: "pow",
+    cst.MatrixMultiplyAssign: "matmul",
+    cst.BitAndAssign: "and",
+    cst.BitOrAssign: "or",
+    cst.BitXorAssign: "xor",
+    cst.LeftShiftAssign: "lshift",
+    cst.RightShiftAssign: "rshift",
+}
+# Comparisons: the left operand's method, else the right operand's reflection.
+_COMPARE = {
+    cst.Equal: ("__eq__", "__eq__"),
+    cst.NotEqual: ("__ne__", "__ne__"),
+    cst.LessThan: ("__lt__", "__gt__"),
+    cst.GreaterThan: ("__gt__", "__lt__"),
+    cst.LessThanEqual: ("__le__", "__ge__"),
+    cst.GreaterThanEqual: ("__ge__", "__le__"),
+}
+_UNARY = {cst.Minus: "__neg__", cst.Plus: "__pos__", cst.BitInvert: "__invert__", cst.Not: "__bool__"}
+
 
 @dataclass(slots=True)
 class BodySummary:
@@ -37,6 +102,8 @@ class BodySummary:
     self_attrs: dict[str, list[Expr]] = field(default_factory=dict)  # self.x -> values
     returns: list[Expr] = field(default_factory=list)  # returned or yielded values
     imports: dict[str, tuple[int, str, str | None]] = field(default_factory=dict)  # local imports
+    specials: list[tuple[str, Expr | None, Expr | None]] = field(default_factory=list)  # (method, subject, other)
+    reads: list[Expr] = field(default_factory=list)  # attribute chains: properties run when read
 
 
 def summarize_bodies(source: str) -> dict[str, BodySummary]:
@@ -96,15 +163,76 @@ class _BodyVisitor(cst.CSTVisitor):
     def __init__(self) -> None:
         super().__init__()
         self.summary = BodySummary()
+        self._inner: set[int] = set()  # attribute nodes inside a longer chain (kept whole)
+        self._stores: set[int] = set()  # subscripts assigned to (``__setitem__``, not ``__getitem__``)
 
     def visit_Call(self, node: cst.Call) -> None:
         callee = to_expr(node.func)
         if callee is not None:
             self.summary.calls.append(callee)
+        if isinstance(node.func, cst.Name) and node.func.value in BUILTIN_SPECIALS and node.args:
+            self._special(BUILTIN_SPECIALS[node.func.value], node.args[0].value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self._bind(target.target, to_expr(node.value))
+            self._store(target.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        name = _AUGMENTED.get(type(node.operator))
+        if name is not None:  # ``a += b``: ``__iadd__``, else ``__add__`` (the resolver falls back)
+            self._special(f"__i{name}__", node.target, node.value)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        name = _BINARY.get(type(node.operator))
+        if name is not None:
+            self._special(f"__{name}__", node.left, node.right)
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        name = _UNARY.get(type(node.operator))
+        if name is not None:
+            self._special(name, node.expression)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        left = node.left
+        for target in node.comparisons:
+            if isinstance(target.operator, cst.In | cst.NotIn):
+                self._special("__contains__", target.comparator)
+            elif (names := _COMPARE.get(type(target.operator))) is not None:
+                self._special(names[0], left, target.comparator)
+            left = target.comparator
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if id(node) not in self._stores:
+            self._special("__getitem__", node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Attribute):
+            self._inner.add(id(node.value))
+        if id(node) not in self._inner and (expr := to_expr(node)) is not None:
+            self.summary.reads.append(expr)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._special("__iter__", node.iter)
+        if isinstance(node.iter, cst.List | cst.Tuple):  # ``for cls in [A, B]``: cls is A, then B
+            for element in node.iter.elements:
+                self._bind(node.target, to_expr(element.value))
+
+    def visit_With(self, node: cst.With) -> None:
+        for item in node.items:
+            self._special("__enter__", item.item)
+            self._special("__exit__", item.item)
+
+    def _special(self, method: str, subject: cst.BaseExpression, other: cst.BaseExpression | None = None) -> None:
+        """Record syntax that runs ``method`` of ``subject`` (or ``other``'s reflection)."""
+        pair = (to_expr(subject), to_expr(other) if other is not None else None)
+        if pair != (None, None):
+            self.summary.specials.append((method, *pair))
+
+    def _store(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Subscript):
+            self._stores.add(id(target))
+            self._special("__setitem__", target.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         annotation = annotation_dotted(node.annotation.annotation)

@@ -1,7 +1,8 @@
 """Per-file parse summaries, cached by content hash and computed on a process pool.
 
-A file's summary (``ast`` definitions, plus libcst body summaries for test code) depends
-only on its bytes and on whether it is test code, so the cache key is
+A file's summary (``ast`` definitions, plus libcst body summaries for test code and test
+support: helpers in ``tests/utils`` run as part of the tests that call them) depends only
+on its bytes and on whether its path is test code, so the cache key is
 ``sha256(version, tag, bytes)``: a rerun after one file changed re-parses that file
 only, and identical files in different checkouts share an entry. ``extract`` stores its
 per-file extraction and blame results the same way. Entries are pickles written
@@ -34,10 +35,11 @@ from dlbench.mine.symbols import (
 )
 from dlbench.records import CloneRecord, CloneStatus
 from dlbench.store import atomic_path, read_json
+from dlbench.testfiles import in_test_dir, named_like_test
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = "6"  # bump when a summary class changes shape or files are read differently
+CACHE_VERSION = "7"  # bump when a summary class changes shape or files are read differently
 _POOL_MIN_FILES = 16
 T = TypeVar("T")
 J = TypeVar("J")
@@ -47,7 +49,7 @@ R = TypeVar("R")  # below this, starting worker processes costs more than it sav
 @dataclass(slots=True)
 class FileSummary:
     module: ModuleSummary
-    bodies: dict[str, BodySummary] | None  # only for test code (libcst)
+    bodies: dict[str, BodySummary] | None  # only for test code and test support (libcst)
 
 
 @dataclass(slots=True)
@@ -59,8 +61,16 @@ class ParseStats:
 
 
 def summarize_file(source: str, test_code: bool) -> FileSummary:
-    """Parse one file: ``ast`` for definitions; libcst bodies too when it is test code."""
-    return FileSummary(summarize_source(source), summarize_bodies(source) if test_code else None)
+    """Parse one file: ``ast`` for definitions; libcst bodies too when it is test code by
+    its path or imports pytest (the files ``tests.is_test_support`` names)."""
+    module = summarize_source(source)
+    support = test_code or "pytest" in module.imported_modules
+    return FileSummary(module, summarize_bodies(source) if support else None)
+
+
+def is_test_path(path: str, layout: PytestLayout) -> bool:
+    """Test code or test support by its path alone."""
+    return layout.is_test_code(path) or named_like_test(path) or in_test_dir(path)
 
 
 def _summarize_job(job: tuple[str, bool]) -> FileSummary:
@@ -125,7 +135,7 @@ def load_summaries(
         data = (root / path).read_bytes()
         stats.files += 1
         stats.lines += data.count(b"\n")
-        key = cache.key(data, f"summary:{int(layout.is_test_code(path))}")
+        key = cache.key(data, f"summary:{int(is_test_path(path, layout))}")
         hit = cache.get(key, FileSummary)
         if hit is None:
             misses.append((path, key))
@@ -134,7 +144,7 @@ def load_summaries(
     stats.cached = len(summaries)
     stats.parsed = len(misses)
     progress = Progress(len(misses), "parse files")
-    jobs = [(str(root / path), layout.is_test_code(path)) for path, _ in misses]
+    jobs = [(str(root / path), is_test_path(path, layout)) for path, _ in misses]
     for (path, key), summary in zip(misses, parallel_map(_summarize_job, jobs, cfg.workers), strict=True):
         cache.put(key, summary)
         summaries[path] = summary
@@ -142,7 +152,9 @@ def load_summaries(
     log.info("parsed %d files, %d from cache (%d lines)", stats.parsed, stats.cached, stats.lines)
     broken = sorted(p for p, s in summaries.items() if s.module.syntax_error)
     if broken:  # kept with empty summaries: they define nothing and call nothing
-        log.warning("%d files do not parse, e.g. %s: %s", len(broken), broken[0], summaries[broken[0]].module.syntax_error)
+        log.warning(
+            "%d files do not parse, e.g. %s: %s", len(broken), broken[0], summaries[broken[0]].module.syntax_error
+        )
     return summaries, stats
 
 

@@ -1,9 +1,9 @@
 """Test call graph: the repository functions each test reaches.
 
 Depth rule (the paper took the functions that tests call): a function is reached by a
-test when it is called from test code that runs for that test: the test body, helper
-functions of the same test module and methods of the same test class it calls
-(transitively), and with ``mine.tested_by: reached`` also ``setUp``/``setup_method``/
+test when it is called from test code that runs for that test: the test body, the
+helper functions and test-support classes it calls (of the test module or of another
+test-support module such as ``tests/utils.py``, transitively), and with ``mine.tested_by: reached`` also ``setUp``/``setup_method``/
 ``tearDown`` and the fixtures it requests by argument name, ``usefixtures`` or
 ``autouse`` (transitively through fixtures; test module, test class and every
 ``conftest.py`` from the test's folder up to the root). ``mine.tested_by: called`` keeps
@@ -13,18 +13,25 @@ that calls any other repository function: its objects were built to test that on
 
 Resolution, against ``symbols.SymbolTable`` (imports, aliases, relative imports,
 re-exports): ``f()``, ``mod.sub.f()``; ``C(...)`` reaches ``C.__init__`` (defined by C or
-a repository base); ``obj.m()`` reaches ``C.m`` (through repository bases) when ``obj``
-is bound to ``C(...)`` in the scope, annotated ``C``, an attribute ``self.x`` bound so
-in the test class, or comes from a fixture/helper/library function that returns
-``C(...)`` or is annotated ``-> C``; ``super().m()`` in test-module classes; ``obj(...)``
-reaches ``C.__call__``, or ``C.forward`` for a torch ``nn.Module`` (``call`` for Keras
-layers), whose ``__call__`` lives in the framework only to dispatch there.
+a repository base); ``obj.m()`` reaches ``C.m`` (through the repository bases in Python's
+C3 order) when ``obj`` is bound to ``C(...)`` in the scope, annotated ``C``, an attribute
+``self.x`` bound so in the test class or a property annotated ``-> C``, or comes from a
+fixture/helper/library function that returns ``C(...)`` or is annotated ``-> C``;
+``super().m()`` in test-module classes; ``obj(...)`` reaches ``C.__call__``, or
+``C.forward`` for a torch ``nn.Module`` (``call`` for Keras layers), whose ``__call__``
+lives in the framework only to dispatch there. A name can also hold a class or function
+itself: a ``parametrize`` value (``parametrize("cls", [A, B])`` then ``cls(...)`` reaches
+``A.__init__`` and ``B.__init__``), a loop over a literal list, or ``cls = A``. Syntax
+that runs a special method reaches it on objects of known classes (``len(obj)``,
+``a == b``, ``a * b``, ``obj[i]``, ``with obj``, ``for x in obj``; ``specials``), and
+reading ``obj.p`` reaches the property ``p``.
 
-Not followed (static limits): callables passed as values (``parametrize`` arguments,
-``getattr``, callbacks), once-per-class/module setup (``setUpClass``, ``setup_module``,
-which run for the first test only), helpers imported from other test-support modules,
-and methods on objects whose class is not visible as above. Calls that
-leave the repository (numpy, stdlib) and functions of test support files are dropped.
+Not followed (static limits): callables passed as other values (``getattr``,
+callbacks, fixture ``params``), once-per-class/module setup (``setUpClass``,
+``setup_module``, which run for the first test only), and methods on objects whose
+class is not visible as above (an object a factory picks by string is typed by the
+factory's annotation, which names the base class). Calls that leave the repository
+(numpy, stdlib) and functions of test support files are dropped.
 """
 
 from __future__ import annotations
@@ -35,9 +42,10 @@ from pathlib import Path
 
 from dlbench.config import MineConfig
 from dlbench.logs import Progress
-from dlbench.mine.bodies import Expr
+from dlbench.mine.bodies import BodySummary, Expr
 from dlbench.mine.cache import LoadedRepo, load_clone
 from dlbench.mine.reach import LibraryCalls
+from dlbench.mine.specials import candidates, reflection
 from dlbench.mine.symbols import Decorator, FunctionInfo, ImportRef, Symbol
 from dlbench.mine.tests import is_test_support
 from dlbench.records import CallRecord, TestCase
@@ -50,6 +58,7 @@ MAX_DEPTH = 8  # bound on type inference through bindings, returns and attribute
 SETUP_METHODS = ("setUp", "tearDown", "setup_method", "teardown_method")
 SETUP_FUNCTIONS = ("setup_function", "teardown_function")
 NOT_FIXTURES = frozenset({"self", "cls", "request"})
+PROPERTY_DECORATORS = frozenset({"property", "cached_property", "setter", "getter", "deleter"})
 # (base prefix, base suffix, method): frameworks whose ``__call__`` runs a user method.
 FRAMEWORK_DISPATCH = (("torch.", ".Module", "forward"), ("keras", ".Layer", "call"), ("keras", ".Model", "call"))
 
@@ -84,6 +93,11 @@ def fixture_name(info: FunctionInfo) -> str:
     return _fixture_option(info, "name") or info.name
 
 
+def is_property(info: FunctionInfo) -> bool:
+    """``@property``/``@cached_property`` and a property's ``@p.setter`` (same qualname)."""
+    return any(d.name.rpartition(".")[2] in PROPERTY_DECORATORS for d in info.decorators)
+
+
 def _argnames(decorators: tuple[Decorator, ...], mark: str) -> list[str]:
     """Names given to ``pytest.mark.<mark>(...)`` (parametrize argnames, usefixtures)."""
     names: list[str] = []
@@ -112,6 +126,7 @@ class CallGraph:
         self._effects: dict[Scope, tuple[frozenset[str], tuple[Scope, ...]]] = {}
         self._returns: dict[tuple[Symbol, Symbol | None, Context], set[Symbol]] = {}
         self._locals: dict[tuple[Scope, str], set[Symbol]] = {}
+        self._values: dict[tuple[Scope, str], set[Symbol]] = {}
         self.library = LibraryCalls(repo.root, self.table, self.support) if reach == "transitive" else None
 
     # ---------------------------------------------------------------- per test
@@ -162,11 +177,21 @@ class CallGraph:
         body = self.bodies.get(scope.fn.path, {}).get(scope.fn.qualname)
         found: set[str] = set()
         follow: list[Scope] = []
-        for call in body.calls if body else ():
-            for target in self.callee_targets(call, scope, 0):
-                self._reach(target, scope, found, follow)
+        for target in self._body_targets(body, scope) if body else ():
+            self._reach(target, scope, found, follow)
         self._effects[scope] = (frozenset(found), tuple(follow))
         return self._effects[scope]
+
+    def _body_targets(self, body: BodySummary, scope: Scope) -> set[Symbol]:
+        """What a body runs: its calls, special methods of its syntax, properties it reads."""
+        targets: set[Symbol] = set()
+        for call in body.calls:
+            targets |= self.callee_targets(call, scope, 0)
+        for method, subject, other in body.specials:
+            targets |= self.special_targets(method, subject, other, scope)
+        for read in body.reads:
+            targets |= self.property_targets(read, scope)
+        return targets
 
     def _reach(self, target: Symbol, scope: Scope, found: set[str], follow: list[Scope]) -> None:
         if target.kind == "class":
@@ -178,7 +203,7 @@ class CallGraph:
             return
         if target.path not in self.support:
             found.add(target.key)
-        elif target.path == scope.fn.path and target.path in self.bodies:
+        elif target.path in self.bodies:  # test code: the test module's or another support module's
             follow.append(Scope(target, self._self_for(target, scope), scope.ctx))
 
     def _self_for(self, method: Symbol, scope: Scope) -> Symbol | None:
@@ -283,7 +308,8 @@ class CallGraph:
             head, *rest = expr[1].split(".")
             local = self.local_types(head, scope, depth)
             if local is not None:
-                return self._member_targets(local, rest, scope, depth)
+                values = self.local_values(head, scope, depth)
+                return self._member_targets(local, rest, scope, depth) | self._value_members(values, rest)
             target = self.resolve_name(scope, expr[1])
             return {target} if target is not None else set()
         if expr[0] == "attr":
@@ -310,6 +336,14 @@ class CallGraph:
         for attr in attrs[:-1]:
             classes = self._attr_types(classes, attr, scope.ctx, depth + 1)
         return {m for c in classes if (m := self.table.method(c, attrs[-1])) is not None}
+
+    def _value_members(self, values: set[Symbol], attrs: list[str]) -> set[Symbol]:
+        """Calling a name that holds classes or functions (``cls(...)``, ``cls.create(...)``)."""
+        if not attrs:
+            return values
+        if len(attrs) > 1:
+            return set()
+        return {m for v in values if v.kind == "class" and (m := self.table.method(v, attrs[0])) is not None}
 
     def _instance_call(self, cls: Symbol) -> Symbol | None:
         """``obj(...)``: the class's ``__call__``, or the method a framework's ``__call__``
@@ -356,12 +390,99 @@ class CallGraph:
         annotation = dict(info.annotations).get(name)
         if annotation and (cls := self.table.resolve(scope.fn.path, annotation)) and cls.kind == "class":
             return {cls}
-        if name in NOT_FIXTURES:
+        if name in NOT_FIXTURES or name in self._parametrized(scope, name) or not self._takes_fixtures(scope, info):
             return set()
         fixture = self.fixture_for(scope.ctx, name, scope.fn if is_fixture(info) else None)
         if fixture is None:
             return set()
         return self.return_types(fixture, scope.ctx.cls if "." in fixture.qualname else None, scope.ctx, depth + 1)
+
+    @staticmethod
+    def _takes_fixtures(scope: Scope, info: FunctionInfo) -> bool:
+        """Whether pytest fills the function's arguments: fixtures, tests and test-class
+        methods do; a plain helper function of another module gets them from its caller."""
+        return is_fixture(info) or scope.fn.path == scope.ctx.path or "." in scope.fn.qualname
+
+    def _parametrized(self, scope: Scope, name: str) -> dict[str, tuple[str, ...]]:
+        """``parametrize`` values of the scope's function (and of its test class) by
+        argument name, as dotted names in the function's module."""
+        info = self.table.function_info(scope.fn)
+        decorators = info.decorators if info else ()
+        if scope.ctx.cls is not None and "." in scope.fn.qualname:
+            decorators += self.table.class_info(scope.ctx.cls).decorators
+        return {arg: names for d in decorators for arg, names in d.values}
+
+    def local_values(self, name: str, scope: Scope, depth: int) -> set[Symbol]:
+        """Classes and functions a local name may hold as such (not instances of them): its
+        ``parametrize`` values, or names it is bound to (``cls = A``, ``for cls in [A, B]``)."""
+        key = (scope, name)
+        if key not in self._values:
+            self._values[key] = set()  # guards ``a = b; b = a`` cycles
+            found = {
+                v
+                for dotted in self._parametrized(scope, name).get(name, ())
+                if (v := self._value(dotted, scope.fn.path))
+            }
+            body = self.bodies.get(scope.fn.path, {}).get(scope.fn.qualname)
+            for value in body.bindings.get(name, ()) if body and depth <= MAX_DEPTH else ():
+                found |= self._bound_values(value, scope, depth + 1)
+            self._values[key] = found
+        return self._values[key]
+
+    def _bound_values(self, value: Expr, scope: Scope, depth: int) -> set[Symbol]:
+        if value[0] != "n":
+            return set()
+        head, *rest = value[1].split(".")
+        if self.local_types(head, scope, depth) is not None:
+            return set() if rest else self.local_values(head, scope, depth)
+        target = self.resolve_name(scope, value[1])
+        return {target} if target is not None and target.kind in ("class", "function") else set()
+
+    def _value(self, dotted: str, path: str) -> Symbol | None:
+        target = self.table.resolve(path, dotted)
+        return target if target is not None and target.kind in ("class", "function") else None
+
+    # ---------------------------------------------------------------- syntax
+
+    def special_targets(self, method: str, subject: Expr | None, other: Expr | None, scope: Scope) -> set[Symbol]:
+        """The special method syntax runs: the subject's, else the other operand's reflection."""
+        found = self._special_methods(subject, method, scope)
+        if not found and other is not None:
+            found = self._special_methods(other, reflection(method), scope)
+        return found
+
+    def _special_methods(self, expr: Expr | None, method: str, scope: Scope) -> set[Symbol]:
+        found: set[Symbol] = set()
+        for cls in self.type_of(expr, scope, 1) if expr is not None else ():
+            target = next((m for name in candidates(method) if (m := self.table.method(cls, name))), None)
+            if target is not None:
+                found.add(target)
+        return found
+
+    def property_targets(self, expr: Expr, scope: Scope) -> set[Symbol]:
+        """Properties an attribute chain reads (``obj.a.b``: ``a`` on obj's class, ``b`` on a's)."""
+        attrs: list[str] = []
+        while expr[0] == "attr":
+            attrs.insert(0, expr[2])
+            expr = expr[1]
+        if expr[0] == "n":
+            head, *rest = expr[1].split(".")
+            classes = self.local_types(head, scope, 1) or set()
+            attrs = rest + attrs
+        else:
+            classes = self.type_of(expr, scope, 1)
+        found: set[Symbol] = set()
+        for attr in attrs:
+            found |= {p for c in classes if (p := self._property(c, attr)) is not None}
+            classes = self._attr_types(classes, attr, scope.ctx, 2) if attr != attrs[-1] else set()
+        return found
+
+    def _property(self, cls: Symbol, name: str) -> Symbol | None:
+        method = self.table.method(cls, name)
+        info = self.table.function_info(method) if method is not None else None
+        return method if info is not None and is_property(info) else None
+
+    # ---------------------------------------------------------------- types
 
     def type_of(self, expr: Expr, scope: Scope, depth: int) -> set[Symbol]:
         """Classes the value of an expression may be an instance of."""
@@ -408,9 +529,12 @@ class CallGraph:
         return found
 
     def _attr_types(self, classes: set[Symbol], attr: str, ctx: Context, depth: int) -> set[Symbol]:
-        """Types of ``instance.attr`` from ``self.attr = ...`` in test-code methods."""
+        """Types of ``instance.attr``: ``self.attr = ...`` in test-code methods, or what the
+        property ``attr`` returns."""
         found: set[Symbol] = set()
         for cls in classes:
+            if (prop := self._property(cls, attr)) is not None:
+                found |= self.return_types(prop, cls, ctx, depth + 1)
             for item in self.table.mro(cls):
                 for qualname, body in self.bodies.get(item.path, {}).items():
                     if qualname.startswith(f"{item.qualname}.") and attr in body.self_attrs:

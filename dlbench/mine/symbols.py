@@ -71,6 +71,9 @@ class Decorator:
     name: str  # dotted name of the decorator callable, e.g. "pytest.mark.parametrize"
     args: tuple[str, ...] = ()  # constant string positional arguments (lists flattened)
     kwargs: tuple[tuple[str, str], ...] = ()  # constant keyword arguments, as str()
+    # ``parametrize`` only: (argname, dotted names of the values it takes), for the values
+    # that are names (classes, functions), written inline or in a module-level list.
+    values: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,8 +129,9 @@ def summarize_source(source: str) -> ModuleSummary:
     except Unparsable as exc:
         summary.syntax_error = str(exc)
         return summary
+    sequences: Sequences = {}
     for node in module_level(tree.body):
-        _add_statement(summary, node)
+        _add_statement(summary, node, sequences)
     return summary
 
 
@@ -146,11 +150,13 @@ def module_level(body: list[ast.stmt]):
             yield node
 
 
-def _add_statement(summary: ModuleSummary, node: ast.stmt) -> None:
+def _add_statement(summary: ModuleSummary, node: ast.stmt, sequences: Sequences) -> None:
+    """Add one module-level statement; ``sequences``: the module's list literals bound so
+    far (a decorator sees the binding of its name at the point of the ``def``)."""
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-        summary.functions[node.name] = _function_info(node, None)
+        summary.functions[node.name] = _function_info(node, None, sequences)
     elif isinstance(node, ast.ClassDef):
-        summary.classes[node.name] = _class_info(node)
+        summary.classes[node.name] = _class_info(node, sequences)
     elif isinstance(node, ast.Import):
         for alias in node.names:
             summary.imported_modules.add(alias.name.split(".")[0])
@@ -167,6 +173,7 @@ def _add_statement(summary: ModuleSummary, node: ast.stmt) -> None:
         target = dotted_name(node.value)
         if target and isinstance(node.value, ast.Name | ast.Attribute):
             summary.aliases[node.targets[0].id] = target
+        _bind_sequence(sequences, node.targets[0].id, node.value)
 
 
 def _assigns_all(node: ast.stmt) -> bool:
@@ -199,21 +206,27 @@ def _add_from_import(summary: ModuleSummary, node: ast.ImportFrom) -> None:
             summary.imports[alias.asname or alias.name] = ImportRef(node.level, module, alias.name)
 
 
-def _class_info(node: ast.ClassDef) -> ClassInfo:
-    methods = {
-        item.name: _function_info(item, node.name)
-        for item in node.body
-        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
-    }
+def _class_info(node: ast.ClassDef, sequences: Sequences) -> ClassInfo:
+    methods: dict[str, FunctionInfo] = {}
+    for item in node.body:
+        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and not _extends_property(item, methods):
+            methods[item.name] = _function_info(item, node.name, sequences)
     return ClassInfo(
         name=node.name,
         lineno=min([node.lineno] + [d.lineno for d in node.decorator_list]),
         end_lineno=node.end_lineno or node.lineno,
         bases=tuple(b for b in map(dotted_name, node.bases) if b),
         methods=methods,
-        decorators=tuple(_decorator(d) for d in node.decorator_list),
+        decorators=tuple(_decorator(d, sequences) for d in node.decorator_list),
         test_disabled=_sets_test_false(node.body),
     )
+
+
+def _extends_property(node: ast.FunctionDef | ast.AsyncFunctionDef, methods: dict[str, FunctionInfo]) -> bool:
+    """``@p.setter``/``@p.deleter`` after the getter ``p``: the property stays the getter
+    (what a read runs and what its return annotation types)."""
+    accessors = {f"{node.name}.setter", f"{node.name}.deleter"}
+    return node.name in methods and any(dotted_name(d) in accessors for d in node.decorator_list)
 
 
 def _sets_test_false(body: list[ast.stmt]) -> bool:
@@ -226,7 +239,9 @@ def _sets_test_false(body: list[ast.stmt]) -> bool:
     )
 
 
-def _function_info(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> FunctionInfo:
+def _function_info(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None, sequences: Sequences
+) -> FunctionInfo:
     args = node.args
     every = args.posonlyargs + args.args + args.kwonlyargs
     annotations = tuple((a.arg, ann) for a in every if a.annotation and (ann := annotation_name(a.annotation)))
@@ -241,7 +256,7 @@ def _function_info(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str
         annotations=annotations,
         returns=annotation_name(node.returns) if node.returns else None,
         return_calls=_return_calls(node),
-        decorators=tuple(_decorator(d) for d in node.decorator_list),
+        decorators=tuple(_decorator(d, sequences) for d in node.decorator_list),
     )
 
 
@@ -281,16 +296,74 @@ def _return_calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ..
     return tuple(dict.fromkeys(calls))
 
 
-def _decorator(node: ast.expr) -> Decorator:
+def _decorator(node: ast.expr, sequences: Sequences) -> Decorator:
     if not isinstance(node, ast.Call):
         return Decorator(dotted_name(node) or "")
     args: list[str] = []
     for arg in node.args:
         args.extend(_constant_strings(arg))
-    kwargs = tuple(
-        (k.arg, str(k.value.value)) for k in node.keywords if k.arg and isinstance(k.value, ast.Constant)
-    )
-    return Decorator(dotted_name(node.func) or "", tuple(args), kwargs)
+    kwargs = tuple((k.arg, str(k.value.value)) for k in node.keywords if k.arg and isinstance(k.value, ast.Constant))
+    name = dotted_name(node.func) or ""
+    values = _parametrize_values(node, sequences) if name.rpartition(".")[2] == "parametrize" else ()
+    return Decorator(name, tuple(args), kwargs, values)
+
+
+# A list literal's elements as ``parametrize`` reads them: a dotted name, a tuple of
+# them (None where an element is no name), or None.
+Row = str | tuple[str | None, ...] | None
+Sequences = dict[str, tuple[Row, ...]]
+
+
+def _parametrize_values(node: ast.Call, sequences: Sequences) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``parametrize("a, b", [(A, B), pytest.param(C, D)])``: the names each argname takes
+    (``indirect`` values go to fixtures, not to the test's arguments)."""
+    if len(node.args) < 2 or any(k.arg == "indirect" for k in node.keywords):
+        return ()
+    argnames = [n.strip() for arg in _constant_strings(node.args[0]) for n in arg.split(",") if n.strip()]
+    rows = _sequence_rows(node.args[1], sequences) or ()
+    found = []
+    for index, argname in enumerate(argnames):
+        if len(argnames) == 1:
+            names = [row for row in rows if isinstance(row, str)]
+        else:
+            names = [n for row in rows if isinstance(row, tuple) and len(row) == len(argnames) and (n := row[index])]
+        if names:
+            found.append((argname, tuple(dict.fromkeys(names))))
+    return tuple(found)
+
+
+def _bind_sequence(sequences: Sequences, name: str, value: ast.expr) -> None:
+    rows = _sequence_rows(value, sequences)
+    if rows is None:
+        sequences.pop(name, None)  # rebound to something else
+    else:
+        sequences[name] = rows
+
+
+def _sequence_rows(node: ast.expr, sequences: Sequences) -> tuple[Row, ...] | None:
+    """Elements of a list or tuple literal, a module-level name bound to one, or a sum of
+    those; None for anything else (a comprehension, a call)."""
+    if isinstance(node, ast.List | ast.Tuple):
+        return tuple(map(_row, node.elts))
+    if isinstance(node, ast.Name):
+        return sequences.get(node.id)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _sequence_rows(node.left, sequences), _sequence_rows(node.right, sequences)
+        return left + right if left is not None and right is not None else None
+    return None
+
+
+def _row(node: ast.expr) -> Row:
+    if isinstance(node, ast.Call) and (dotted_name(node.func) or "").rpartition(".")[2] == "param":
+        parts = tuple(map(_plain_name, node.args))  # ``pytest.param(A, B, marks=...)``
+        return parts[0] if len(parts) == 1 else parts
+    if isinstance(node, ast.Tuple | ast.List):
+        return tuple(map(_plain_name, node.elts))
+    return _plain_name(node)
+
+
+def _plain_name(node: ast.expr) -> str | None:
+    return dotted_name(node) if isinstance(node, ast.Name | ast.Attribute) else None
 
 
 def _constant_strings(node: ast.expr) -> list[str]:
@@ -419,7 +492,9 @@ class SymbolTable:
                 return self._in_module(path, rest, seen) if rest else Symbol("module", path)
         return None
 
-    def resolve_import(self, path: str, ref: ImportRef, rest: list[str], seen: frozenset = frozenset()) -> Symbol | None:
+    def resolve_import(
+        self, path: str, ref: ImportRef, rest: list[str], seen: frozenset = frozenset()
+    ) -> Symbol | None:
         """What ``bound.rest`` names, ``bound`` being bound by import ``ref`` in file ``path``.
 
         ``import m`` binds the module m; ``from m import n`` binds m's attribute n (what m's
@@ -500,18 +575,26 @@ class SymbolTable:
         return summary.functions.get(name)
 
     def mro(self, cls: Symbol) -> tuple[Symbol, ...]:
-        """The class and its repository bases, depth-first left to right (no duplicates)."""
+        """The class and its repository bases in Python's order (C3 linearization: in a
+        diamond ``C(A, B)``, ``A(Base)``, ``B(Base)`` a method of B comes before Base's)."""
         return self._mro(cls)
 
     def _compute_mro(self, cls: Symbol, _active: frozenset = frozenset()) -> tuple[Symbol, ...]:
-        order = [cls]
+        bases = [b for b in self.repo_bases(cls) if b not in _active | {cls}]
+        lines = [list(self._compute_mro(b, _active | {cls})) for b in bases]
+        merged = _c3_merge([*lines, bases])
+        if merged is None:  # an order Python itself rejects: depth-first, no duplicates
+            merged = list(dict.fromkeys(item for line in lines for item in line))
+        return (cls, *merged)
+
+    def repo_bases(self, cls: Symbol) -> list[Symbol]:
+        """The class's direct bases that are repository classes, in declaration order."""
+        found = []
         for base in self.class_info(cls).bases:
             resolved = self.resolve(cls.path, base)
-            if resolved is not None and resolved.kind == "class" and resolved not in _active | {cls}:
-                for item in self._compute_mro(resolved, _active | {cls}):
-                    if item not in order:
-                        order.append(item)
-        return tuple(order)
+            if resolved is not None and resolved.kind == "class":
+                found.append(resolved)
+        return found
 
     def external_bases(self, cls: Symbol) -> set[str]:
         """Absolute names of bases outside the repository, over the whole MRO."""
@@ -545,3 +628,17 @@ class SymbolTable:
             elif target is not None and target.kind == "function" and name not in (info.returns,):
                 found |= self.return_classes(target, depth + 1)
         return found
+
+
+def _c3_merge(lines: list[list[Symbol]]) -> list[Symbol] | None:
+    """C3 merge: repeatedly take the first head that is in no other line's tail; None
+    when no head qualifies (an inconsistent hierarchy)."""
+    lines = [list(line) for line in lines if line]
+    merged: list[Symbol] = []
+    while lines:
+        head = next((line[0] for line in lines if not any(line[0] in other[1:] for other in lines)), None)
+        if head is None:
+            return None
+        merged.append(head)
+        lines = [rest for line in lines if (rest := [item for item in line if item != head])]
+    return merged

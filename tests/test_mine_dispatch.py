@@ -1,0 +1,304 @@
+"""Call-graph resolution of what tests run without naming it: classes passed as
+``parametrize`` values, special methods run by syntax, properties, and overrides found
+in Python's method resolution order."""
+
+from __future__ import annotations
+
+from tests.test_mine_callgraph import calls_of, mine_tree
+
+CURVES = {
+    "curv/__init__.py": "from .backends import Base, Fast, Slow, Mixed\n",
+    "curv/backends.py": """
+        class Base:
+            def __init__(self, model):
+                self.model = model
+
+            def full(self, x):
+                return x
+
+            def diag(self, x):
+                return x
+
+            @classmethod
+            def create(cls, model):
+                return cls(model)
+
+
+        class GGN(Base):
+            def full(self, x):
+                return x
+
+
+        class Fast(Base):
+            def __init__(self, model):
+                super().__init__(model)
+
+            def diag(self, x):
+                return x
+
+
+        class Slow(Base):
+            pass
+
+
+        class Mixed(Fast, GGN):
+            pass
+
+
+        def helper(x):
+            return x
+    """,
+}
+
+
+def test_parametrize_values_are_the_classes_and_functions_a_test_calls(tmp_path):
+    files = dict(CURVES)
+    files["tests/test_param.py"] = """
+        import pytest
+        from curv import Fast, Slow
+        from curv.backends import Mixed, helper
+        import curv.backends as be
+
+        flavors = [Fast, Slow]
+        more = flavors + [pytest.param(Mixed, marks=pytest.mark.slow)]
+        flavors = [Fast]  # rebound: the decorators below see the new list
+
+
+        @pytest.mark.parametrize("backend", more)
+        def test_listed_in_module(backend):
+            backend("m").diag(1)
+
+
+        @pytest.mark.parametrize("backend", flavors)
+        def test_rebound(backend):
+            backend.create("m")
+
+
+        @pytest.mark.parametrize("backend, fn", [(be.Slow, helper), pytest.param(Fast, be.helper)])
+        def test_two_names(backend, fn):
+            obj = backend("m")
+            fn(obj.full(1))
+
+
+        @pytest.mark.parametrize("value", [1, 2])
+        def test_constants(value, model):
+            value(2)
+
+
+        def test_loop_and_alias():
+            for cls in [Fast, Slow]:
+                cls("m")
+            other = Mixed
+            other("m").full(1)
+    """
+    calls = calls_of(mine_tree(tmp_path, files))
+    p = "tests/test_param.py::"
+    assert calls[p + "test_listed_in_module"] == [
+        "curv/backends.py:Base.__init__",
+        "curv/backends.py:Base.diag",
+        "curv/backends.py:Fast.__init__",
+        "curv/backends.py:Fast.diag",
+    ]
+    assert calls[p + "test_rebound"] == ["curv/backends.py:Base.create"]
+    assert calls[p + "test_two_names"] == [
+        "curv/backends.py:Base.__init__",
+        "curv/backends.py:Base.full",
+        "curv/backends.py:Fast.__init__",
+        "curv/backends.py:helper",
+    ]
+    assert calls[p + "test_constants"] == []
+    # Mixed(Fast, GGN): Python's C3 order puts GGN before Base, so GGN.full runs.
+    assert calls[p + "test_loop_and_alias"] == [
+        "curv/backends.py:Base.__init__",
+        "curv/backends.py:Fast.__init__",
+        "curv/backends.py:GGN.full",
+    ]
+
+
+def test_overrides_follow_c3_order_in_a_diamond(tmp_path):
+    files = dict(CURVES)
+    files["tests/test_mro.py"] = """
+        from curv.backends import Mixed
+
+        def test_full():
+            backend = Mixed("m")
+            backend.full(1)
+            backend.diag(1)
+    """
+    # Depth-first order would give Base.full (Fast's base) before GGN.full.
+    assert calls_of(mine_tree(tmp_path, files))["tests/test_mro.py::test_full"] == [
+        "curv/backends.py:Fast.__init__",
+        "curv/backends.py:Fast.diag",
+        "curv/backends.py:GGN.full",
+    ]
+
+
+DATA = {
+    "data/__init__.py": "",
+    "data/sets.py": """
+        class Matrix:
+            def __init__(self, n):
+                self.n = n
+
+            def __len__(self):
+                return self.n
+
+            def __getitem__(self, i):
+                return i
+
+            def __setitem__(self, i, v):
+                pass
+
+            def __eq__(self, other):
+                return True
+
+            def __mul__(self, other):
+                return self
+
+            def __iadd__(self, other):
+                return self
+
+            def __iter__(self):
+                return iter(())
+
+            def __contains__(self, item):
+                return False
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+            def __neg__(self):
+                return self
+
+            def __repr__(self):
+                return "Matrix"
+
+            @property
+            def shape(self) -> "Shape":
+                return Shape()
+
+            @shape.setter
+            def shape(self, value):
+                pass
+
+            def plain(self):
+                return 1
+
+
+        class Scalar:
+            def __rmul__(self, other):
+                return other
+
+            def __add__(self, other):
+                return self
+
+            def __gt__(self, other):
+                return True
+
+
+        class Shape:
+            @property
+            def rank(self):
+                return 2
+    """,
+}
+
+
+def test_special_methods_run_by_syntax(tmp_path):
+    files = dict(DATA)
+    files["tests/test_syntax.py"] = """
+        from data.sets import Matrix, Scalar
+
+        def test_len_index_compare():
+            m = Matrix(3)
+            assert len(m) == 3
+            m[0] = m[1]
+            assert m == Matrix(2)
+
+        def test_operators_and_reflection():
+            m = Matrix(1)
+            s = Scalar()
+            m * 2
+            2 * s
+            m += m
+            -m
+            s += 1
+            assert 1 < s
+
+        def test_protocols():
+            m = Matrix(1)
+            for _ in m:
+                pass
+            assert 3 not in m
+            with Matrix(2) as other:
+                str(other)
+
+        def test_unknown_objects_run_nothing():
+            x = [1, 2]
+            assert len(x) == 2 and x[0] * 2
+    """
+    calls = calls_of(mine_tree(tmp_path, files))
+    p = "tests/test_syntax.py::"
+    init = "data/sets.py:Matrix.__init__"
+    assert calls[p + "test_len_index_compare"] == sorted(
+        [
+            init,
+            "data/sets.py:Matrix.__eq__",
+            "data/sets.py:Matrix.__getitem__",
+            "data/sets.py:Matrix.__len__",
+            "data/sets.py:Matrix.__setitem__",
+        ]
+    )
+    # ``2 * s`` and ``1 < s``: the left operand is no repository object, so s's reflection
+    # runs; ``s += 1`` falls back to __add__ where the class has no __iadd__.
+    assert calls[p + "test_operators_and_reflection"] == sorted(
+        [
+            init,
+            "data/sets.py:Matrix.__iadd__",
+            "data/sets.py:Matrix.__mul__",
+            "data/sets.py:Matrix.__neg__",
+            "data/sets.py:Scalar.__add__",
+            "data/sets.py:Scalar.__gt__",
+            "data/sets.py:Scalar.__rmul__",
+        ]
+    )
+    # ``str(other)`` runs __repr__ when the class has no __str__.
+    assert calls[p + "test_protocols"] == sorted(
+        [
+            init,
+            "data/sets.py:Matrix.__contains__",
+            "data/sets.py:Matrix.__enter__",
+            "data/sets.py:Matrix.__exit__",
+            "data/sets.py:Matrix.__iter__",
+            "data/sets.py:Matrix.__repr__",
+        ]
+    )
+    assert calls[p + "test_unknown_objects_run_nothing"] == []
+
+
+def test_properties_read_and_assigned(tmp_path):
+    files = dict(DATA)
+    files["tests/test_props.py"] = """
+        from data.sets import Matrix
+
+        def test_read_chain():
+            m = Matrix(2)
+            assert m.shape.rank == 2
+
+        def test_assign():
+            m = Matrix(2)
+            m.shape = None
+
+        def test_method_is_not_a_property():
+            m = Matrix(2)
+            f = m.plain
+    """
+    calls = calls_of(mine_tree(tmp_path, files))
+    p = "tests/test_props.py::"
+    init = "data/sets.py:Matrix.__init__"
+    assert calls[p + "test_read_chain"] == [init, "data/sets.py:Matrix.shape", "data/sets.py:Shape.rank"]
+    assert calls[p + "test_assign"] == [init, "data/sets.py:Matrix.shape"]
+    assert calls[p + "test_method_is_not_a_property"] == [init]
