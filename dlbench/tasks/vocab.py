@@ -38,6 +38,7 @@ _ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
         "Inference": ("infer", "predict", "serving"),
         "Evaluation & Metrics": (
             "evaluation", "evaluationmetrics", "evaluationmetric", "evalandmetrics", "evalmetrics", "eval", "metrics", "metric",
+            "evaluatingandmetrics",  # the DL-Bench authors' published task files
         ),
     },
     "task": {
@@ -54,7 +55,7 @@ _ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "data": {
         "Image": ("images", "img", "vision", "picture"),
         "Text": ("texts", "nlp", "language", "string"),
-        "Structured Array": ("structured", "array", "arrays", "structuredarrays", "tabular", "tensor", "numeric"),
+        "Structured Array": ("structured", "array", "arrays", "structuredarrays", "tabular", "table", "tensor", "numeric"),
         "Others": ("other", "misc", "miscellaneous"),
     },
     "keep": {
