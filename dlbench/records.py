@@ -393,7 +393,10 @@ class Evaluation(Record):
     detail: str | None = None
     backend: str = "local"
     exception: str | None = None  # first failing test's exception type and message
-    causes: dict[str, str] = Field(default_factory=dict)  # node id → why it did not pass, in words
+    causes: dict[str, str] = Field(default_factory=dict)  # node id (or case id) → why it did not pass, in words
+    # Items that ran under a listed id without being it (parametrized cases, methods of a
+    # listed class) → outcome: how a task keeps the cases of a test gold ran only in part.
+    cases: dict[str, TestOutcome] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _passed_means_pass(self) -> Evaluation:

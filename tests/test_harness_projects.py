@@ -1,6 +1,7 @@
 """Real pytest projects: the harness runs a project's tests the way its configuration says.
 
-One small project holds what real repositories do to a harness: ``addopts`` with
+One small project holds what real repositories do to a harness: a plugin writing into the
+working directory as it loads, ``addopts`` with
 ``-v --color=yes`` (and ``-n``, ``--cov``, ``--strict-markers``, ``-m "not slow"``), tests
 skipped or xfailed, tests a conftest deselects (through ``pytest_deselected``, and
 silently), a test that needs the network, a test module that cannot be collected, and
@@ -11,6 +12,7 @@ causes of everything dropped or failing are in words.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -82,6 +84,13 @@ def test_relu_gpu():
     assert relu([1]) == [1]
 
 
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_relu_devices(device):
+    if device == "cuda" and not os.environ.get("CUDA_VISIBLE_DEVICES"):
+        pytest.skip("CUDA not available")
+    assert relu([-1, 2]) == [0, 2]
+
+
 @pytest.mark.xfail(reason="known rounding issue")
 def test_relu_rounding():
     assert relu([0.5]) == [1]
@@ -132,8 +141,22 @@ from calc.ops import relu
 def test_relu_with_the_optional_backend():
     assert relu([2]) == [2]
 """
+# An installed pytest plugin that writes into the working directory as it is imported, as
+# pytest-approvaltests does (.approval_tests_temp/): on the image's read-only checkout.
+# Found on PYTHONPATH (the checkout) through its dist-info, like any entry-point plugin.
+# Before 9.2, pytest.main raises a plugin's import error (small-text resolves such a pytest).
+CWD_WRITER = """\
+from pathlib import Path
+
+Path(".cwd_writer_temp").mkdir(exist_ok=True)
+Path(".cwd_writer_temp", ".gitignore").write_text("*")
+"""
 FILES = {
     "pyproject.toml": PYPROJECT,
+    "cwd_writer.py": CWD_WRITER,
+    "requirements-dev.txt": "pytest<9.2\n",
+    "cwd_writer-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: cwd-writer\nVersion: 1.0\n",
+    "cwd_writer-1.0.dist-info/entry_points.txt": "[pytest11]\ncwd_writer = cwd_writer\n",
     "calc/__init__.py": "",
     "calc/ops.py": OPS,
     "tests/conftest.py": CONFTEST,
@@ -142,7 +165,11 @@ FILES = {
     "tests/test_optional.py": TEST_OPTIONAL,
 }
 KEPT = ["tests/test_ops.py::test_relu_positive", "tests/test_ops.py::test_relu_negative", "tests/test_ops.py::test_relu_writes_home_and_tmp"]
+# A parametrized test gold runs in part keeps the case that ran, by its own id.
+DEVICES = "tests/test_ops.py::test_relu_devices"
+KEPT_CASES = [f"{DEVICES}[cpu]"]
 DROPPED = {
+    f"{DEVICES}[cuda]": "skipped: Skipped: CUDA not available",
     "tests/test_ops.py::test_relu_gpu": "skipped: Skipped: needs a GPU",
     "tests/test_ops.py::test_relu_rounding": "xfail: known rounding issue",
     "tests/test_ops.py::test_relu_dynamo": "deselected by the project's configuration",
@@ -166,7 +193,7 @@ def task(name: str, tests: list[str]) -> BenchmarkTask:
     )  # fmt: skip
 
 
-TASKS = [task("relu", KEPT + list(DROPPED)), task("scale", SCALE_TESTS)]
+TASKS = [task("relu", KEPT + [DEVICES] + [t for t in DROPPED if "[" not in t]), task("scale", SCALE_TESTS)]
 GOLD = {"relu": "def relu(x):\n    return [v if v > 0 else 0 for v in x]\n", "scale": "def scale(x, k):\n    return [v * k for v in x]\n"}
 
 
@@ -211,7 +238,7 @@ def check_benchmark(result: dict) -> None:
     rows = result["validation"]
     relu, scale = rows.loc[TASKS[0].task_id], rows.loc[TASKS[1].task_id]
     assert bool(relu["usable"]), relu["reason"]
-    assert relu["tests_kept"] == len(KEPT) and relu["gold_passes"] == 2
+    assert relu["tests_kept"] == len(KEPT) + 1 and relu["gold_passes"] == 2
     for node, why in DROPPED.items():
         assert f"{node}: {why}" in relu["dropped"], (node, relu["dropped"])
     # The broken module holds none of relu's tests: relu is untouched (above); scale names
@@ -222,7 +249,8 @@ def check_benchmark(result: dict) -> None:
         "tests/test_broken.py cannot be collected: missing module not_installed_pkg"
     )
     relu_null = next(e for e in result["null"] if e.task_id == TASKS[0].task_id)
-    assert sorted(relu_null.tests) == sorted(KEPT) and not relu_null.passed  # graded on gold's tests only
+    assert sorted(relu_null.tests) == sorted(KEPT + KEPT_CASES) and not relu_null.passed  # graded on gold's tests only
+    assert relu_null.causes[KEPT_CASES[0]] == "NotImplementedError"
     assert relu_null.causes[KEPT[0]] == "NotImplementedError"
     gold = next(e for e in result["gold"] if e.task_id == TASKS[0].task_id)
     assert gold.causes["tests/test_ops.py::test_relu_gpu"] == "skipped: Skipped: needs a GPU"
@@ -232,11 +260,12 @@ def check_benchmark(result: dict) -> None:
     assert {"-v", "--color=yes", "-rA", "--tb=long", "--strict-markers", "--cov=calc", "-n 2"} <= set(config["neutralised"])
 
 
-def test_project_configuration_would_stop_a_plain_harness_run(project: Path) -> None:
+def test_project_configuration_would_stop_a_plain_harness_run(project: Path, tmp_path: Path) -> None:
     """The control: without neutralising, this project's addopts stop pytest (kornia's case)."""
+    copy = shutil.copytree(project, tmp_path / "calc")  # its plugin writes into the working directory
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:terminal", "-p", "no:cacheprovider", "tests/test_ops.py"],
-        cwd=project, capture_output=True, text=True, check=False,
+        cwd=copy, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert run.returncode == 4 and "unrecognized arguments" in run.stderr
 

@@ -150,3 +150,33 @@ def test_seeded_sample_is_stable_and_outside_tasks_say_so() -> None:
     frame = validation_table(tasks, [], [], cfg=EvaluateConfig(sample_tasks=3, sample_seed=7)).set_index("task_id")
     assert set(frame.index[frame["reason"].str.startswith("no gold")]) == first
     assert (frame["reason"].str.startswith("not sampled")).sum() == 7
+
+
+def with_cases(evaluation: Evaluation, cases: dict[str, TestOutcome], causes: dict[str, str]) -> Evaluation:
+    return evaluation.model_copy(update={"cases": cases, "causes": evaluation.causes | causes})
+
+
+def test_a_test_gold_runs_in_part_keeps_its_cases_by_their_ids() -> None:
+    cases = {"t.py::test_dev[cpu]": TestOutcome.PASSED, "t.py::test_dev[cuda]": TestOutcome.SKIPPED}
+    gold = with_cases(shown("gold", {"t.py::test_dev": (TestOutcome.SKIPPED, "skipped: no CUDA")}), cases,
+                      {"t.py::test_dev[cuda]": "skipped: no CUDA"})  # fmt: skip
+    trimmed = gold_test_sets({"o__r:m.py:four": task_of(["t.py::test_dev"])}, [gold])
+    kept = trimmed["o__r:m.py:four"].tests
+    assert kept == ["t.py::test_dev[cpu]"]
+    null = shown("null", {"t.py::test_dev[cpu]": (TestOutcome.FAILED, "NotImplementedError")})
+    row = validation_table([task_of(["t.py::test_dev"])], [gold], [null]).iloc[0]
+    assert bool(row["usable"]) and row["tests_kept"] == 1 and row["dropped"].startswith("t.py::test_dev[cuda]: skipped: no CUDA")
+    # The case graded is the one gold ran: a candidate skipping it does not pass.
+    assert not passes_on(shown("m", {"t.py::test_dev[cpu]": (TestOutcome.SKIPPED, "skipped: x")}), kept)
+
+
+def test_a_case_gold_fails_fails_the_task_and_a_test_with_no_case_run_is_dropped() -> None:
+    failing = {"t.py::test_dev[cpu]": TestOutcome.FAILED, "t.py::test_dev[cuda]": TestOutcome.SKIPPED}
+    gold = with_cases(shown("gold", {"t.py::test_dev": (TestOutcome.FAILED, "AssertionError")}), failing,
+                      {"t.py::test_dev[cpu]": "AssertionError"})  # fmt: skip
+    row = validation_table([task_of(["t.py::test_dev"])], [gold], [null_of(["t.py::test_dev"])]).iloc[0]
+    assert row["reason"] == "gold fails: fail: t.py::test_dev: AssertionError"
+    skipped = {"t.py::test_dev[cpu]": TestOutcome.SKIPPED, "t.py::test_dev[cuda]": TestOutcome.SKIPPED}
+    gold = with_cases(shown("gold", {"t.py::test_dev": (TestOutcome.SKIPPED, "skipped: x")}), skipped, {})
+    row = validation_table([task_of(["t.py::test_dev"])], [gold], [null_of(["t.py::test_dev"])]).iloc[0]
+    assert row["reason"].startswith("too few tests: 0 left")

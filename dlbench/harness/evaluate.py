@@ -293,7 +293,7 @@ def _record(job: Job, candidate: Candidate, patched: str, digest: str, run: RunR
     verdict = grade(candidate.tests, candidate.nonce, run)
     evaluation = _evaluation(
         job, verdict.status, verdict.detail, backend, tests=verdict.tests, duration_s=run.wall_s,
-        exception=verdict.exception, causes=verdict.causes,
+        exception=verdict.exception, causes=verdict.causes, cases=verdict.cases,
     )  # fmt: skip
     job.evidence.mkdir(parents=True, exist_ok=True)
     write_text(job.evidence / "patched.py", patched)

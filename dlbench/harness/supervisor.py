@@ -114,6 +114,9 @@ class Supervisor:
             _force_rmtree(os.path.join(self.work, entry))
         self.home = os.path.join(self.work, SUPERVISOR_HOME)
         os.makedirs(os.path.join(self.home, "tmp"))
+        # The image's work dir is the read-only checkout, and some plugins write into the
+        # working directory as they are imported (approvaltests: .approval_tests_temp/).
+        os.chdir(self.home)
         # what preloading writes or caches (matplotlib's config dir, a temp dir) stays in a home of ours
         os.environ.update(home_env(self.home), TMPDIR=os.path.join(self.home, "tmp"))
         tempfile.tempdir = None
@@ -160,6 +163,7 @@ class Supervisor:
         null = os.open(os.devnull, os.O_WRONLY)
         try:
             os.dup2(null, 1), os.dup2(null, 2)
+            os.chdir(warm)
             args = [f"--rootdir={warm}", f"--basetemp={os.path.join(warm, 'basetemp')}", *NO_PLUGINS]
             self.pytest.main([*args, warm], plugins=[self.plugin])
         finally:
@@ -167,6 +171,7 @@ class Supervisor:
             os.dup2(saved[0], 1), os.dup2(saved[1], 2)
             for fd in (*saved, null):
                 os.close(fd)
+            os.chdir(self.home)
             _force_rmtree(warm)
         for name, module in list(sys.modules.items()):
             if (getattr(module, "__file__", None) or "").startswith(warm):

@@ -2,8 +2,10 @@
 
 A test that gold skips, xfails, sees deselected by the project's own configuration, or
 that fails for want of the network (the sandbox has none), is not part of the task: it
-is dropped with the cause gold's run recorded. Models are graded on the tests kept, so a
-candidate that makes a kept test skip does not pass.
+is dropped with the cause gold's run recorded. A parametrized test (or a listed class) that
+gold ran only in part keeps, by their own node ids, the cases gold ran: a test with a CUDA
+case skipped on this machine still grades its CPU cases. Models are graded on the tests
+kept, so a candidate that makes a kept test or case skip does not pass.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
+from dlbench.harness.plugin import selects
 from dlbench.harness.verdict import NEEDS_NETWORK
 from dlbench.records import BenchmarkTask, EvalStatus, Evaluation, TestOutcome
 
@@ -21,23 +24,48 @@ COMPLETE = frozenset({EvalStatus.PASS, EvalStatus.FAIL})  # the grader found the
 
 
 def dropped_tests(gold: Iterable[Evaluation]) -> dict[str, str]:
-    """Node id → why gold's runs show it is not part of the task (first cause seen)."""
+    """Node or case id → why gold's runs show it is not part of the task (first cause seen)."""
     dropped: dict[str, str] = {}
     for evaluation in gold:
-        for node_id, outcome in evaluation.tests.items():
+        for node_id, outcome in (evaluation.tests | evaluation.cases).items():
             cause = evaluation.causes.get(node_id, outcome.value)
             if outcome in NOT_RUN or (outcome in FAILED and cause.startswith(NEEDS_NETWORK)):
                 dropped.setdefault(node_id, cause)
     return dropped
 
 
-def kept_tests(tests: list[str], dropped: Mapping[str, str]) -> list[str]:
-    return [t for t in tests if t not in dropped]
+def kept_tests(tests: list[str], dropped: Mapping[str, str], gold: Iterable[Evaluation] = ()) -> list[str]:
+    """The listed ids gold did not drop; for a dropped one, the cases of it that gold ran and
+    did not drop (none when gold ran none: the test is dropped whole)."""
+    cases = list(dict.fromkeys(c for e in gold for c in e.cases))
+    kept: list[str] = []
+    for test in tests:
+        if test not in dropped:
+            kept.append(test)
+        else:
+            kept += [c for c in cases if selects(c, [test]) and c not in dropped]
+    return kept
+
+
+def dropped_of(tests: list[str], dropped: Mapping[str, str], kept: list[str]) -> dict[str, str]:
+    """What one task loses: its dropped tests and cases (a test that keeps some of its cases
+    is named by the cases it loses, not as dropped whole)."""
+    partial = {t for t in tests if any(selects(k, [t]) for k in kept)}
+    return {t: why for t, why in dropped.items() if selects(t, tests) and t not in partial}
+
+
+def tests_represented(tests: list[str], kept: list[str]) -> int:
+    """How many listed tests keep something (a test counts once however many cases it keeps)."""
+    return sum(1 for test in tests if any(selects(k, [test]) for k in kept))
+
+
+def outcome(evaluation: Evaluation, test_id: str) -> TestOutcome | None:
+    return evaluation.tests.get(test_id) or evaluation.cases.get(test_id)
 
 
 def passes_on(evaluation: Evaluation, kept: list[str]) -> bool:
-    """Every kept test passed, in a run the grader found complete."""
-    return evaluation.status in COMPLETE and bool(kept) and all(evaluation.tests.get(t) == TestOutcome.PASSED for t in kept)
+    """Every kept test (or case) passed, in a run the grader found complete."""
+    return evaluation.status in COMPLETE and bool(kept) and all(outcome(evaluation, t) == TestOutcome.PASSED for t in kept)
 
 
 def gold_test_sets(tasks: Mapping[str, BenchmarkTask], gold: Iterable[Evaluation]) -> dict[str, BenchmarkTask]:
@@ -48,7 +76,7 @@ def gold_test_sets(tasks: Mapping[str, BenchmarkTask], gold: Iterable[Evaluation
         by_task[evaluation.task_id].append(evaluation)
     trimmed = {}
     for task_id, task in tasks.items():
-        kept = kept_tests(task.tests, dropped_tests(by_task[task_id]))
+        kept = kept_tests(task.tests, dropped_tests(by_task[task_id]), by_task[task_id])
         trimmed[task_id] = task.model_copy(update={"tests": kept}) if kept else task
     return trimmed
 

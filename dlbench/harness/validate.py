@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from dlbench.config import EvaluateConfig
-from dlbench.harness.testset import dropped_tests, kept_tests, passes_on, sample_task_ids
+from dlbench.harness.testset import dropped_of, dropped_tests, kept_tests, passes_on, sample_task_ids, tests_represented
 from dlbench.records import BenchmarkTask, EvalStatus, Evaluation
 from dlbench.store import iter_jsonl, write_frame
 
@@ -30,28 +30,28 @@ COLUMNS = [
 
 
 def task_row(task: BenchmarkTask, gold: list[Evaluation], null: list[Evaluation], min_tests: int, sampled: bool = True) -> dict:
-    dropped = dropped_tests(gold)
-    kept = kept_tests(task.tests, dropped)
+    kept = kept_tests(task.tests, dropped_tests(gold), gold)
+    dropped = dropped_of(task.tests, dropped_tests(gold), kept)
     failing = [e for e in gold if not passes_on(e, kept)]
     row = {
         "task_id": task.task_id,
         "repo": task.repo,
         "tests": len(task.tests),
-        "tests_kept": len(kept),
-        "dropped": "; ".join(f"{t}: {why}" for t, why in dropped.items() if t in task.tests) or None,
+        "tests_kept": tests_represented(task.tests, kept),
+        "dropped": "; ".join(f"{t}: {why}" for t, why in dropped.items()) or None,
         "gold_runs": len(gold),
         "gold_passes": len(gold) - len(failing),
         "gold_status": failing[0].status.value if failing else (EvalStatus.PASS.value if gold else None),
         "gold_exception": failing[0].exception if failing else None,
         "null_status": ",".join(sorted({e.status.value for e in null})) or None,
     }
-    reason = _reason(gold, null, kept, dropped, failing, min_tests, sampled)
+    reason = _reason(gold, null, row["tests_kept"], dropped, failing, min_tests, sampled, kept)
     return row | {"usable": reason is None, "reason": reason}
 
 
 def _reason(
-    gold: list[Evaluation], null: list[Evaluation], kept: list[str], dropped: Mapping[str, str], failing: list[Evaluation],
-    min_tests: int, sampled: bool,
+    gold: list[Evaluation], null: list[Evaluation], n_kept: int, dropped: Mapping[str, str], failing: list[Evaluation],
+    min_tests: int, sampled: bool, kept: list[str],
 ) -> str | None:  # fmt: skip
     if any(e.status == EvalStatus.IMAGE_ERROR for e in gold):
         return f"image: {next(e.detail for e in gold if e.status == EvalStatus.IMAGE_ERROR)}"
@@ -59,8 +59,8 @@ def _reason(
         return "not sampled: outside evaluate.sample_tasks for its repository"
     if not gold:
         return "no gold: no gold evaluation"
-    if len(kept) < min_tests:
-        return f"too few tests: {len(kept)} left, mine.min_tests is {min_tests} ({_dropped_summary(dropped)})"
+    if n_kept < min_tests:
+        return f"too few tests: {n_kept} left, mine.min_tests is {min_tests} ({_dropped_summary(dropped)})"
     if len(failing) == len(gold):
         return f"gold fails: {failure_cause(failing[0], kept)}"
     if failing:

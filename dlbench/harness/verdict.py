@@ -86,6 +86,7 @@ class Verdict:
     exception: str | None = None
     test_seconds: float = 0.0
     causes: dict[str, str] = field(default_factory=dict)
+    cases: dict[str, TestOutcome] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -265,6 +266,13 @@ def _causes(tests: Mapping[str, TestOutcome], ev: Events) -> dict[str, str]:
     return {nid: node_cause(nid, outcome, ev) for nid, outcome in tests.items() if outcome != TestOutcome.PASSED}
 
 
+def case_outcomes(expected: list[str], ev: Events) -> dict[str, TestOutcome]:
+    """Each item that ran under a listed id without being it (a parametrized case, a method of
+    a listed class): gold's cases let a task keep the cases of a test that gold ran only in part."""
+    listed = set(expected)
+    return {nid: item_outcome(ph) for nid, ph in ev.phases.items() if nid not in listed and selects(nid, expected)}
+
+
 def output_cause(output: str) -> str:
     """Why pytest produced no (complete) report, from its own output (the terminal reporter is off,
     so this is pytest's error text: an unusable conftest, a usage error, a crash)."""
@@ -280,8 +288,10 @@ def grade(expected: list[str], nonce: str, run: RunResult) -> Verdict:
     )
     exception = _first_exception(expected, tests, ev)
 
+    cases = case_outcomes(expected, ev)
+
     def verdict(status: EvalStatus, detail: str | None) -> Verdict:
-        return Verdict(status, tests, detail, exception, round(seconds, 6), _causes(tests, ev))
+        return Verdict(status, tests, detail, exception, round(seconds, 6), _causes(tests, ev) | _causes(cases, ev), cases)
 
     if not expected:
         return verdict(EvalStatus.ERROR, "task lists no tests")
@@ -312,5 +322,5 @@ def grade(expected: list[str], nonce: str, run: RunResult) -> Verdict:
         return verdict(EvalStatus.SANDBOX_VIOLATION, "canary tests misreported: outcomes were altered")
     if all(o == TestOutcome.PASSED for o in tests.values()):
         return verdict(EvalStatus.PASS, None)
-    failing = [f"{nid}: {cause}" for nid, cause in _causes(tests, ev).items()]
+    failing = [f"{nid}: {cause}" for nid, cause in _causes(tests, ev).items()]  # the listed ids, not each case
     return verdict(EvalStatus.FAIL, "; ".join(failing)[:2000])
