@@ -47,6 +47,8 @@ localrules:
     generation_usage,
     tables,
     live_tables,
+    export_failures,
+    merge_failures,
 
 
 rule all:
@@ -57,3 +59,5 @@ rule all:
         "results/benchmark/dlbench.jsonl",
         "results/benchmark/README.md",
         "results/labels/sheet.xlsx",
+        "results/failures/sheet.xlsx",
+        get_optional_targets,

@@ -39,6 +39,45 @@ def _prune_images(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import_published(args: argparse.Namespace) -> int:
+    from collections import Counter
+
+    from dlbench.config import MineConfig
+    from dlbench.tasks.published import import_published_files
+
+    mine_cfg = load_config_file(args.config).mine if args.config else MineConfig()
+    out = Path(args.out)
+    result = import_published_files(
+        args.tasks, args.repos, args.work, out / "dlbench.jsonl", out / "import.jsonl", mine_cfg, args.min_tests
+    )
+    counts = Counter(row.status for row in result.rows)
+    print(f"{len(result.rows)} task files: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())))
+    print(f"{len(result.tasks)} benchmark records in {out / 'dlbench.jsonl'}; what became of each file: {out / 'import.jsonl'}")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from dlbench.report.compare import compare_benchmarks
+
+    try:
+        compare_benchmarks(args.benchmark, Path(args.out), args.perplexity, args.seed)
+    except ValueError as exc:  # a file in the wrong format, or fewer than two benchmarks
+        print(f"dlbench: {exc}", file=sys.stderr)
+        return 2
+    print(f"tasks.csv, similarity.csv, summary.md, tsne_prompt.png, tsne_code.png in {args.out}")
+    return 0
+
+
+def _benchmark_source(spec: str):
+    """``NAME:FORMAT:PATH`` → a comparison source."""
+    from dlbench.report.compare import Source
+
+    parts = spec.split(":", 2)
+    if len(parts) != 3 or not all(parts):
+        raise argparse.ArgumentTypeError(f"expected NAME:FORMAT:PATH, got {spec!r}")
+    return Source(*parts)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dlbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -59,6 +98,25 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--jobs", type=int, default=2)
     ev.add_argument("--config", help="config file whose 'evaluate' section sets limits and the base image")
     ev.set_defaults(func=_evaluate)
+
+    imp = sub.add_parser("import-published", help="turn the DL-Bench authors' task files into benchmark records")
+    imp.add_argument("--tasks", required=True, help="folder of their task files (e.g. ../shared/realworld/dleval)")
+    imp.add_argument("--repos", required=True, help="folder of NAME.bundle (+ NAME.shamap.tsv) or NAME/ checkouts")
+    imp.add_argument("--work", required=True, help="where bundles are cloned (kept and reused)")
+    imp.add_argument("--out", required=True, help="output folder (dlbench.jsonl, import.jsonl)")
+    imp.add_argument("--min-tests", type=int, default=1, help="tests a published function needs to become a record")
+    imp.add_argument("--config", help="config file whose 'mine' section sets how tests are counted")
+    imp.set_defaults(func=_import_published)
+
+    cmp = sub.add_parser("compare", help="the paper's comparisons of benchmarks: embeddings, DL/ML tokens, complexity")
+    cmp.add_argument(
+        "--benchmark", action="append", required=True, metavar="NAME:FORMAT:PATH", type=_benchmark_source,
+        help="a benchmark file (FORMAT: ds1000, aicodereval, dlbench); give two or more",
+    )  # fmt: skip
+    cmp.add_argument("--out", required=True, help="output folder")
+    cmp.add_argument("--perplexity", type=float, default=30.0, help="t-SNE perplexity")
+    cmp.add_argument("--seed", type=int, default=0, help="t-SNE random state")
+    cmp.set_defaults(func=_compare)
 
     images = sub.add_parser("images", help="manage project and framework images").add_subparsers(dest="action", required=True)
     prune = images.add_parser("prune", help="remove dlbench images that no image record names (frees disk)")

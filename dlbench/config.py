@@ -271,6 +271,48 @@ class ReportConfig(Section):
     paper_results: str | None = Field("resources/paper_results.csv", description="Published figures for comparison.")
 
 
+class FailuresConfig(Section):
+    """The paper's failure taxonomy (rules ``export_failures``, ``merge_failures``; Table 6)."""
+
+    sheets: list[str] = Field(
+        default_factory=list,
+        description="Annotators' filled failure sheets (XLSX or CSV of results/failures/sheet.xlsx; the file name "
+        "is the annotator). None: Table 6 shows the automatic first pass.",
+    )
+
+
+class CompareSource(Section):
+    name: str = Field(description="The benchmark's name in the tables and plots.")
+    format: Literal["ds1000", "aicodereval", "dlbench"] = Field(description="Its published record format (docs/ARTIFACTS.md).")
+    path: str = Field(description="Its file (JSON Lines; .gz is read too).")
+
+
+class CompareConfig(Section):
+    """The paper's comparison of DL-Bench with other benchmarks (rule ``compare_benchmarks``)."""
+
+    benchmarks: list[CompareSource] = Field(
+        default_factory=list, description="Benchmarks set beside this build's; none: the comparison is not run."
+    )
+    perplexity: float = Field(30.0, gt=0, description="t-SNE perplexity (capped below a third of the task count).")
+    seed: int = Field(0, description="t-SNE random state.")
+
+
+class PublishedConfig(Section):
+    """The DL-Bench authors' published task files, imported as benchmark records (rule ``import_published``)."""
+
+    tasks: str | None = Field(None, description="Folder of their task files (*.txt); null: no import.")
+    repos: str | None = Field(
+        None, description="Folder of their repositories: git bundles NAME.bundle (with NAME.shamap.tsv) or checkouts NAME/."
+    )
+    min_tests: int = Field(1, ge=1, description="Tests mining must find for a published function to become a record.")
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> PublishedConfig:
+        if (self.tasks is None) != (self.repos is None):
+            raise ValueError("set both published.tasks and published.repos, or neither")
+        return self
+
+
 class Config(Section):
     topics: str = Field("resources/topics.txt", description="One GitHub topic per line.")
     repos_file: str | None = Field("config/repos.yaml", description="Forced includes/excludes and pinned commits.")
@@ -287,6 +329,9 @@ class Config(Section):
     evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig)
     images: ImagesConfig = Field(default_factory=ImagesConfig)
     report: ReportConfig = Field(default_factory=ReportConfig)
+    failures: FailuresConfig = Field(default_factory=FailuresConfig)
+    compare: CompareConfig = Field(default_factory=CompareConfig)
+    published: PublishedConfig = Field(default_factory=PublishedConfig)
 
     @model_validator(mode="after")
     def _known_models(self) -> Config:
@@ -304,6 +349,9 @@ class Config(Section):
         files |= {f"labels.sheets.{i}": s for i, s in enumerate(self.labels.sheets)}
         files |= {f"local_repos.{i}.path": r.path for i, r in enumerate(self.local_repos)}
         files |= {f"models.{n}.predictions": m.predictions for n, m in self.models.items()}
+        files |= {f"failures.sheets.{i}": s for i, s in enumerate(self.failures.sheets)}
+        files |= {f"compare.benchmarks.{i}.path": b.path for i, b in enumerate(self.compare.benchmarks)}
+        files |= {"published.tasks": self.published.tasks, "published.repos": self.published.repos}
         if self.crawl.endpoint == "standin":
             files["crawl.standin_data"] = self.crawl.standin_data
         return files

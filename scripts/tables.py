@@ -1,6 +1,7 @@
-# scripts/tables.py — adapter: evaluations + benchmark + validation → tables.csv, tables/, plots/.
+# scripts/tables.py — adapter: evaluations + benchmark + validation (+ failure labels) → tables.csv, tables/, plots/.
 from dlbench.config import load_config
 from dlbench.logs import script_logging
+from dlbench.report.failures import write_table6
 from dlbench.report.render import write_report
 
 with script_logging(snakemake.log[0]):
@@ -11,3 +12,4 @@ with script_logging(snakemake.log[0]):
         inp.benchmark, inp.evaluations, inp.validation, out.csv, out.tables, out.plots, cfg.report,
         paper=paper, usage=inp.usage,
     )
+    write_table6(inp.failures, out.tables)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from dlbench.cli import main
 from dlbench.records import BenchmarkTask, Similarity
 from dlbench.report import compare as cx
 from dlbench.report.external import ExternalFormatError, ExternalTask, load_benchmark
@@ -109,6 +110,7 @@ def test_similarity_of_a_benchmark_with_itself_skips_identical_pairs() -> None:
     assert rows[("b", "b")].mean_cosine == 1.0
 
 
+@pytest.mark.slow  # loads torch and the sentence encoder (about a minute on 2 busy cores)
 def test_the_three_comparisons_run_on_a_small_ds1000_file(tmp_path: Path) -> None:
     sources = [
         cx.Source("DL-Bench", "dlbench", str(write_dlbench(tmp_path / "dlbench.jsonl"))),
@@ -140,3 +142,12 @@ def test_a_comparison_needs_two_benchmarks(tmp_path: Path) -> None:
     source = cx.Source("DS-1000", "ds1000", str(write_ds1000(tmp_path / "ds1000.jsonl.gz")))
     with pytest.raises(ValueError, match="two benchmarks or more"):
         cx.compare_benchmarks([source], tmp_path / "out")
+
+
+def test_the_command_line_names_what_is_wrong(tmp_path: Path, capsys) -> None:
+    ds1000 = write_ds1000(tmp_path / "ds1000.jsonl.gz")
+    assert main(["compare", "--benchmark", f"DS-1000:ds1000:{ds1000}", "--out", str(tmp_path / "out")]) == 2
+    assert "two benchmarks or more" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["compare", "--benchmark", "DS-1000", "--out", str(tmp_path / "out")])
+    assert "expected NAME:FORMAT:PATH, got 'DS-1000'" in capsys.readouterr().err

