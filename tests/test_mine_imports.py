@@ -86,9 +86,58 @@ def test_tests_calling_shadowing_reexports_reach_the_function(tmp_path):
             total_variation(1)
     """
     calls = calls_of(mine_tree(tmp_path, files, min_tests=1))
-    assert calls["tests/test_filters.py::test_from_import"] == ["kor/filters/canny.py:canny", "kor/filters/sobel.py:sobel"]
+    assert calls["tests/test_filters.py::test_from_import"] == [
+        "kor/filters/canny.py:canny",
+        "kor/filters/sobel.py:sobel",
+    ]
     assert calls["tests/test_filters.py::test_package_attribute"] == [
         "kor/filters/canny.py:canny",
         "kor/losses/total_variation.py:total_variation",
     ]
     assert calls["tests/test_filters.py::test_reexport"] == ["kor/losses/total_variation.py:total_variation"]
+
+
+def test_name_bound_to_what_a_guarded_import_factory_returns(tmp_path):
+    # cleanlab's ``Datalab = _datalab_import_factory()``: the factory imports the class
+    # inside a try block and returns it (a stand-in when an optional dependency is missing).
+    files = {
+        "lab/__init__.py": """
+            class Unavailable:
+                def __init__(self, message):
+                    self.message = message
+
+            def _lab_factory():
+                try:
+                    from .core import Lab as _Lab
+                    return _Lab
+                except ImportError:
+                    return Unavailable("missing")
+
+            def _made():
+                return Unavailable("x")
+
+            Lab = _lab_factory()
+            made = _made()
+        """,
+        "lab/core.py": """
+            class Lab:
+                def __init__(self, data):
+                    self.data = data
+
+                def find(self):
+                    return 1
+        """,
+        "tests/test_lab.py": """
+            from lab import Lab, made
+
+            def test_lab():
+                lab = Lab(data=[])
+                lab.find()
+
+            def test_instance_is_no_class():
+                made.message
+        """,
+    }
+    calls = calls_of(mine_tree(tmp_path, files))
+    assert calls["tests/test_lab.py::test_lab"] == ["lab/core.py:Lab.__init__", "lab/core.py:Lab.find"]
+    assert calls["tests/test_lab.py::test_instance_is_no_class"] == []

@@ -88,6 +88,9 @@ class FunctionInfo:
     annotations: tuple[tuple[str, str], ...]  # (param, dotted annotation)
     returns: str | None  # dotted return annotation
     return_calls: tuple[str, ...]  # dotted callees whose result is returned or yielded
+    # Classes or functions returned as values, bound by an import inside the function
+    # (``from .impl import C as _C; return _C``: a guarded optional import).
+    return_imports: tuple[ImportRef, ...]
     decorators: tuple[Decorator, ...]
 
 
@@ -116,6 +119,7 @@ class ModuleSummary:
     imports: dict[str, ImportRef] = field(default_factory=dict)
     stars: list[ImportRef] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)  # ``name = other.name``
+    factories: dict[str, str] = field(default_factory=dict)  # ``name = make()``: what make returns
     exports: tuple[str, ...] | None = None  # ``__all__``: what a star import takes
     imported_modules: set[str] = field(default_factory=set)  # absolute top-level names
     syntax_error: str | None = None
@@ -173,6 +177,8 @@ def _add_statement(summary: ModuleSummary, node: ast.stmt, sequences: Sequences)
         target = dotted_name(node.value)
         if target and isinstance(node.value, ast.Name | ast.Attribute):
             summary.aliases[node.targets[0].id] = target
+        elif target and isinstance(node.value, ast.Call) and not node.value.args and not node.value.keywords:
+            summary.factories[node.targets[0].id] = target
         _bind_sequence(sequences, node.targets[0].id, node.value)
 
 
@@ -256,6 +262,7 @@ def _function_info(
         annotations=annotations,
         returns=annotation_name(node.returns) if node.returns else None,
         return_calls=_return_calls(node),
+        return_imports=_return_imports(node),
         decorators=tuple(_decorator(d, sequences) for d in node.decorator_list),
     )
 
@@ -294,6 +301,19 @@ def _return_calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ..
         elif isinstance(value, ast.Name) and value.id in bound:
             calls.append(bound[value.id])
     return tuple(dict.fromkeys(calls))
+
+
+def _return_imports(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[ImportRef, ...]:
+    """Imports inside the function whose bound name it returns."""
+    imported: dict[str, ImportRef] = {}
+    returned: list[ImportRef] = []
+    for stmt in _own_statements(node.body):
+        if isinstance(stmt, ast.ImportFrom):
+            for alias in stmt.names:
+                imported[alias.asname or alias.name] = ImportRef(stmt.level, stmt.module or "", alias.name)
+        elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name) and stmt.value.id in imported:
+            returned.append(imported[stmt.value.id])
+    return tuple(returned)
 
 
 def _decorator(node: ast.expr, sequences: Sequences) -> Decorator:
@@ -524,11 +544,22 @@ class SymbolTable:
             return self.resolve_import(path, summary.imports[head], rest, seen)
         if head in summary.aliases:
             return self._in_module(path, summary.aliases[head].split(".") + rest, seen)
+        if head in summary.factories:
+            return self._factory_value(path, summary.factories[head], rest, seen)
         for star in summary.stars:
             star_path = self.module_path(self.import_module(path, star), self.basedir[path])
             if star_path and self._exports(star_path, head) and (found := self._in_module(star_path, parts, seen)):
                 return found
         return self._submodule(path, parts, seen)
+
+    def _factory_value(self, path: str, callee: str, rest: list[str], seen: frozenset) -> Symbol | None:
+        """``name = make()`` where ``make`` returns an imported class or function."""
+        factory = self._in_module(path, callee.split("."), seen)
+        info = self.function_info(factory) if factory is not None and factory.kind == "function" else None
+        for ref in info.return_imports if info and factory else ():
+            if (found := self.resolve_import(factory.path, ref, rest, seen)) is not None:
+                return found
+        return None
 
     def _exports(self, path: str, name: str) -> bool:
         """Whether ``from module import *`` binds ``name``: ``__all__``, else public names."""
