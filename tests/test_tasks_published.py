@@ -28,7 +28,10 @@ def helper(x):
 
 class Net:
     def forward(self, x):
-        return scale(x, 3)
+        def inner(v):
+            return v
+
+        return scale(inner(x), 3)
 '''
 # at HEAD: lines moved (a new function on top), ``gone`` removed
 OPS_NOW = """def clip(x, low=0):
@@ -86,6 +89,7 @@ def world(tmp_path: Path) -> dict[str, Path]:
         "gone.txt": task_file("Training", "Text", "Create a function called gone ...", "blob/master/tinylib/tinylib/ops.py#L6"),
         "helper.txt": task_file("Evaluating&Metrics", "", "Create a function called helper ...", "blob/master/tinylib/tinylib/ops.py#L10"),
         "elsewhere.txt": task_file("Inference", "Text", "Create a function ...", f"blob/{'e' * 40}/other/mod.py#L1"),
+        "nested.txt": task_file("Training", "", "Write the inner function ...", "blob/master/tinylib/tinylib/ops.py#L17"),
         "notes.txt": "no link in this one\n",
     }  # fmt: skip
     for name, text in files.items():
@@ -95,7 +99,14 @@ def world(tmp_path: Path) -> dict[str, Path]:
 
 def test_task_files_parse_into_labels_prompt_and_link(world) -> None:
     parsed = {p.source: p for p in px.read_published(world["tasks"])}
-    assert sorted(parsed) == ["elsewhere.txt", "forward_named.txt", "gone.txt", "helper.txt", "scale_line.txt"]
+    assert sorted(parsed) == [
+        "elsewhere.txt",
+        "forward_named.txt",
+        "gone.txt",
+        "helper.txt",
+        "nested.txt",
+        "scale_line.txt",
+    ]
     scale = parsed["scale_line.txt"]
     assert (scale.ref, scale.path, scale.line) == (UPSTREAM, "tinylib/ops.py", 3)
     assert scale.prompt == "Generate a Python function called scale ..."
@@ -124,6 +135,9 @@ def test_import_resolves_by_line_then_name_and_mines_the_tests(world) -> None:
     assert (rows["forward_named.txt"].status, rows["forward_named.txt"].qualname) == ("imported", "Net.forward")
     assert (rows["gone.txt"].status, rows["gone.txt"].reason) == ("unresolved", "gone gone at the pinned commit")
     assert (rows["helper.txt"].status, rows["helper.txt"].qualname) == ("no_tests", "helper")
+    nested = rows["nested.txt"]
+    assert (nested.status, nested.qualname) == ("no_tests", "Net.forward.<locals>.inner")
+    assert nested.reason.startswith("a nested function")
     assert rows["elsewhere.txt"].status == "unresolved" and rows["elsewhere.txt"].repo is None
     tasks = {t.function: t for t in read_jsonl(out / "tasks.jsonl", BenchmarkTask)}
     assert sorted(tasks) == ["forward", "scale"]

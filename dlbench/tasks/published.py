@@ -255,6 +255,8 @@ def import_row(published: PublishedFile, where: Located, fn: FunctionRecord | No
     """What became of one published task file."""
     if where.reason:
         status, reason = "unresolved", where.reason
+    elif fn is None and "<locals>" in (where.qualname or ""):
+        status, reason = "no_tests", "a nested function: mining takes module- and class-level functions only"
     elif fn is None:
         status, reason = "no_tests", "mining found no test reaching it at the pinned commit"
     else:

@@ -101,6 +101,7 @@ def get_evaluate_inputs(wildcards):
         inputs["image"] = f"results/images/{wildcards.repo}.json"
     return inputs
 
+
 def get_optional_targets(wildcards):
     """Analyses run only when configured: the benchmark comparison, the published tasks' import."""
     targets = []

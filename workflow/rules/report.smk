@@ -50,6 +50,7 @@ rule live_tables:
     script:
         "../../scripts/live_tables.py"
 
+
 # The paper's failure taxonomy (Table 6): the automatic first pass and the sheet people
 # confirm or correct, then the annotators' majority (results/failures/merged.jsonl feeds
 # the tables rule's table6_failures.md).

@@ -98,6 +98,7 @@ rule dataset_card:
     script:
         "../../scripts/dataset_card.py"
 
+
 # The DL-Bench authors' published tasks as benchmark records (run when published.tasks is set).
 rule import_published:
     input:
@@ -111,7 +112,8 @@ rule import_published:
         published=CFG.published,
         # what mining counts as a test shapes the records; its workers and cache do not
         settings=[CFG.mine.tested_by, CFG.mine.reach, CFG.published.min_tests],
-        work="results/published/checkouts",  # clones of bundles, kept across runs (not an output)
+        # clones of bundles beside the workflow's checkouts, where `dlbench evaluate` finds them
+        work="results/repos",
     log:
         "logs/import_published.log",
     benchmark:
