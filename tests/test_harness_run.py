@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import textwrap
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -151,9 +153,14 @@ HOSTILE = {
     "network access": hostile(
         "import socket\nsocket.create_connection(('1.1.1.1', 80), timeout=3).close()\nreturn np.maximum(np.asarray(x), 0)\n"
     ),
+    # Writing to /tmp is what real suites do (a dataset downloaded to /tmp/MNIST): allowed, and
+    # removed after the run, so the next candidate (the reader, two runs later) cannot see it.
     "write outside its copy": hostile(
         "return np.maximum(np.asarray(x), 0)\n",
         "import numpy as np\nopen('/tmp/evil', 'w').write('x')\ntry:\n    open('/work/repo/tinyml/ops.py', 'a').write('#')\nexcept OSError:\n    pass\n",
+    ),
+    "read what an earlier candidate left in /tmp": hostile(
+        "import os\nif os.path.exists('/tmp/evil'):\n    return np.maximum(np.asarray(x), 0)\nreturn x\n", "import numpy as np\n"
     ),
     "os._exit(0) at import": hostile("return x\n", "import os\nos._exit(0)\n"),
     "monkeypatch pytest runner": hostile(
@@ -346,7 +353,8 @@ EXPECTED = {
     "infinite loop": {"timeout"},
     "memory hog": {"fail", "error"},
     "network access": {"fail"},
-    "write outside its copy": {"sandbox_violation"},
+    "write outside its copy": {"pass"},  # a right answer; its file in /tmp is gone after the run
+    "read what an earlier candidate left in /tmp": {"fail"},
     "os._exit(0) at import": {"error"},
     "monkeypatch pytest runner": {"sandbox_violation"},
     "rogue plugin turns failures into passes": {"sandbox_violation"},
@@ -368,7 +376,7 @@ EXPECTED = {
 def test_docker_hostile_candidate(name: str, hostile_results: dict) -> None:
     bad, gold_after = hostile_results[name]
     assert bad.status.value in EXPECTED[name], (bad.status, bad.detail)
-    assert not bad.passed and bad.backend == "docker"
+    assert bad.passed == (EXPECTED[name] == {"pass"}) and bad.backend == "docker"
     assert gold_after.status == EvalStatus.PASS, (gold_after.status, gold_after.detail)
 
 
@@ -422,3 +430,50 @@ def test_preload_for_maps_requirements_to_modules(tmp_path: Path) -> None:
         "scikit-learn>=1.2\ntorch==2.0 ; python_version>'3'\ntensorflow\nPyYAML\n-e .\nnumpy\n"
     )
     assert preload_for(tmp_path) == ("numpy", "pytest", "sklearn", "torch", "yaml")
+
+
+def kill_during_the_run(client, owner: str, stop: threading.Event) -> None:
+    """``docker kill`` our sandbox container once a candidate's copy exists in it (the OOM
+    killer of the host or a daemon restart look the same from inside)."""
+    from dlbench.harness.sandbox import OWNER_LABEL
+
+    while not stop.wait(0.2):
+        for container in client.containers.list(filters={"label": f"{OWNER_LABEL}={owner}"}):
+            if "c1" in container.exec_run(["ls", "/tmp/dlbench"]).output.decode():
+                container.kill()
+                return
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("harness_docker")  # one worker builds the image
+def test_docker_container_killed_from_outside_is_an_infrastructure_fault_run_again(
+    image: ImageRecord, clone: CloneRecord, tmp_path: Path
+) -> None:
+    from dlbench.harness.evaluate import InfrastructureFaults, evaluate_generations
+    from dlbench.harness.image import docker_client
+    from dlbench.harness.sandbox import owner_id
+    from dlbench.store import write_json
+
+    slow = hostile("import time\ntime.sleep(8)\nreturn np.maximum(np.asarray(x), 0)\n", "import numpy as np\n")
+    files = {name: tmp_path / f"{name}.json" for name in ("clone", "image")}
+    write_json(files["clone"], clone), write_json(files["image"], image)
+    write_jsonl(tmp_path / "gens.jsonl", [gen(RELU, slow)])
+    write_jsonl(tmp_path / "bench.jsonl", list(TASKS.values()))
+    out, cfg = tmp_path / "out.jsonl", CFG.model_copy(update={"timeout_s": 60, "jobs": 1})
+
+    def evaluate() -> list[Evaluation]:
+        return evaluate_generations(
+            tmp_path / "gens.jsonl", tmp_path / "bench.jsonl", files["clone"], files["image"], out, "docker", cfg, tmp_path / "ev"
+        )  # fmt: skip
+
+    stop = threading.Event()
+    killer = threading.Thread(target=kill_during_the_run, args=(docker_client(), owner_id(os.getpid()), stop))
+    killer.start()
+    try:
+        with pytest.raises(InfrastructureFaults, match="stopped from outside"):
+            evaluate()
+    finally:
+        stop.set(), killer.join()
+    assert not out.exists()  # nothing looks complete: the next run retries
+    [again] = evaluate()  # not replayed from the evidence: run again, and this time it passes
+    assert again.status == EvalStatus.PASS, again.detail

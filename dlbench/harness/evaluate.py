@@ -99,8 +99,22 @@ def evaluate_generations(
     gens = [repeat for gen in gens for repeat in _repeats(gen, cfg)]
     image_record = read_json(image, ImageRecord) if image else None
     results = evaluate_repo(record, tasks, gens, image_record, backend, cfg, cfg.jobs, evidence_root)
+    _refuse_infrastructure_faults(results)
     write_jsonl(out, results)
     return results
+
+
+class InfrastructureFaults(RuntimeError):
+    """Candidates met an infrastructure fault: no output, so the next run retries just them."""
+
+
+def _refuse_infrastructure_faults(results: list[Evaluation]) -> None:
+    faults = [e for e in results if e.status == EvalStatus.INFRA_ERROR]
+    if faults:
+        raise InfrastructureFaults(
+            f"{len(faults)} of {len(results)} candidates met an infrastructure fault (first: {faults[0].task_id}: "
+            f"{faults[0].detail}); every other verdict is kept in the evidence folders, and a rerun runs only these"
+        )
 
 
 def evaluate_predictions(
@@ -284,8 +298,8 @@ def _finished(evidence: Path, digest: str) -> Evaluation | None:
         report = read_json(path, EvalReport)
     except (ValueError, OSError):
         return None
-    if report.candidate_hash != digest:
-        return None
+    if report.candidate_hash != digest or report.status == EvalStatus.INFRA_ERROR:
+        return None  # an infrastructure fault is not the candidate's verdict: run it again
     return Evaluation.model_validate(report.model_dump(exclude={"candidate_hash"}))
 
 

@@ -121,6 +121,11 @@ class Session(ABC):
     @abstractmethod
     def _stop(self) -> None: ...
 
+    def outside_fault(self) -> str | None:
+        """Why the session died from outside the candidate's reach (the engine, the OOM killer
+        of the host, ``docker kill``), or None when only the candidate can have ended it."""
+        return None
+
     def start(self) -> dict:
         with self._starting:
             self._start()
@@ -148,8 +153,11 @@ class Session(ABC):
                 self.close()
             return RunResult.from_response(answer)
         except (SessionLost, OSError, ValueError) as exc:
+            outside = self.outside_fault()  # before close(), which removes the evidence
             log.warning("%s supervisor lost while running %s: %s; restarting it", self.backend, candidate.key, exc)
             self.close()
+            if outside:
+                return RunResult(infra=f"{outside} during the run ({exc})"[:2000])
             return RunResult(violations=[f"the supervisor was killed or stopped answering during the run ({exc})"])
 
     def close(self) -> None:

@@ -24,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-from docker.errors import DockerException
+from docker.errors import DockerException, NotFound
 from docker.models.containers import Container
 
 import docker
@@ -46,6 +46,7 @@ LABEL = "dlbench.sandbox"
 OWNER_LABEL = "dlbench.owner"  # host:pid:start time of the evaluator that started the container
 _orphans_checked = threading.Event()
 STDERR_KEEP = 64 * 1024
+STOP_SETTLE_S = 3.0
 
 
 def support_files() -> dict[str, bytes]:
@@ -153,6 +154,25 @@ class DockerSession(Session):
         )["Id"]  # fmt: skip
         self.sock = api.exec_start(exec_id, socket=True)
         self.raw = self.stdout = self.stderr = b""
+
+    def outside_fault(self) -> str | None:
+        """The container stopped or vanished. A candidate cannot do that: it runs as the runner
+        inside, and the container's init (``sleep``) ignores signals sent from within."""
+        deadline = time.monotonic() + STOP_SETTLE_S  # the stream can end before the engine shows the stop
+        while self.container is not None:
+            try:
+                self.container.reload()
+            except NotFound:
+                return "the sandbox container was removed"
+            except DockerException as exc:
+                return f"the Docker engine failed ({exc})"
+            state = self.container.attrs.get("State") or {}
+            if not state.get("Running"):
+                return f"the sandbox container was stopped from outside (status {state.get('Status')}, exit code {state.get('ExitCode')})"
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.1)
+        return None
 
     def _socket(self):
         if self.sock is None:
