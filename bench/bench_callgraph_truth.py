@@ -35,7 +35,7 @@ from pathlib import Path
 
 from dlbench.config import ImagesConfig, MineConfig, TraceConfig
 from dlbench.harness.image import build_project_image, docker_client
-from dlbench.harness.sandbox import support_files
+from dlbench.harness.code import support_files
 from dlbench.mine.api import mine
 from dlbench.mine.cache import LoadedRepo, load_repo
 from dlbench.mine.callgraph import build_calls

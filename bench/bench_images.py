@@ -26,7 +26,7 @@ import yaml
 
 from dlbench.config import ImagesConfig
 from dlbench.harness.image import build_project_image, docker_client
-from dlbench.harness.sandbox import support_files
+from dlbench.harness.code import support_files
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = "dlbench/base:bookworm"

@@ -330,7 +330,7 @@ def test_evaluate_predictions_file(clone: CloneRecord, tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def image(require_docker: None, clone: CloneRecord, tmp_path_factory: pytest.TempPathFactory) -> ImageRecord:
     from dlbench.harness.image import build_project_image
-    from dlbench.harness.sandbox import support_files
+    from dlbench.harness.code import support_files
 
     log = tmp_path_factory.mktemp("image") / "build.log"
     record = build_project_image(Path(clone.path), SLUG, REPO_SHA, CFG.base_image, log, support_files())

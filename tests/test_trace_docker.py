@@ -10,7 +10,7 @@ import pytest
 
 from dlbench.config import ImagesConfig, MineConfig
 from dlbench.harness.image import build_project_image
-from dlbench.harness.sandbox import support_files
+from dlbench.harness.code import support_files
 from dlbench.mine.tests import find_tests_file
 from dlbench.mine.trace_check import dynamic_check
 from dlbench.records import CloneRecord, CloneStatus, FunctionRecord, ImageStatus, TraceRecord

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from dlbench.config import EvaluateConfig
+from dlbench.harness.code import grader_files, support_files
 from dlbench.harness.patch import CandidateSyntaxError, PatchError, patch_source
 from dlbench.harness.run import Candidate, preload_for, resolve_backend
 from dlbench.harness.screen import screen
@@ -57,8 +58,6 @@ REPOS_DIR = Path("results/repos")
 PREDICTIONS_TECHNIQUE = "predictions"
 GOLD = "gold"
 REPORT_FILE = "evaluation.json"
-HERE = Path(__file__).resolve().parent
-GRADER_FILES = ("verdict.py", "screen.py")
 
 
 @dataclass(frozen=True)
@@ -167,7 +166,6 @@ def _clone_record(repos_dir: Path, slug: str, tasks: dict[str, BenchmarkTask]) -
 def _image_for(clone: CloneRecord, cfg: EvaluateConfig, evidence_root: Path) -> ImageRecord:
     """The project image (built now, or reused by content hash)."""
     from dlbench.harness.image import build_project_image
-    from dlbench.harness.sandbox import support_files
 
     log_path = evidence_root / "images" / f"{clone.slug}.log"
     if clone.status != CloneStatus.OK:
@@ -240,16 +238,10 @@ def evidence_dir(root: Path, slug: str, gen: Generation) -> Path:
 def candidate_hash(task: BenchmarkTask, patched: str, backend: str, cfg: EvaluateConfig) -> str:
     """Everything that decides a verdict: task, tests, patched module, backend, limits, and the
     code that runs (support files) and grades it (verdict and screen: a changed grader reruns)."""
-    from dlbench.harness.sandbox import support_files
-
-    support = sorted((k, hashlib.sha256(v).hexdigest()) for k, v in (support_files() | _grader_files()).items())
+    support = sorted((k, hashlib.sha256(v).hexdigest()) for k, v in (support_files() | grader_files()).items())
     limits = cfg.model_dump(include={"timeout_s", "memory_mb", "cpus", "pids", "output_limit_kb"})
     blob = json.dumps([task.task_id, task.sha, task.path, task.tests, patched, backend, limits, support], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def _grader_files() -> dict[str, bytes]:
-    return {name: (HERE / name).read_bytes() for name in GRADER_FILES}
 
 
 def _before_run(job: Job, clone: CloneRecord, image: ImageRecord | None, backend: str) -> Evaluation | None:

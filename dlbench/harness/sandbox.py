@@ -29,6 +29,7 @@ from docker.models.containers import Container
 
 import docker
 from dlbench.config import EvaluateConfig, ImagesConfig
+from dlbench.harness.code import support_files
 from dlbench.harness.image import REPO_DIR, RUNNER_UID, SUPPORT_DIR, build_project_image, docker_client
 from dlbench.harness.run import PRELOAD, REPLY_GRACE_S, Candidate, Session, SessionLost, preload_args, request
 from dlbench.harness.verdict import RunResult
@@ -37,7 +38,6 @@ from dlbench.store import read_json, write_json
 
 log = logging.getLogger(__name__)
 
-HERE = Path(__file__).resolve().parent
 WORK_DIR = "/tmp/dlbench"
 TMPFS_MB = 512
 SHM_MB = 16
@@ -47,11 +47,6 @@ OWNER_LABEL = "dlbench.owner"  # host:pid:start time of the evaluator that start
 _orphans_checked = threading.Event()
 STDERR_KEEP = 64 * 1024
 STOP_SETTLE_S = 3.0
-
-
-def support_files() -> dict[str, bytes]:
-    """Trusted files for ``/opt/dlbench`` in every project image (``build_project_image``)."""
-    return {name: (HERE / name).read_bytes() for name in ("supervisor.py", "plugin.py")}
 
 
 def supervisor_command(

@@ -1,5 +1,6 @@
 # Sandboxed evaluation: project images, candidate evaluation, benchmark validation.
 # Logic lives in dlbench.harness; these rules only map files to calls.
+from dlbench.harness.code import digest, grader_files, support_files
 
 
 rule build_image:
@@ -11,6 +12,7 @@ rule build_image:
         build_log="logs/build_image/{repo}.build.log",
         images=CFG.images.model_dump(mode="json"),  # a changed environment recipe rebuilds
         base_image=CFG.evaluate.base_image,  # and so does another base
+        runner=digest(support_files()),  # and a new supervisor or plugin (they ship in the image)
     resources:
         docker=1,
     log:
@@ -32,6 +34,7 @@ rule evaluate:
         "results/evaluations/{model}/{technique}/{repo}.jsonl",
     params:
         backend=BACKEND,
+        harness=digest(support_files() | grader_files()),  # new harness code re-evaluates
         # what decides verdicts (limits, screen, gold runs, task sample), not how fast they come
         evaluate=CFG.evaluate.model_dump(mode="json", exclude={"jobs", "backend", "preload"}),
     threads: CFG.evaluate.jobs

@@ -1,0 +1,33 @@
+"""The harness's own code whose change must redo work, read without importing it.
+
+``support_files`` ship into every project image (``/opt/dlbench``: the supervisor and the
+pytest plugin); the grader files decide verdicts on the host. The workflow passes their
+digests as params, so a new dlbench rebuilds images and re-evaluates exactly when they change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SUPPORT_FILES = ("supervisor.py", "plugin.py")
+GRADER_FILES = ("verdict.py", "screen.py")
+
+
+def support_files() -> dict[str, bytes]:
+    """Trusted files for ``/opt/dlbench`` in every project image (``build_project_image``)."""
+    return _read(SUPPORT_FILES)
+
+
+def grader_files() -> dict[str, bytes]:
+    return _read(GRADER_FILES)
+
+
+def digest(files: Mapping[str, bytes]) -> str:
+    return hashlib.sha256("".join(f"{n} {hashlib.sha256(d).hexdigest()}\n" for n, d in sorted(files.items())).encode()).hexdigest()[:16]
+
+
+def _read(names: tuple[str, ...]) -> dict[str, bytes]:
+    return {name: (HERE / name).read_bytes() for name in names}
