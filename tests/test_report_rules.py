@@ -16,6 +16,9 @@ CFG = Config.model_validate({{"report": {{"paper_results": None}}}})
 def get_evaluations():
     return []
 
+def get_generations(wildcards):
+    return []
+
 include: "{ROOT}/workflow/rules/report.smk"
 """
 
