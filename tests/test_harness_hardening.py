@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.harness import evaluate
 from dlbench.harness.evaluate import candidate_hash, evaluate_repo, evidence_dir
 from dlbench.harness.local import candidate_env
 from dlbench.records import CloneRecord, EvalStatus, Generation
@@ -113,16 +112,20 @@ def test_evidence_folders_of_similar_task_ids_differ(tmp_path: Path) -> None:
     assert evidence_dir(tmp_path, "o__r", a) == evidence_dir(tmp_path, "o__r", a.model_copy())
 
 
-def test_changed_grader_changes_the_candidate_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    before = candidate_hash(RELU, OPS, "local", CFG)
-    for name in evaluate.GRADER_FILES:
-        (tmp_path / name).write_bytes((evaluate.HERE / name).read_bytes())
-    monkeypatch.setattr(evaluate, "HERE", tmp_path)
-    assert candidate_hash(RELU, OPS, "local", CFG) == before
-    for name in evaluate.GRADER_FILES:
-        (tmp_path / name).write_text((evaluate.HERE / name).read_text() + "\n# changed\n")
+def test_changed_grader_changes_the_candidate_hash_and_the_rule_digest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dlbench.harness import code
+
+    before, rule_before = candidate_hash(RELU, OPS, "local", CFG), code.digest(code.grader_files())
+    for name in code.GRADER_FILES + code.SUPPORT_FILES:
+        (tmp_path / name).write_bytes((code.HERE / name).read_bytes())
+    monkeypatch.setattr(code, "HERE", tmp_path)
+    assert candidate_hash(RELU, OPS, "local", CFG) == before and code.digest(code.grader_files()) == rule_before
+    for name in code.GRADER_FILES:
+        original = (tmp_path / name).read_bytes()
+        (tmp_path / name).write_bytes(original + b"\n# changed\n")
         assert candidate_hash(RELU, OPS, "local", CFG) != before, name
-        (tmp_path / name).write_bytes((Path(evaluate.__file__).parent / name).read_bytes())
+        assert code.digest(code.grader_files()) != rule_before, name
+        (tmp_path / name).write_bytes(original)
 
 
 def test_cli_bad_input_is_a_message_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
