@@ -64,18 +64,27 @@ _FROM_FUNCTION = (set(FunctionRecord.model_fields) & set(BenchmarkTask.model_fie
 
 
 def benchmark_task(fn: FunctionRecord, label: MergedLabel, clone: CloneRecord | None) -> BenchmarkTask:
-    return BenchmarkTask(
-        **fn.model_dump(include=_FROM_FUNCTION),
+    return task_from_function(
+        fn,
         sha=(clone.sha if clone else None) or fn.sha,  # the pinned checkout the harness builds
-        ground_truth=fn.source,
-        tests=sorted(fn.tests),
-        slug=repo_slug(fn.repo),
         license=clone.license if clone else None,
         prompt=label.prompt,
         prompt_source=label.prompt_source,
         stage=label.stage,
         task=label.task,
         data=label.data,
+    )
+
+
+def task_from_function(fn: FunctionRecord, *, sha: str | None, **given: object) -> BenchmarkTask:
+    """A task from its function record and what the record does not hold (prompt, labels, ...)."""
+    return BenchmarkTask(
+        **fn.model_dump(include=_FROM_FUNCTION),
+        sha=sha,
+        ground_truth=fn.source,
+        tests=sorted(fn.tests),
+        slug=repo_slug(fn.repo),
+        **given,
     )
 
 

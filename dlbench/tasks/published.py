@@ -31,8 +31,9 @@ from datetime import date
 from pathlib import Path
 
 from dlbench.config import MineConfig
-from dlbench.records import BenchmarkTask, FunctionRecord, PublishedTask, repo_slug
+from dlbench.records import BenchmarkTask, FunctionRecord, PublishedTask
 from dlbench.store import write_jsonl
+from dlbench.tasks.assemble import task_from_function
 from dlbench.tasks.vocab import LABEL_DIMENSIONS, normalize
 
 log = logging.getLogger(__name__)
@@ -224,30 +225,8 @@ def locate(
 
 def benchmark_task(published: PublishedFile, fn: FunctionRecord) -> BenchmarkTask:
     """The published task as a benchmark record: their prompt and labels, our function and tests."""
-    labels = labels_of(published)
-    return BenchmarkTask(
-        task_id=fn.task_id,
-        repo=fn.repo,
-        sha=fn.sha,
-        path=fn.path,
-        function=fn.function,
-        class_name=fn.class_name,
-        signature=fn.signature,
-        prompt=published.prompt,
-        ground_truth=fn.source,
-        tests=fn.tests,
-        stage=labels["stage"],
-        task=labels["task"],
-        data=labels["data"],
-        first_added=fn.first_added,
-        last_modified=fn.last_modified,
-        qualname=fn.qualname,
-        slug=repo_slug(fn.repo),
-        start_line=fn.start_line,
-        end_line=fn.end_line,
-        docstring=fn.docstring,
-        class_context=fn.class_context,
-        prompt_source=PROMPT_SOURCE,
+    return task_from_function(
+        fn, sha=fn.sha, prompt=published.prompt, prompt_source=PROMPT_SOURCE, **labels_of(published)
     )
 
 
