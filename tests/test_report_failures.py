@@ -12,7 +12,6 @@ from dlbench.records import BenchmarkTask, EvalStatus, Evaluation, FailureLabel,
 from dlbench.report import failures as fx
 from dlbench.store import read_jsonl, write_jsonl
 
-FAILED = {"t.py::a": "failed"}
 GOLD = "def scale(x):\n    return x * 2\n"
 
 
@@ -31,13 +30,20 @@ GOLD = "def scale(x):\n    return x * 2\n"
         ("fail", "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x3 and 4x5)", None, fx.SHAPE),
         ("fail", "ValueError: operands could not be broadcast together with shapes (3,4) (5,)", None, fx.SHAPE),
         ("fail", "RuntimeError: expected scalar type Float but found Double", None, fx.DTYPE_CASTING),
+        (
+            "fail",
+            "TypeError: softmax() received an invalid combination of arguments - got (Tensor, axis=int)",
+            fx.WRONG_INPUT_TYPE,
+            fx.LIBRARY_USAGE,
+        ),
         ("fail", "AssertionError: assert 1 == 2", None, None),  # a wrong result: people decide which kind
         ("fail", "ZeroDivisionError: division by zero", None, None),
         ("fail", None, None, None),
+        ("error", None, None, None),
     ],
 )
 def test_first_pass_decides_only_where_the_evidence_does(status, exception, category, subtype) -> None:
-    guess = fx.first_pass(status, FAILED, exception)
+    guess = fx.first_pass(status, exception)
     assert (guess.category, guess.dl_subtype) == (category, subtype)
     assert bool(guess.evidence) == bool(category or subtype)
 

@@ -16,6 +16,7 @@ Wrong Attribute                                any other AttributeError
 Wrong Input Type                               TypeError
 Performance Issue                              status ``timeout``; TimeoutError
 sub-type Shape/Dimension Mismatch              a shape, size, broadcast or axis error (numpy, torch)
+sub-type Incorrect DL Library Usage           torch's "received an invalid combination of arguments"
 sub-type Data Type Casting                     an error about dtypes ("expected scalar type", "dtype")
 =============================================  ===================================================
 
@@ -46,7 +47,7 @@ import pandas as pd
 from dlbench.generate.techniques import REFERENCE
 from dlbench.records import BenchmarkTask, Evaluation, FailureLabel, Generation
 from dlbench.report.render import write_table
-from dlbench.report.taxonomy import INFRASTRUCTURE, SHAPE_MISMATCH, classify, exception_name
+from dlbench.report import taxonomy as tx
 from dlbench.store import iter_jsonl, read_jsonl, write_jsonl
 from dlbench.tasks.merge import majority
 from dlbench.tasks.sheets import read_table, write_xlsx_table
@@ -112,11 +113,15 @@ _NAME_CATEGORY = {
     "TypeError": WRONG_INPUT_TYPE,
     "TimeoutError": PERFORMANCE_ISSUE,
 }
+_KIND_CATEGORY = {
+    tx.HALLUCINATED_OBJECT: HALLUCINATED_OBJECTS,
+    tx.WRONG_ATTRIBUTE: WRONG_ATTRIBUTE,
+}  # AttributeError: module or not
 _STATUS_CATEGORY = {"syntax_error": SYNTAX_ERROR, "timeout": PERFORMANCE_ISSUE}
-_MODULE_ATTRIBUTE = re.compile(r"module '[\w.]+' has no attribute")
 _DTYPE_WORDS = re.compile(
     r"dtype|scalar type|expected .*(?:Float|Double|Long|Int|Half)\b|cannot cast|casting", re.IGNORECASE
 )
+_LIBRARY_MISUSE = re.compile(r"received an invalid combination of arguments")  # torch's message for a wrong call
 
 
 # ---------------------------------------------------------------- automatic first pass
@@ -129,20 +134,22 @@ class Suggestion:
     evidence: str
 
 
-def first_pass(status: str, tests: Mapping[str, str], exception: str | None, detail: str | None = None) -> Suggestion:
+def first_pass(status: str, exception: str | None, detail: str | None = None) -> Suggestion:
     """The category and DL sub-type the harness's evidence supports (see the module docstring)."""
     if status in _STATUS_CATEGORY:
         return Suggestion(_STATUS_CATEGORY[status], None, f"status {status}")
-    found = exception_name(exception if status == "fail" else exception or detail)
+    # a failing run's detail only lists failing node ids (as in taxonomy.classify): not evidence
+    found = tx.exception_name(exception if status == "fail" else exception or detail)
     if found is None:
         return Suggestion(None, None, "")
     name, message = found
-    category = _NAME_CATEGORY.get(name)
-    if name == "AttributeError":
-        category = HALLUCINATED_OBJECTS if _MODULE_ATTRIBUTE.search(message) else WRONG_ATTRIBUTE
+    kind = tx.kind_of_exception(name, message)
+    category = _NAME_CATEGORY.get(name) or _KIND_CATEGORY.get(kind)
     subtype = None
-    if classify(status, dict(tests), exception, detail) == SHAPE_MISMATCH:
+    if kind == tx.SHAPE_MISMATCH:
         subtype = SHAPE
+    elif _LIBRARY_MISUSE.search(message):
+        subtype = LIBRARY_USAGE
     elif _DTYPE_WORDS.search(message):
         subtype = DTYPE_CASTING
     evidence = f"{name}: {message}"[:200] if category or subtype else ""
@@ -174,10 +181,7 @@ def failing_candidates(
     for ev in evaluations:
         if ev.passed or ev.technique == REFERENCE or ev.task_id not in tasks:
             continue
-        if (
-            classify(str(ev.status), {k: str(v) for k, v in ev.tests.items()}, ev.exception, ev.detail)
-            == INFRASTRUCTURE
-        ):
+        if tx.classify(str(ev.status), {}, None) == tx.INFRASTRUCTURE:  # decided by the status alone
             continue
         key = (ev.task_id, ev.model, ev.technique, ev.run, ev.sample)
         failures[candidate_id(ev)] = Failure(ev, tasks[ev.task_id], code.get(key))
@@ -186,8 +190,7 @@ def failing_candidates(
 
 def auto_label(failure: Failure) -> FailureLabel:
     ev = failure.evaluation
-    tests = {k: str(v) for k, v in ev.tests.items()}
-    guess = first_pass(str(ev.status), tests, ev.exception, ev.detail)
+    guess = first_pass(str(ev.status), ev.exception, ev.detail)
     return FailureLabel(
         candidate_id=candidate_id(ev), task_id=ev.task_id, model=ev.model, technique=ev.technique, run=ev.run,
         sample=ev.sample, status=str(ev.status), category=guess.category, dl_subtype=guess.dl_subtype,
