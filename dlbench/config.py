@@ -165,6 +165,9 @@ class ModelConfig(Section):
     predictions: str | None = Field(None, description="Predictions file (provider: predictions).")
     batch: bool = Field(False, description="provider openai: send requests through the Batch API (cheaper, slower).")
     seed: int = Field(0, description="Seed of the reference models' randomness (mutant).")
+    paper_name: str | None = Field(
+        None, description="The paper's name of this model (e.g. 'Claude 3.5 Sonnet'), to set its published figures beside ours (default: the key)."
+    )
 
     @model_validator(mode="after")
     def _provider_fields(self) -> ModelConfig:
@@ -261,6 +264,22 @@ class ImagesConfig(Section):
     check_timeout_s: float = Field(600.0, gt=0, description="Limit of the import and collection check of a built image.")
 
 
+class StagesConfig(Section):
+    """The pipeline-stage classifier (rule ``classify_stages``): the paper's protocol by default."""
+
+    epochs: int = Field(10, ge=1, description="Fine-tuning epochs (the paper: 10).")
+    learning_rate: float = Field(2e-5, gt=0, description="AdamW learning rate (the paper: 2e-5).")
+    batch_size: int = Field(8, ge=1, description="Prompts per optimisation step (the paper: 8).")
+    max_length: int = Field(256, ge=8, description="Tokens of a prompt the encoder reads; longer prompts are cut.")
+    folds: int = Field(5, ge=2, description="Cross-validation folds of the reported F1 (the paper: 5).")
+    split: Literal["stratified", "repository"] = Field(
+        "stratified",
+        description="stratified: folds keep the stage proportions (the paper); repository: a repository's tasks "
+        "share a fold, so no task's prediction is learnt from its own repository's labels.",
+    )
+    seed: int = Field(0, description="Seed of the folds, the head's initialisation and the batch order.")
+
+
 class ReportConfig(Section):
     k: list[int] = Field(default_factory=lambda: [1, 3, 5], description="pass@k values (reported where n >= k).")
     cutoffs: list[date] = Field(
@@ -328,6 +347,7 @@ class Config(Section):
     generate: GenerateConfig = Field(default_factory=GenerateConfig)
     evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig)
     images: ImagesConfig = Field(default_factory=ImagesConfig)
+    stages: StagesConfig = Field(default_factory=StagesConfig)
     report: ReportConfig = Field(default_factory=ReportConfig)
     failures: FailuresConfig = Field(default_factory=FailuresConfig)
     compare: CompareConfig = Field(default_factory=CompareConfig)

@@ -327,20 +327,22 @@ class AgreementRecord(Record):
 
 
 class StagePrediction(Record):
-    """Predicted pipeline stage of one task (``results/stages/predictions.jsonl``).
+    """Predicted pipeline stage of one task (``results/stages/predictions.jsonl``) or of one
+    prompt of another benchmark (``results/stages/benchmarks.jsonl``).
 
-    Predicted by a classifier trained without the task's own repository (leave-one-repo-out).
+    A labelled task is predicted by the classifier of the cross-validation fold that held it
+    out (never trained on its own label); other prompts by the classifier trained on every label.
     """
 
-    task_id: str
-    repo: str  # slug
+    task_id: str  # for another benchmark: its prompt's id
+    repo: str  # slug; for another benchmark: its name
     stage: str | None  # the annotators' label, when there is one
     predicted: str | None  # None when no other repository has labelled tasks
     probability: float | None = None
 
 
 class StageReport(Record):
-    """Leave-one-repo-out evaluation of the stage classifier (``results/stages/report.json``)."""
+    """Cross-validated evaluation of the stage classifier (``results/stages/report.json``)."""
 
     embedding: str
     classifier: str
@@ -348,9 +350,21 @@ class StageReport(Record):
     n_labelled: int
     n_repos: int
     labels: list[str]
-    macro_f1: float | None  # over labelled tasks, each predicted without its repository
+    macro_f1: float | None  # over labelled tasks, each predicted by the fold that held it out
     accuracy: float | None
     note: str | None = None
+    weighted_f1: float | None = None  # the paper's figure: F1 per stage weighted by its support
+    folds: int | None = None  # folds actually run (fewer than asked when labels are few)
+    training: dict[str, int | float | str] = Field(default_factory=dict)  # epochs, learning rate, batch size, split...
+
+
+class StageModelInfo(Record):
+    """What a saved stage classifier is (``results/stages/model/classifier.json``)."""
+
+    encoder: str
+    labels: list[str]  # the linear head's classes, in output order
+    max_length: int
+    training: dict[str, int | float | str] = Field(default_factory=dict)
 
 
 class EvalStatus(StrEnum):

@@ -11,5 +11,6 @@ with script_logging(snakemake.log[0]):
     write_report(
         inp.benchmark, inp.evaluations, inp.validation, out.csv, out.tables, out.plots, cfg.report,
         paper=paper, usage=inp.usage,
+        models=snakemake.params.models, stages=inp.stages[0] if inp.stages else None,
     )
     write_table6(inp.failures, out.tables)

@@ -2,22 +2,34 @@
 
 Each table is a small pandas frame of display strings (percentages with one decimal),
 written as ``results/tables/<name>.md`` and ``<name>.tex``. The paper's numbering is kept
-in the names: Table 1 (overall), Table 2 (live cutoffs), Table 3 (categories), Table 7
-(pass@k), Table 8 (runs), plus dataset statistics, the comparison with the published
-figures, the failure taxonomy and token usage.
+in the names: Table 1 (overall, with the average over the LLMs), Table 2 (live cutoffs),
+Table 3 (categories, with the average), Table 4 (stages of other benchmarks), Table 5
+(prompting techniques), Table 7 (pass@k, and our temperature-0.3 runs beside the paper's),
+Table 8 (runs), plus dataset statistics, the comparison with the published figures, the
+failure taxonomy and token usage (``paper_tables.py`` holds Tables 4, 5 and the matching).
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date
 from pathlib import Path
 
 import pandas as pd
 
-from dlbench.config import ReportConfig
+from dlbench.config import ModelConfig, ReportConfig
+from dlbench.records import StagePrediction
+from dlbench.report.paper_tables import (
+    as_paper_names,
+    average_columns_last,
+    averages_last,
+    table4_stages,
+    table5_techniques,
+    table7_matched,
+    with_averages,
+)
 from dlbench.report.plots import write_plots
 from dlbench.report.stats import cognitive_complexity, cyclomatic_complexity, lines_of_code
 from dlbench.report.tables import (
@@ -32,7 +44,7 @@ from dlbench.report.tables import (
     write_long_table,
 )
 from dlbench.report.taxonomy import DL_SPECIFIC, INFRASTRUCTURE, KINDS, TOP_LEVEL
-from dlbench.store import write_frame, write_text
+from dlbench.store import read_jsonl, write_frame, write_text
 from dlbench.tasks.slices import slice_name, slice_names
 
 log = logging.getLogger(__name__)
@@ -228,15 +240,18 @@ def read_paper(path: str | Path) -> pd.DataFrame:
     return pd.read_csv(path, comment="#")
 
 
-def paper_comparison(table: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
-    """Our figures beside the paper's for models, slices, categories and metrics present in both."""
+def paper_comparison(table: pd.DataFrame, paper: pd.DataFrame, models: Mapping[str, ModelConfig] | None = None) -> pd.DataFrame:
+    """Our figures beside the paper's for models, slices, categories and metrics present in both.
+    A model is matched by its paper name, and a run at a temperature other than 0 by the
+    paper's label of such runs (``paper_tables.as_paper_names``)."""
     keys = ["slice", "dimension", "category", "metric"]
-    ours = table.assign(_model=table["model"].map(normalise), _technique=table["technique"].map(normalise))
+    named = as_paper_names(table, models or {})
+    ours = named.assign(_model=named["paper_model"].map(normalise), _technique=named["paper_technique"].map(normalise))
     theirs = paper.assign(_model=paper["model"].map(normalise), _technique=paper["technique"].map(normalise))
     both = ours.merge(theirs, on=["_model", "_technique", *keys], suffixes=("", "_paper"))
     both = both.sort_values(["model", "technique", *keys, "source"])
     data = [
-        [r.model, r.technique, r.slice, r.dimension, r.category, r.metric, percent(r.value),
+        [r.model, r.paper_technique, r.slice, r.dimension, r.category, r.metric, percent(r.value),
          f"{r.value_paper:.1f}", f"{100 * r.value - r.value_paper:+.1f}", r.n_tasks, r.source]
         for r in both.itertuples(index=False)
     ]
@@ -299,8 +314,11 @@ def write_report(
     cfg: ReportConfig,
     paper: str | Path | None = None,
     usage: str | Path | None = None,
+    models: Mapping[str, ModelConfig] | None = None,
+    stages: str | Path | None = None,
 ) -> pd.DataFrame:
-    """Compute ``tables.csv`` and write every readable table and plot; return the long table."""
+    """Compute ``tables.csv`` and write every readable table and plot; return the long table.
+    ``models`` name our models the paper's way; ``stages`` are other benchmarks' predicted stages."""
     inputs = load_inputs(benchmark, evaluations, validation)
     slices = slice_names(cfg.cutoffs)
     table = long_table(inputs, slices, cfg.k)
@@ -308,9 +326,13 @@ def write_report(
     log.info("tables.csv: %d rows over %d usable tasks", len(table), sum(inputs.usable.values()))
     out = Path(tables_dir)
     out.mkdir(parents=True, exist_ok=True)
-    write_table(out, "table1_overall", "Table 1: pass@1 per model (all usable tasks)", table1_overall(table))
+    averaged = with_averages(table)
+    write_table(out, "table1_overall", "Table 1: pass@1 per model (all usable tasks; average: over the LLMs)", averages_last(table1_overall(averaged)))
     write_table(out, "table2_live", "Table 2: pass@1 on live slices (tasks last modified after the cutoff)", table2_live(table, slices))
-    write_table(out, "table3_categories", "Table 3: pass@1 per stage, task and data category", table3_categories(table))
+    write_table(out, "table3_categories", "Table 3: pass@1 per stage, task and data category (average: over the LLMs)", average_columns_last(table3_categories(averaged)))
+    predicted = read_jsonl(stages, StagePrediction) if stages is not None else []
+    write_table(out, "table4_stages", "Table 4: tasks per stage, DL-Bench's labels beside other benchmarks' predicted stages", table4_stages(list(inputs.tasks.values()), predicted))
+    write_table(out, "table5_techniques", "Table 5: pass@1 per prompting technique (average: over the LLMs)", table5_techniques(averaged))
     write_table(out, "table7_passk", "Table 7: pass@k per model", table7_passk(table))
     runs = run_table(inputs)
     write_frame(out / "runs.csv", runs)
@@ -324,8 +346,9 @@ def write_report(
     adequacy = adequacy_table(inputs, cfg.mutant_kill_threshold)
     write_frame(out / "adequacy.csv", adequacy)
     if paper is not None and Path(paper).exists():
-        comparison = paper_comparison(table, read_paper(paper))
+        comparison = paper_comparison(table, read_paper(paper), models)
         write_table(out, "paper_comparison", "Our figures beside the paper's (percent)", comparison)
+        write_table(out, "table7_temperature", "Table 7: our runs at the paper's temperature 0.3 beside its pass@k (percent)", table7_matched(comparison))
         log.info("paper comparison: %d matching rows", len(comparison))
     if usage is not None and Path(usage).exists():
         write_table(out, "usage", "Token usage and cost per model", usage_table(pd.read_csv(usage, keep_default_na=False)))

@@ -3,12 +3,18 @@
 
 
 rule classify_stages:
-    # Leave-one-repo-out: each task's stage is predicted by a model that never saw its repository.
+    # The paper's protocol: the encoder fine-tuned with a linear head, k-fold weighted F1; each
+    # labelled task's stage comes from the fold that held it out.
     input:
         "results/benchmark/dlbench.jsonl",
     output:
         predictions="results/stages/predictions.jsonl",
         report=report("results/stages/report.json", category="Generate"),
+        model=directory("results/stages/model"),
+    params:
+        stages=CFG.stages,
+        settings=CFG.stages.model_dump(mode="json"),  # epochs, learning rate, folds...: a change retrains
+    threads: 2
     log:
         "logs/classify_stages.log",
     benchmark:
@@ -17,6 +23,25 @@ rule classify_stages:
         "../envs/dlbench.yaml"
     script:
         "../../scripts/classify_stages.py"
+
+
+rule classify_benchmarks:
+    # The stages of other benchmarks' prompts (compare.benchmarks), for Table 4.
+    input:
+        model="results/stages/model",
+        others=[b.path for b in CFG.compare.benchmarks],
+    output:
+        "results/stages/benchmarks.jsonl",
+    params:
+        compare=CFG.compare,
+        sources=[b.model_dump(mode="json") for b in CFG.compare.benchmarks],  # names and formats
+    threads: 2
+    log:
+        "logs/classify_benchmarks.log",
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/classify_benchmarks.py"
 
 
 rule generate:

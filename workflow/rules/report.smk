@@ -10,6 +10,8 @@ rule tables:
         paper=[CFG.report.paper_results] if CFG.report.paper_results else [],
         usage="results/usage.csv",  # rule generation_usage (generate.smk)
         failures="results/failures/merged.jsonl",  # rule merge_failures: Table 6
+        # Table 4: other benchmarks' stages (rule classify_benchmarks), when compare.benchmarks names any
+        stages=["results/stages/benchmarks.jsonl"] if CFG.compare.benchmarks else [],
     output:
         csv=report("results/tables.csv", caption="../report/tables.rst", category="Tables"),
         tables=report(
@@ -26,6 +28,9 @@ rule tables:
         ),
     params:
         report=CFG.report.model_dump(mode="json"),  # k, cutoffs, threshold: a change reruns the tables
+        models=CFG.models,
+        # how our models meet the paper's rows (its names, Table 7 at temperature 0.3)
+        paper_names={name: [m.paper_name, m.temperature] for name, m in CFG.models.items()},
     log:
         "logs/tables.log",
     conda:

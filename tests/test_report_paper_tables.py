@@ -1,0 +1,116 @@
+"""The paper's Tables 4 and 5, averages across models, and matching our runs to its rows."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from dlbench.config import ModelConfig
+from dlbench.records import TABLE_COLUMNS, StagePrediction
+from dlbench.report.paper_tables import (
+    average_columns_last,
+    average_rows,
+    averages_last,
+    table4_stages,
+    table5_techniques,
+    table7_matched,
+    with_averages,
+)
+from dlbench.report.render import paper_comparison, read_paper, table1_overall, table3_categories, write_report
+from dlbench.store import write_jsonl
+from tests.conftest import ROOT
+from tests.test_report_tables import CFG, make_world, task
+
+
+def row(model: str, technique: str, value: float, metric: str = "pass@1", dimension: str = "overall", category: str = "all", n: int = 10) -> dict:
+    return dict(zip(TABLE_COLUMNS, [model, technique, "all", dimension, category, metric, value, n, 0], strict=True))
+
+
+def long(*rows: dict) -> pd.DataFrame:
+    return pd.DataFrame(list(rows), columns=TABLE_COLUMNS)
+
+
+TABLE = long(
+    row("a", "zero-shot", 0.30), row("b", "zero-shot", 0.20), row("gold", "reference", 1.0),
+    row("a", "few-shot", 0.40), row("b", "few-shot", 0.30), row("a", "stage-few-shot", 0.50),
+    row("a", "zero-shot", 0.10, dimension="stage", category="Training"), row("b", "zero-shot", 0.30, dimension="stage", category="Training"),
+)  # fmt: skip
+
+
+def test_averages_are_over_the_llms_per_technique_and_leave_the_reference_models_out():
+    averages = average_rows(TABLE).set_index(["technique", "dimension", "metric"])["value"]
+    assert averages[("zero-shot", "overall", "pass@1")] == 0.25  # gold's 1.0 is not in it
+    assert averages[("few-shot", "overall", "pass@1")] == 0.35
+    assert averages[("stage-few-shot", "overall", "pass@1")] == 0.5  # one model: itself
+    assert "reference" not in set(average_rows(TABLE)["technique"])
+    assert average_rows(long(row("gold", "reference", 1.0))).empty
+
+
+def test_table1_ends_with_the_averages_and_table3_with_their_columns():
+    table1 = averages_last(table1_overall(with_averages(TABLE)))
+    assert list(table1["model"]) == ["a", "a", "a", "b", "b", "gold", "average", "average", "average"]
+    assert table1.iloc[-1].tolist()[:3] == ["average", "zero-shot", "25.0"]
+    table3 = average_columns_last(table3_categories(with_averages(TABLE)))
+    assert list(table3.columns)[-1] == "average (zero-shot)" and table3.iloc[0]["average (zero-shot)"] == "20.0"
+
+
+def test_table5_sets_the_three_techniques_side_by_side():
+    table5 = table5_techniques(with_averages(TABLE))
+    assert list(table5.columns) == ["model", "zero-shot (%)", "three-shot (%)", "stage three-shot (%)"]
+    assert table5.values.tolist() == [
+        ["a", "30.0", "40.0", "50.0"], ["b", "20.0", "30.0", "–"], ["average", "25.0", "35.0", "50.0"],
+    ]  # fmt: skip
+
+
+def test_table4_sets_other_benchmarks_predicted_stages_beside_dlbenchs_labels():
+    tasks = [task(t) for t in ("r1:a.py:t1", "r1:a.py:t2", "r2:b.py:t3")]  # Training, Training, Inference
+    predictions = [
+        StagePrediction(task_id=str(i), repo="DS-1000", stage=None, predicted=stage)
+        for i, stage in enumerate(["Pre/Post Processing", "Pre/Post Processing", "Training", "Evaluation & Metrics"])
+    ]
+    table = table4_stages(tasks, predictions).set_index("stage")
+    assert list(table.columns) == ["DL-Bench (labelled, n=3)", "DS-1000 (predicted, n=4)"]
+    assert table.loc["Training"].tolist() == ["2 (66.7%)", "1 (25.0%)"]
+    assert table.loc["Pre/Post Processing"].tolist() == ["0 (0.0%)", "2 (50.0%)"]
+    assert table.loc["Model Construction"].tolist() == ["0 (0.0%)", "0 (0.0%)"]  # every stage of the vocabulary
+    assert list(table4_stages(tasks, []).columns) == ["stage", "DL-Bench (labelled, n=3)"]
+
+
+def test_a_temperature_03_run_meets_the_papers_table7_rows_and_a_greedy_run_its_table1():
+    paper = read_paper(ROOT / "resources/paper_results.csv")
+    ours = long(
+        row("gpt4o-t03", "zero-shot", 0.31), row("gpt4o-t03", "zero-shot", 0.35, metric="pass@3"),
+        row("gpt-4o", "zero-shot", 0.29),
+    )  # fmt: skip
+    models = {
+        "gpt4o-t03": ModelConfig(provider="openai", model="gpt-4o", temperature=0.3, n=5, paper_name="GPT-4o"),
+        "gpt-4o": ModelConfig(provider="openai", model="gpt-4o"),
+    }
+    comparison = paper_comparison(ours, paper, models)
+    matched = {(r.model, r.technique, r.metric, r.source): r._7 for r in comparison.itertuples(index=False)}
+    assert matched == {
+        ("gpt4o-t03", "zero-shot (temperature 0.3)", "pass@1", "Table 7"): "30.5",
+        ("gpt4o-t03", "zero-shot (temperature 0.3)", "pass@3", "Table 7"): "33.9",
+        ("gpt-4o", "zero-shot", "pass@1", "Table 1"): "30.2",  # temperature 0: the paper's Table 1, not its Table 7
+    }
+    table7 = table7_matched(comparison)
+    assert table7.values.tolist() == [
+        ["gpt4o-t03", "zero-shot (temperature 0.3)", "pass@1", "31.0", "30.5", "+0.5", 10],
+        ["gpt4o-t03", "zero-shot (temperature 0.3)", "pass@3", "35.0", "33.9", "+1.1", 10],
+    ]
+    assert paper_comparison(ours, paper).query("model == 'gpt4o-t03'").empty  # no paper name, no match
+
+
+def test_write_report_writes_tables_4_5_and_the_temperature_match(tmp_path):
+    world = make_world(tmp_path)
+    stages = tmp_path / "stages.jsonl"
+    write_jsonl(stages, [StagePrediction(task_id="1", repo="AICoderEval", stage=None, predicted="Inference")])
+    out = tmp_path / "out"
+    write_report(
+        world["benchmark"], world["evaluations"], world["validation"], out / "tables.csv", out / "tables", out / "plots",
+        CFG, paper=ROOT / "resources/paper_results.csv", models={"m": ModelConfig(provider="openai", model="x", temperature=0.3)}, stages=stages,
+    )  # fmt: skip
+    tables = out / "tables"
+    assert "| Inference | 2 (50.0%) | 1 (100.0%) |" in (tables / "table4_stages.md").read_text()
+    assert "| m | 44.4 |" in (tables / "table5_techniques.md").read_text()
+    assert "| average | zero-shot |" in (tables / "table1_overall.md").read_text()
+    assert (tables / "table7_temperature.md").read_text().startswith("## Table 7: our runs at the paper's temperature 0.3")
