@@ -127,9 +127,10 @@ def read_shamap(path: str | Path) -> dict[str, str]:
     return {upstream.strip(): ours.strip() for upstream, ours in rows}
 
 
-def master_when_published(checkout: Path, published: date = PUBLISHED_DATE) -> str:
-    """ "master" in a published link: the default branch's last commit before they published."""
-    return git(checkout, "rev-list", "-1", f"--before={published.isoformat()}", "HEAD").strip()
+def master_when_published(checkout: Path, published: date = PUBLISHED_DATE) -> str | None:
+    """What "master" in a published link means: the default branch's last commit before they
+    published (None when the history starts later)."""
+    return git(checkout, "rev-list", "-1", f"--before={published.isoformat()}", "HEAD").strip() or None
 
 
 # ---------------------------------------------------------------- definitions
@@ -299,7 +300,10 @@ def import_published(
 
 def _unique(tasks: list[BenchmarkTask]) -> list[BenchmarkTask]:
     """One record per task id (two published files may name the same function: the first wins)."""
-    return list({t.task_id: t for t in reversed(tasks)}.values())[::-1]
+    unique: dict[str, BenchmarkTask] = {}
+    for task in tasks:
+        unique.setdefault(task.task_id, task)
+    return list(unique.values())
 
 
 # ---------------------------------------------------------------- checkouts
