@@ -1,6 +1,6 @@
 """Call-graph resolution of what tests run without naming it: classes passed as
-``parametrize`` values, special methods run by syntax, properties, and overrides found
-in Python's method resolution order."""
+``parametrize`` values, objects unpacked from tuples, special methods run by syntax,
+properties, and overrides found in Python's method resolution order."""
 
 from __future__ import annotations
 
@@ -302,3 +302,49 @@ def test_properties_read_and_assigned(tmp_path):
     assert calls[p + "test_read_chain"] == [init, "data/sets.py:Matrix.shape", "data/sets.py:Shape.rank"]
     assert calls[p + "test_assign"] == [init, "data/sets.py:Matrix.shape"]
     assert calls[p + "test_method_is_not_a_property"] == [init]
+
+
+def test_objects_unpacked_from_returned_tuples(tmp_path):
+    files = dict(CURVES)
+    files["tests/__init__.py"] = ""
+    files["tests/utils.py"] = """
+        from curv import Fast
+
+        def make(n):
+            backend = Fast(n)
+            if n:
+                return backend, n
+            return backend
+    """
+    files["tests/test_tuples.py"] = """
+        from curv import Slow
+        from curv.backends import Mixed, helper
+        from tests.utils import make
+
+        def test_unpacked():
+            backend, n = make(1)
+            backend.diag(n)
+
+        def test_display_and_loop():
+            a, (b, c) = Slow("m"), (1, 2)
+            a.full(1)
+            for cls, fn in [(Mixed, helper)]:
+                fn(cls("m"))
+
+        def test_other_positions_and_stars():
+            n, backend = make(1)
+            backend.diag(1)
+            first, *rest, last = make(1)
+            last.full(1)
+    """
+    calls = calls_of(mine_tree(tmp_path, files))
+    p = "tests/test_tuples.py::"
+    assert calls[p + "test_unpacked"] == ["curv/backends.py:Fast.__init__", "curv/backends.py:Fast.diag"]
+    assert calls[p + "test_display_and_loop"] == [
+        "curv/backends.py:Base.__init__",
+        "curv/backends.py:Base.full",
+        "curv/backends.py:Fast.__init__",
+        "curv/backends.py:helper",
+    ]
+    # ``backend`` is element 1 here (an int); after a starred target positions are unknown.
+    assert calls[p + "test_other_positions_and_stars"] == ["curv/backends.py:Fast.__init__"]

@@ -10,7 +10,10 @@ it against the symbol table. Expressions are kept as small tuples:
   ``self`` or a module-level name);
 - ``("call", expr)``: the value returned by calling ``expr``;
 - ``("attr", expr, "name")``: an attribute of a value that is not a plain dotted name;
-- ``("ann", "C")``: a value annotated as ``C``.
+- ``("ann", "C")``: a value annotated as ``C``;
+- ``("tuple", (expr | None, ...))``: a tuple display (``return ds, x, y``);
+- ``("elt", expr, i)``: element ``i`` of a value (``ds, x, y = make()`` binds ``ds`` to
+  ``("elt", ("call", ("n", "make")), 0)``).
 
 Syntax that runs a special method is kept as ``(method, subject, other)``: ``len(x)`` is
 ``("__len__", x, None)``, ``a * b`` is ``("__mul__", a, b)`` (``b``'s reflected method runs
@@ -281,6 +284,11 @@ class _BodyVisitor(cst.CSTVisitor):
             self.summary.bindings.setdefault(target.value, []).append(value)
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
             self.summary.self_attrs.setdefault(target.attr.value, []).append(value)
+        elif isinstance(target, cst.Tuple | cst.List):
+            for index, element in enumerate(target.elements):
+                if isinstance(element, cst.StarredElement):
+                    break  # positions after a starred target count from the end
+                self._bind(element.value, ("elt", value, index))
 
 
 def to_expr(node: cst.BaseExpression) -> Expr | None:
@@ -299,6 +307,9 @@ def to_expr(node: cst.BaseExpression) -> Expr | None:
         return ("call", callee) if callee is not None else None
     if isinstance(node, cst.Await):
         return to_expr(node.expression)
+    if isinstance(node, cst.Tuple):
+        items = tuple(None if isinstance(e, cst.StarredElement) else to_expr(e.value) for e in node.elements)
+        return ("tuple", items) if any(items) else None
     return None
 
 

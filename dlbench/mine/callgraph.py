@@ -430,6 +430,10 @@ class CallGraph:
         return self._values[key]
 
     def _bound_values(self, value: Expr, scope: Scope, depth: int) -> set[Symbol]:
+        if value[0] == "elt":  # ``for cls, fn in [(A, f), (B, g)]``
+            return set().union(
+                *(self._bound_values(e, s, depth + 1) for e, s in self._elements(value[1], value[2], scope, depth))
+            )
         if value[0] != "n":
             return set()
         head, *rest = value[1].split(".")
@@ -508,7 +512,29 @@ class CallGraph:
             return found
         if kind == "attr":
             return self._attr_types(self.type_of(expr[1], scope, depth + 1), expr[2], scope.ctx, depth + 1)
+        if kind == "elt":
+            return set().union(
+                *(self.type_of(e, s, depth + 1) for e, s in self._elements(expr[1], expr[2], scope, depth))
+            )
         return set()
+
+    def _elements(self, value: Expr, index: int, scope: Scope, depth: int) -> list[tuple[Expr, Scope]]:
+        """Element ``index`` of a tuple value, with the scope it is written in: of a tuple
+        display, or of the tuples a test-code function returns (``return ds, x, y``)."""
+        if depth > MAX_DEPTH:
+            return []
+        if value[0] == "tuple":
+            item = value[1][index] if index < len(value[1]) else None
+            return [(item, scope)] if item is not None else []
+        if value[0] != "call":
+            return []
+        found = []
+        for target in self.callee_targets(value[1], scope, depth + 1):
+            body = self.bodies.get(target.path, {}).get(target.qualname) if target.kind == "function" else None
+            inner = Scope(target, self._self_for(target, scope), scope.ctx)
+            for returned in body.returns if body else ():
+                found += self._elements(returned, index, inner, depth + 1) if returned[0] == "tuple" else []
+        return found
 
     def return_types(self, fn: Symbol, self_cls: Symbol | None, ctx: Context, depth: int) -> set[Symbol]:
         """Classes a function returns: test code by its body, library code by its summary."""
