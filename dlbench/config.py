@@ -209,6 +209,11 @@ class EvaluateConfig(Section):
     )
     base_image: str = Field("dlbench/base:bookworm", description="Base image (python:3.11-slim on a machine with a registry).")
     timeout_s: float = Field(60.0, gt=0, description="Wall-clock limit per candidate.")
+    timeout_factor: float = Field(
+        10.0, ge=0, description="Models other than gold get this many times gold's slowest complete run of the task, "
+        "within [min_timeout_s, timeout_s] (0: timeout_s for every candidate).",
+    )
+    min_timeout_s: float = Field(30.0, gt=0, description="The floor of a timeout scaled to gold's runtime.")
     memory_mb: int = Field(1024, ge=64)
     cpus: float = Field(1.0, gt=0)
     pids: int = Field(128, ge=8)

@@ -306,6 +306,13 @@ def test_local_hostile_candidates_do_not_pass(name: str, clone: CloneRecord, tmp
     assert results[1].status == EvalStatus.PASS, results[1]
 
 
+def test_local_a_task_of_its_own_timeout_stops_a_hanging_candidate_sooner(clone: CloneRecord, tmp_path: Path) -> None:
+    generous = CFG.model_copy(update={"timeout_s": 120})
+    [hung] = evaluate_repo(clone, TASKS, [gen(RELU, HOSTILE["infinite loop"])], None, "local", generous, 1, tmp_path,
+                           timeouts={RELU.task_id: 3.0})  # fmt: skip
+    assert hung.status == EvalStatus.TIMEOUT and hung.duration_s < 30, (hung.status, hung.duration_s)
+
+
 def test_evaluate_predictions_file(clone: CloneRecord, tmp_path: Path) -> None:
     repos = tmp_path / "repos"
     repos.mkdir()

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from dlbench.config import EvaluateConfig
-from dlbench.harness.testset import gold_test_sets, passes_on, sample_task_ids
+from dlbench.harness.testset import gold_test_sets, passes_on, sample_task_ids, scaled_timeouts
 from dlbench.harness.validate import validate_tasks, validation_table
 from dlbench.records import BenchmarkTask, EvalStatus, Evaluation, TestOutcome
 from dlbench.store import write_jsonl
@@ -180,3 +180,15 @@ def test_a_case_gold_fails_fails_the_task_and_a_test_with_no_case_run_is_dropped
     gold = with_cases(shown("gold", {"t.py::test_dev": (TestOutcome.SKIPPED, "skipped: x")}), skipped, {})
     row = validation_table([task_of(["t.py::test_dev"])], [gold], [null_of(["t.py::test_dev"])]).iloc[0]
     assert row["reason"].startswith("too few tests: 0 left")
+
+
+def test_other_models_get_a_timeout_scaled_to_golds_slowest_complete_run() -> None:
+    def timed(task_id: str, seconds: float, status: EvalStatus = EvalStatus.PASS) -> Evaluation:
+        return Evaluation(task_id=task_id, model="gold", technique="reference", status=status,
+                          passed=status == EvalStatus.PASS, tests={}, duration_s=seconds)  # fmt: skip
+
+    gold = [timed("a", 0.5), timed("a", 2.0), timed("b", 10.0), timed("c", 1.0, EvalStatus.TIMEOUT)]
+    cfg = EvaluateConfig(timeout_s=60, timeout_factor=10, min_timeout_s=30)
+    assert scaled_timeouts(gold, cfg) == {"a": 30.0, "b": 60.0}  # floor, cap; a timed-out gold says nothing
+    assert scaled_timeouts(gold, cfg.model_copy(update={"timeout_s": 300})) == {"a": 30.0, "b": 100.0}
+    assert scaled_timeouts(gold, cfg.model_copy(update={"timeout_factor": 0})) == {}

@@ -19,7 +19,7 @@ import re
 import signal
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
@@ -32,7 +32,7 @@ from dlbench.harness.code import grader_files, support_files
 from dlbench.harness.patch import CandidateSyntaxError, PatchError, patch_source
 from dlbench.harness.run import Candidate, preload_for, resolve_backend
 from dlbench.harness.screen import screen
-from dlbench.harness.testset import gold_test_sets, sample_task_ids
+from dlbench.harness.testset import gold_test_sets, sample_task_ids, scaled_timeouts
 from dlbench.harness.verdict import RunResult, grade
 from dlbench.logs import Progress
 from dlbench.records import (
@@ -91,13 +91,15 @@ def evaluate_generations(
     only the tests gold's runs kept (``testset``)."""
     record = read_json(clone, CloneRecord)
     tasks = {t.task_id: t for t in iter_jsonl(benchmark, BenchmarkTask) if t.slug == record.slug}
+    timeouts: dict[str, float] = {}
     if gold is not None:
-        tasks = gold_test_sets(tasks, read_jsonl(gold, Evaluation))
+        gold_evaluations = read_jsonl(gold, Evaluation)
+        tasks, timeouts = gold_test_sets(tasks, gold_evaluations), scaled_timeouts(gold_evaluations, cfg)
     sampled = sample_task_ids(tasks, cfg.sample_tasks, cfg.sample_seed)
     gens = [g for g in read_jsonl(generations, Generation) if g.task_id in sampled or g.task_id not in tasks]
     gens = [repeat for gen in gens for repeat in _repeats(gen, cfg)]
     image_record = read_json(image, ImageRecord) if image else None
-    results = evaluate_repo(record, tasks, gens, image_record, backend, cfg, cfg.jobs, evidence_root)
+    results = evaluate_repo(record, tasks, gens, image_record, backend, cfg, cfg.jobs, evidence_root, timeouts=timeouts)
     _refuse_infrastructure_faults(results)
     write_jsonl(out, results)
     return results
@@ -180,24 +182,28 @@ def _image_for(clone: CloneRecord, cfg: EvaluateConfig, evidence_root: Path) -> 
 def evaluate_repo(
     clone: CloneRecord, tasks: dict[str, BenchmarkTask], gens: list[Generation], image: ImageRecord | None,
     backend: str, cfg: EvaluateConfig, jobs: int, evidence_root: Path = EVIDENCE_ROOT, mode: str = "warm",
+    timeouts: Mapping[str, float] | None = None,
 ) -> list[Evaluation]:  # fmt: skip
     """Evaluations of ``gens`` (same order); candidates that need a run share ``jobs`` sessions.
+    ``timeouts``: a task's own limit (``testset.scaled_timeouts``), else ``cfg.timeout_s``.
 
     Candidates are patched lazily, so the first session starts while the rest are patched.
     """
+    timeouts = timeouts or {}
     results: dict[int, Evaluation] = {}
     progress = Progress(len(gens), f"evaluate {clone.slug}")
 
     def pending() -> Iterator[tuple[tuple, Candidate]]:
         for i, gen in enumerate(gens):
             job = Job(gen, tasks.get(gen.task_id), evidence_dir(evidence_root, clone.slug, gen))
-            done = _without_run(job, clone, image, backend, cfg)
+            limit = timeouts.get(gen.task_id)
+            done = _without_run(job, clone, image, backend, cfg, limit)
             if isinstance(done, Evaluation):
                 results[i] = done
                 progress.advance()
                 continue
             patched, digest = done
-            yield (i, job, patched, digest), Candidate.make(job.name, {job.task.path: patched}, job.task.tests)
+            yield (i, job, patched, digest), Candidate.make(job.name, {job.task.path: patched}, job.task.tests, limit)
 
     factory = partial(_new_session, clone, image, backend, cfg, mode)
     with closing(run_pool(factory, pending(), jobs)) as runs:  # closed now, even on Ctrl-C: no container stays
@@ -208,7 +214,7 @@ def evaluate_repo(
 
 
 def _without_run(
-    job: Job, clone: CloneRecord, image: ImageRecord | None, backend: str, cfg: EvaluateConfig
+    job: Job, clone: CloneRecord, image: ImageRecord | None, backend: str, cfg: EvaluateConfig, limit: float | None
 ) -> Evaluation | tuple[str, str]:
     """The evaluation when no run is needed (cannot run, or already evaluated), else (patched module, hash)."""
     early = _before_run(job, clone, image, backend)
@@ -223,7 +229,7 @@ def _without_run(
     refused = screen(job.gen.code or "", original) if cfg.screen else []
     if refused:
         return _evaluation(job, EvalStatus.SANDBOX_VIOLATION, "refused by the static screen: " + "; ".join(refused), backend)
-    digest = candidate_hash(job.task, patched, backend, cfg)
+    digest = candidate_hash(job.task, patched, backend, cfg, limit)
     done = _finished(job.evidence, digest)
     return (patched, digest) if done is None else done
 
@@ -235,11 +241,11 @@ def evidence_dir(root: Path, slug: str, gen: Generation) -> Path:
     return root / gen.model / gen.technique / slug / f"{task}-{digest}" / f"{gen.run}-{gen.sample}"
 
 
-def candidate_hash(task: BenchmarkTask, patched: str, backend: str, cfg: EvaluateConfig) -> str:
+def candidate_hash(task: BenchmarkTask, patched: str, backend: str, cfg: EvaluateConfig, limit: float | None = None) -> str:
     """Everything that decides a verdict: task, tests, patched module, backend, limits, and the
     code that runs (support files) and grades it (verdict and screen: a changed grader reruns)."""
     support = sorted((k, hashlib.sha256(v).hexdigest()) for k, v in (support_files() | grader_files()).items())
-    limits = cfg.model_dump(include={"timeout_s", "memory_mb", "cpus", "pids", "output_limit_kb"})
+    limits = cfg.model_dump(include={"timeout_s", "memory_mb", "cpus", "pids", "output_limit_kb"}) | {"limit": limit}
     blob = json.dumps([task.task_id, task.sha, task.path, task.tests, patched, backend, limits, support], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 

@@ -46,10 +46,14 @@ class Candidate:
     files: dict[str, str]
     tests: list[str]
     nonce: str
+    timeout_s: float | None = None  # its own limit (scaled to gold's runtime), else the config's
 
     @classmethod
-    def make(cls, key: str, files: dict[str, str], tests: list[str]) -> Candidate:
-        return cls(key, files, tests, secrets.token_hex(6))
+    def make(cls, key: str, files: dict[str, str], tests: list[str], timeout_s: float | None = None) -> Candidate:
+        return cls(key, files, tests, secrets.token_hex(6), timeout_s)
+
+    def limit(self, cfg: EvaluateConfig) -> float:
+        return self.timeout_s or cfg.timeout_s
 
 
 def request(candidate: Candidate, cfg: EvaluateConfig) -> dict:
@@ -58,7 +62,7 @@ def request(candidate: Candidate, cfg: EvaluateConfig) -> dict:
         "files": candidate.files,
         "tests": candidate.tests,
         "nonce": candidate.nonce,
-        "timeout_s": cfg.timeout_s,
+        "timeout_s": candidate.limit(cfg),
         "memory_mb": cfg.memory_mb,
         "output_limit": cfg.output_limit_kb * 1024,
         "nproc": cfg.pids,
@@ -146,7 +150,7 @@ class Session(ABC):
                 return RunResult(infra=f"{self.backend} supervisor could not start: {exc}"[:2000])
         try:
             self._send((json.dumps(request(candidate, self.cfg)) + "\n").encode())
-            answer = json.loads(self._recv_line(time.monotonic() + self.cfg.timeout_s + REPLY_GRACE_S))
+            answer = json.loads(self._recv_line(time.monotonic() + candidate.limit(self.cfg) + REPLY_GRACE_S))
             if answer.get("id") != candidate.key:  # out of step, or not written by the supervisor
                 raise SessionLost(f"answer for another request: {str(answer.get('id'))[:100]!r}")
             if answer.get("restart"):  # the candidate changed the supervisor's own state

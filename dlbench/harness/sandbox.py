@@ -239,7 +239,7 @@ def run_naive(image: str, candidate: Candidate, cfg: EvaluateConfig, client: doc
     """One fresh container for one candidate (no warm interpreter): the baseline mode."""
     client = client or docker_client()
     payload = base64.b64encode(json.dumps(request(candidate, cfg)).encode()).decode()
-    limit = str(int(cfg.timeout_s + REPLY_GRACE_S))
+    limit = str(int(candidate.limit(cfg) + REPLY_GRACE_S))
     command = ["timeout", "-s", "KILL", limit, *supervisor_command("once"), "--request", payload]
     remove_orphans_once(client)
     try:
@@ -248,7 +248,7 @@ def run_naive(image: str, candidate: Candidate, cfg: EvaluateConfig, client: doc
         return RunResult(infra=f"docker could not start the container: {exc}"[:2000])
     try:
         try:
-            container.wait(timeout=cfg.timeout_s + 2 * REPLY_GRACE_S)
+            container.wait(timeout=candidate.limit(cfg) + 2 * REPLY_GRACE_S)
         except Exception as exc:  # noqa: BLE001 - requests' read timeout: the container is stuck
             container.kill()
             return RunResult(violations=[f"the container stopped answering ({exc})"])

@@ -14,6 +14,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
+from dlbench.config import EvaluateConfig
 from dlbench.harness.plugin import selects
 from dlbench.harness.verdict import NEEDS_NETWORK
 from dlbench.records import BenchmarkTask, EvalStatus, Evaluation, TestOutcome
@@ -79,6 +80,19 @@ def gold_test_sets(tasks: Mapping[str, BenchmarkTask], gold: Iterable[Evaluation
         kept = kept_tests(task.tests, dropped_tests(by_task[task_id]), by_task[task_id])
         trimmed[task_id] = task.model_copy(update={"tests": kept}) if kept else task
     return trimmed
+
+
+def scaled_timeouts(gold: Iterable[Evaluation], cfg: EvaluateConfig) -> dict[str, float]:
+    """Each task's limit for the other models: ``timeout_factor`` times gold's slowest complete
+    run, within [``min_timeout_s``, ``timeout_s``] (a hanging candidate costs seconds, not the
+    whole budget). Nothing when the factor is 0 or gold never ran whole."""
+    slowest: dict[str, float] = {}
+    for e in gold:
+        if e.status in COMPLETE:
+            slowest[e.task_id] = max(slowest.get(e.task_id, 0.0), e.duration_s)
+    if not cfg.timeout_factor:
+        return {}
+    return {t: min(cfg.timeout_s, max(cfg.min_timeout_s, cfg.timeout_factor * s)) for t, s in slowest.items()}
 
 
 def sample_task_ids(task_ids: Iterable[str], size: int, seed: int) -> set[str]:
