@@ -1,10 +1,9 @@
 # scripts/build_image.py — adapter: clone json → project image record.
 from pathlib import Path
 
-from dlbench.config import load_config
 from dlbench.harness.sandbox import build_image_file
 from dlbench.logs import script_logging
 
 with script_logging(snakemake.log[0]):
-    cfg = load_config(snakemake.config)
-    build_image_file(Path(snakemake.input.clone), Path(snakemake.output[0]), Path(snakemake.params.build_log), cfg.evaluate, cfg.images)
+    params = snakemake.params
+    build_image_file(Path(snakemake.input.clone), Path(snakemake.output[0]), Path(params.build_log), params.evaluate, params.images)

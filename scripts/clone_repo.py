@@ -2,10 +2,8 @@
 from pathlib import Path
 
 from dlbench.collect.clone import clone_file
-from dlbench.config import load_config
 from dlbench.logs import script_logging
 
 with script_logging(snakemake.log[0]):
-    cfg = load_config(snakemake.config)
     out = Path(snakemake.output[0])
-    clone_file(snakemake.input.selection, snakemake.wildcards.repo, out, out.parent, cfg.crawl)
+    clone_file(snakemake.input.selection, snakemake.wildcards.repo, out, out.parent, snakemake.params.crawl)

@@ -1,10 +1,8 @@
 # scripts/dataset_card.py — adapter: benchmark + labels + report tables → results/benchmark/README.md.
-from dlbench.config import load_config
 from dlbench.logs import script_logging
 from dlbench.tasks.card import card_file
 
 with script_logging(snakemake.log[0]):
-    cfg = load_config(snakemake.config)
     inp = snakemake.input
-    threshold = cfg.report.mutant_kill_threshold
+    threshold = snakemake.params.mutant_kill_threshold
     card_file(inp.benchmark, inp.repos, inp.merged, inp.agreement, inp.tables, snakemake.output[0], threshold, inp.prompts)

@@ -1,8 +1,6 @@
 # scripts/draft_prompts.py — adapter: one repository's functions → drafted prompts.
-from dlbench.config import load_config
 from dlbench.logs import script_logging
 from dlbench.tasks.prompts import draft_prompts_file
 
 with script_logging(snakemake.log[0]):
-    cfg = load_config(snakemake.config)
-    draft_prompts_file(snakemake.input.functions, snakemake.output[0], cfg.prompts)
+    draft_prompts_file(snakemake.input.functions, snakemake.output[0], snakemake.params.prompts)

@@ -1,13 +1,12 @@
 # scripts/evaluate.py — adapter: one model × technique × repository's candidates → evaluations.
 from pathlib import Path
 
-from dlbench.config import load_config
 from dlbench.harness.evaluate import evaluate_generations
 from dlbench.logs import script_logging
 
 with script_logging(snakemake.log[0]):
-    cfg = load_config(snakemake.config)
     inputs = snakemake.input.keys()
+    evaluate = snakemake.params.evaluate.model_copy(update={"jobs": snakemake.threads})  # candidates at once: the rule's threads
     gold = snakemake.input.gold  # one file, or none for gold itself
     evaluate_generations(
         Path(snakemake.input.generations),
@@ -16,6 +15,6 @@ with script_logging(snakemake.log[0]):
         Path(snakemake.input.image) if "image" in inputs else None,
         Path(snakemake.output[0]),
         snakemake.params.backend,
-        cfg.evaluate,
+        evaluate,
         gold=Path(gold[0]) if gold else None,
     )

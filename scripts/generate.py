@@ -1,10 +1,11 @@
 # scripts/generate.py — adapter: one (model, technique, repository) generation job.
-from dlbench.config import load_config
 from dlbench.generate.run import generate_file
 from dlbench.logs import script_logging
 
 with script_logging(snakemake.log[0]):
-    cfg = load_config(snakemake.config)
-    w = snakemake.wildcards
+    w, params = snakemake.wildcards, snakemake.params
     stages = snakemake.input.get("stages")
-    generate_file(snakemake.input.benchmark, snakemake.output[0], w.model, w.technique, w.repo, cfg, stages=stages)
+    generate_file(
+        snakemake.input.benchmark, snakemake.output[0], w.model, w.technique, w.repo, params.model_cfg,
+        params.generate.cache_dir, stages=stages,
+    )

@@ -1,10 +1,8 @@
 # scripts/merge_labels.py — adapter: drafted prompts + annotators' sheets → merged labels.
-from dlbench.config import load_config
 from dlbench.logs import script_logging
 from dlbench.tasks.merge import MergePaths, merge_labels_files
 
 with script_logging(snakemake.log[0]):
-    cfg = load_config(snakemake.config)
     out = snakemake.output
     paths = MergePaths(out.merged, out.agreement, out.disagreements)
-    merge_labels_files(snakemake.input.prompts, snakemake.input.sheets, paths, cfg.labels)
+    merge_labels_files(snakemake.input.prompts, snakemake.input.sheets, paths, snakemake.params.labels)

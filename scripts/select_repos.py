@@ -1,8 +1,10 @@
 # scripts/select_repos.py — adapter: crawl + config/repos.yaml → selection with reasons.
 from dlbench.collect.select import select_file
-from dlbench.config import load_config
+from dlbench.config import LocalRepo
 from dlbench.logs import script_logging
 
 with script_logging(snakemake.log[0]):
-    cfg = load_config(snakemake.config)
-    select_file(snakemake.input.repos[0] if snakemake.input.repos else None, cfg.repos_file, snakemake.output.jsonl, snakemake.output.csv, cfg)
+    inp, out, params = snakemake.input, snakemake.output, snakemake.params
+    local_repos = [LocalRepo.model_validate(r) for r in params.local_repos]
+    crawl, overrides = inp.repos[0] if inp.repos else None, inp.overrides[0] if inp.overrides else None
+    select_file(crawl, overrides, out.jsonl, out.csv, params.crawl, params.select, local_repos)

@@ -263,7 +263,7 @@ def config(base_url: str, cache: Path, **agreement) -> Config:
 
 def run_job(tmp: Path, bench: Path, cfg: Config) -> tuple[list[Generation], list[AgreementRecord]]:
     out, evidence = tmp / "gens.jsonl", tmp / "agreement.jsonl"
-    agreement_file(bench, tmp / "clone.json", None, out, evidence, "m1", SLUG, cfg, "local")
+    agreement_file(bench, tmp / "clone.json", None, out, evidence, "m1", SLUG, cfg.models["m1"], cfg.generate, cfg.evaluate, "local")
     return read_jsonl(out, Generation), read_jsonl(evidence, AgreementRecord)
 
 
@@ -348,7 +348,10 @@ def test_api_errors_are_recorded_not_chosen(world):
 def test_a_reference_model_gets_a_clear_status(world):
     tmp, bench, _ = world
     cfg = config("http://127.0.0.1:9/v1", tmp / "cache")
-    agreement_file(bench, tmp / "clone.json", None, tmp / "g.jsonl", tmp / "a.jsonl", "gold", SLUG, cfg, "local")
+    agreement_file(
+        bench, tmp / "clone.json", None, tmp / "g.jsonl", tmp / "a.jsonl", "gold", SLUG, cfg.models["gold"], cfg.generate,
+        cfg.evaluate, "local",
+    )
     gens = read_jsonl(tmp / "g.jsonl", Generation)
     assert len(gens) == 3 and {g.status for g in gens} == {GenStatus.NO_CODE}
     assert "needs an OpenAI-compatible model" in (gens[0].detail or "")

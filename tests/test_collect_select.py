@@ -60,7 +60,7 @@ def by_name(selections: list[Selection]) -> dict[str, Selection]:
 def test_every_drop_has_its_reason_and_keeps_list_their_evidence(world, standin):
     server, gh, crawled = standin
     before = server.requests
-    sel = by_name(select_repos(crawled, config(world), ReposFile(), gh))
+    sel = by_name(select_repos(crawled, config(world).select, [], ReposFile(), gh))
     assert {n for n, s in sel.items() if s.keep} == {"torchy", "kerasy"}
     for name, check in EXPECTED_DROPS.items():
         assert not sel[name].keep and sel[name].reasons[0].startswith(check), (name, sel[name].reasons)
@@ -77,7 +77,7 @@ def test_every_drop_has_its_reason_and_keeps_list_their_evidence(world, standin)
 def test_all_failing_reasons_are_listed(world, standin):
     _, gh, crawled = standin
     strict = config(world, min_stars=1000, licenses=["GPL-3.0"], pushed_after=date(2026, 1, 1))
-    oldie = by_name(select_repos(crawled, strict, ReposFile(), gh))["oldie"]
+    oldie = by_name(select_repos(crawled, strict.select, [], ReposFile(), gh))["oldie"]
     checks = [r.split(":")[0] for r in oldie.reasons]
     assert checks == ["archived", "stars", "pushed", "license", "content"]
 
@@ -85,7 +85,7 @@ def test_all_failing_reasons_are_listed(world, standin):
 def test_allow_archived_and_forks_and_license_policy(world, standin):
     _, gh, crawled = standin
     lenient = config(world, allow_archived=True, allow_forks=True, require_license=False)
-    sel = by_name(select_repos(crawled, lenient, ReposFile(), gh))
+    sel = by_name(select_repos(crawled, lenient.select, [], ReposFile(), gh))
     for name in ("oldie", "forky", "unlicensed"):  # now they fail only the content checks (no bundle)
         assert [r.split(":")[0] for r in sel[name].reasons] == ["content"]
 
@@ -101,7 +101,7 @@ def test_repos_yaml_include_exclude_and_pin(world, standin, tmp_path):
     }))
     crawled_without_rusty = [m for m in crawled if m.full_name != "acme/rusty"]
     before = server.requests
-    sel = by_name(select_repos(crawled_without_rusty, config(world), load_overrides(repos_yaml), gh))
+    sel = by_name(select_repos(crawled_without_rusty, config(world).select, [], load_overrides(repos_yaml), gh))
     assert sel["tiny"].keep and sel["tiny"].forced == "include"
     assert sel["tiny"].reasons == ["forced: include (small but well tested)", "stars: 3 < min_stars 50 (overridden)"]
     assert sel["rusty"].keep and sel["rusty"].sha == "abc1234" and sel["rusty"].stars == 500  # looked up: not crawled
@@ -119,7 +119,7 @@ def test_max_repos_keeps_the_top_by_stars_after_forced_and_local(world, standin,
     _, gh, crawled = standin
     cfg = config(world, max_repos=2).model_copy(update={"local_repos": [LocalRepo(name="me/local", path=str(tmp_path))]})
     overrides = ReposFile.model_validate({"include": [{"repo": "acme/tiny"}]})
-    sels = select_repos(crawled, cfg, overrides, gh)
+    sels = select_repos(crawled, cfg.select, cfg.local_repos, overrides, gh)
     kept = [s.full_name for s in sels if s.keep]
     assert kept == ["acme/tiny", "me/local"]
     torchy = by_name(sels)["torchy"]
@@ -134,7 +134,7 @@ def test_select_file_writes_jsonl_csv_and_kept_slugs(world, tmp_path):
     merged = tmp_path / "crawl" / "repos.jsonl"
     merge_crawl(crawl_files, merged)
     out, csv = tmp_path / "select" / "repos.jsonl", tmp_path / "select" / "repos.csv"
-    sels = select_file(merged, None, out, csv, cfg)
+    sels = select_file(merged, None, out, csv, cfg.crawl, cfg.select, cfg.local_repos)
     assert read_jsonl(out, Selection) == sels and len(sels) == 11
     assert kept_slugs(out) == ["acme__torchy", "acme__kerasy"]
     table = pd.read_csv(csv)
@@ -203,7 +203,7 @@ def test_sample_world_keeps_the_five_libraries_and_drops_every_distractor(tmp_pa
     cfg = Config(crawl=crawl, select=SelectConfig(**raw["select"]))
     paths = crawl_topics(read_topics(ROOT / "resources" / "topics.txt"), tmp_path / "crawl", crawl)
     merge_crawl(paths, tmp_path / "repos.jsonl")
-    sels = select_file(tmp_path / "repos.jsonl", ROOT / "config" / "repos.yaml", tmp_path / "s.jsonl", tmp_path / "s.csv", cfg)
+    sels = select_file(tmp_path / "repos.jsonl", ROOT / "config" / "repos.yaml", tmp_path / "s.jsonl", tmp_path / "s.csv", crawl, cfg.select, [])
     kept = {s.full_name for s in sels if s.keep}
     assert kept == {f"dlbench-sample/{n}" for n in ("visionkit", "nnkit", "textkit", "recokit", "tskit")}
     drops = {s.full_name: s.reasons[0].split(":")[0] for s in sels if not s.keep}

@@ -56,13 +56,13 @@ def test_fault_fails_the_job_and_the_rerun_asks_only_what_was_unanswered(bench, 
         cfg = make_config(server.base_url, tmp_path / "cache/llm", max_retries=1, concurrency=1)
         start = time.monotonic()
         with pytest.raises(UnansweredRequests, match=f"{out}: 1 of 2 candidates got no answer .*{problem}") as info:
-            generate_file(bench, out, "m1", "zero-shot", REPO, cfg)
+            generate_file(bench, out, "m1", "zero-shot", REPO, cfg.models["m1"], cfg.generate.cache_dir)
         assert time.monotonic() - start < 30  # a day-long Retry-After is not slept
         assert "\n" not in str(info.value) and not out.exists()  # one line; nothing looks complete
         assert journal_path(cfg.generate.cache_dir, "m1", "zero-shot", REPO).exists()  # the answered one
         failed_key = server.log[0].key
         asked = len(server.log)
-        generations = generate_file(bench, out, "m1", "zero-shot", REPO, cfg)
+        generations = generate_file(bench, out, "m1", "zero-shot", REPO, cfg.models["m1"], cfg.generate.cache_dir)
         assert [r.key for r in server.log[asked:]] == [failed_key]  # the answered request is not paid twice
     assert [g.status for g in read_jsonl(out, Generation)] == [GenStatus.OK, GenStatus.OK]
     assert generations == read_jsonl(out, Generation)
@@ -72,7 +72,7 @@ def test_unreachable_endpoint_fails_the_job_naming_the_connection_error(bench, t
     out = tmp_path / "generations.jsonl"
     cfg = make_config(closed_port_url(), tmp_path / "cache/llm", max_retries=0)
     with pytest.raises(UnansweredRequests, match="2 of 2 candidates got no answer .*2x gave up after 1 attempts: APIConnectionError: Connection error. Not written"):
-        generate_file(bench, out, "m1", "zero-shot", REPO, cfg)
+        generate_file(bench, out, "m1", "zero-shot", REPO, cfg.models["m1"], cfg.generate.cache_dir)
     assert not out.exists()
 
 

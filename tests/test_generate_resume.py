@@ -22,7 +22,7 @@ import json, sys
 from dlbench.config import Config
 from dlbench.generate.run import generate_file
 bench, out, cfg = sys.argv[1], sys.argv[2], Config.model_validate_json(open(sys.argv[3]).read())
-generate_file(bench, out, "m1", "zero-shot", "alpha__one", cfg)
+generate_file(bench, out, "m1", "zero-shot", "alpha__one", cfg.models["m1"], cfg.generate.cache_dir)
 """
 TASKS_PER_REPO = 24
 

@@ -26,7 +26,7 @@ from github import Github, GithubException
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from dlbench.collect.github import fetch_meta, open_github
-from dlbench.config import Config, LocalRepo, SelectConfig
+from dlbench.config import CrawlConfig, LocalRepo, SelectConfig
 from dlbench.deps.declared import declared_requirements, is_dependency_file, normalise
 from dlbench.deps.imports import module_imports
 from dlbench.deps.tree import SourceTree
@@ -282,18 +282,20 @@ def local_selection(local: LocalRepo) -> Selection:
     )
 
 
-def select_repos(crawled: list[RepoMeta], cfg: Config, overrides: ReposFile, gh: Github) -> list[Selection]:
+def select_repos(
+    crawled: list[RepoMeta], cfg: SelectConfig, local_repos: list[LocalRepo], overrides: ReposFile, gh: Github
+) -> list[Selection]:
     """Judge every crawled repository and every forced include; append the local ones."""
     metas = {m.full_name.lower(): m for m in crawled}
     missing = [o for o in overrides.include if o.repo.lower() not in metas]
     selections = [_fetch_included(gh, o) for o in missing]
     progress = Progress(len(metas), "select")
     for meta in metas.values():
-        selections.append(judge(meta, cfg.select, overrides, gh))
+        selections.append(judge(meta, cfg, overrides, gh))
         progress.advance()
     selections.sort(key=lambda s: (-s.stars, s.full_name))
-    locals_ = [local_selection(r) for r in cfg.local_repos]
-    apply_max_repos(selections + locals_, cfg.select.max_repos)
+    locals_ = [local_selection(r) for r in local_repos]
+    apply_max_repos(selections + locals_, cfg.max_repos)
     return selections + locals_
 
 
@@ -318,14 +320,18 @@ def selection_frame(selections: list[Selection]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=CSV_COLUMNS)
 
 
-def select_file(crawl: str | Path | None, overrides: str | Path | None, out_jsonl: str | Path, out_csv: str | Path, cfg: Config) -> list[Selection]:  # fmt: skip
-    """Select from a crawl file; write every verdict to ``out_jsonl`` and ``out_csv``.
-    Without a crawl (``crawl.enabled: false``) the selection is the local repositories."""
+def select_file(
+    crawl: str | Path | None, overrides: str | Path | None, out_jsonl: str | Path, out_csv: str | Path,
+    github: CrawlConfig, cfg: SelectConfig, local_repos: list[LocalRepo],
+) -> list[Selection]:  # fmt: skip
+    """Select from a crawl file (read through the GitHub API ``github`` names); write every
+    verdict to ``out_jsonl`` and ``out_csv``. Without a crawl (``crawl.enabled: false``) the
+    selection is the local repositories."""
     if crawl is None:
-        selections = [local_selection(r) for r in cfg.local_repos]
+        selections = [local_selection(r) for r in local_repos]
     else:
-        with open_github(cfg.crawl) as gh:
-            selections = select_repos(read_jsonl(crawl, RepoMeta), cfg, load_overrides(overrides), gh)
+        with open_github(github) as gh:
+            selections = select_repos(read_jsonl(crawl, RepoMeta), cfg, local_repos, load_overrides(overrides), gh)
     write_jsonl(out_jsonl, selections)
     write_frame(out_csv, selection_frame(selections))
     kept = sum(s.keep for s in selections)

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dlbench.config import Config
+from dlbench.config import ModelConfig
 from dlbench.generate.journal import Journal
 from dlbench.generate.models import GenerationJob, make_provider
 from dlbench.llm.client import UnansweredRequests, count_errors
@@ -36,12 +36,14 @@ def generate_file(
     model: str,
     technique: str,
     repo: str,
-    cfg: Config,
+    model_cfg: ModelConfig,
+    cache_dir: str | Path,
     stages: str | Path | None = None,
 ) -> list[Generation]:
-    """Write every candidate of ``model`` × ``technique`` for ``repo``'s tasks to ``out``."""
+    """Write every candidate of ``model`` × ``technique`` for ``repo``'s tasks to ``out``
+    (LLM responses cached under ``cache_dir``)."""
     pool = read_jsonl(benchmark, BenchmarkTask)
-    journal = Journal(journal_path(cfg.generate.cache_dir, model, technique, repo))
+    journal = Journal(journal_path(cache_dir, model, technique, repo))
     job = GenerationJob(
         model=model,
         technique=technique,
@@ -51,7 +53,7 @@ def generate_file(
         journal=journal,
         predicted_stages=load_predicted_stages(stages) if stages else None,
     )
-    generations = make_provider(model, cfg.models[model], cfg.generate.cache_dir).generate(job) if job.tasks else []
+    generations = make_provider(model, model_cfg, cache_dir).generate(job) if job.tasks else []
     _log_summary(out, generations)
     check_answered(out, generations, journal.path)
     write_jsonl(out, generations)

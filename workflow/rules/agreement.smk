@@ -18,6 +18,16 @@ rule agree_mutations:
         evidence="results/agreement/{model}/{repo}.jsonl",
     params:
         backend=BACKEND,
+        model_cfg=lambda wildcards: CFG.models[wildcards.model],
+        generate=CFG.generate,
+        evaluate=CFG.evaluate,
+        # what shapes the candidates: the model's sampling, the technique's settings, and
+        # the limits and screen of the runs against model-written tests
+        model=lambda wildcards: CFG.models[wildcards.model].model_dump(
+            mode="json", exclude={"concurrency", "timeout_s", "max_retries", "batch"}
+        ),
+        agreement=CFG.generate.mutation_agreement.model_dump(mode="json"),
+        limits=CFG.evaluate.model_dump(mode="json", exclude={"jobs", "backend", "preload"}),
     threads: CFG.evaluate.jobs
     log:
         "logs/agree_mutations/{model}/{repo}.log",

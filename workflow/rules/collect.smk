@@ -8,7 +8,8 @@ rule crawl_topic:
     output:
         "results/crawl/{snapshot}/topic/{topic}.jsonl",
     params:
-        query=lambda wildcards: CFG.crawl.model_dump(mode="json", include={"endpoint", "standin_data", "per_topic", "language", "pushed_after"}),
+        crawl=CFG.crawl,
+        query=CFG.crawl.model_dump(mode="json", include={"endpoint", "standin_data", "per_topic", "language", "pushed_after"}),
     log:
         "logs/crawl_topic/{snapshot}/{topic}.log",
     benchmark:
@@ -42,8 +43,10 @@ checkpoint select_repos:
         jsonl="results/select/repos.jsonl",
         csv=report("results/select/repos.csv", category="Collect"),
     params:
-        select=CFG.select.model_dump(mode="json"),
-        local_repos=[r.model_dump(mode="json") for r in CFG.local_repos],
+        crawl=CFG.crawl,  # the GitHub API the content checks read
+        select=CFG.select,
+        shaping=CFG.select.model_dump(mode="json"),
+        local_repos=[r.model_dump(mode="json") for r in CFG.local_repos],  # a list: compared, so plain values
     log:
         "logs/select_repos.log",
     benchmark:
@@ -65,6 +68,8 @@ rule clone_repo:
         "results/repos/{repo}.json",
     log:
         "logs/clone_repo/{repo}.log",
+    params:
+        crawl=CFG.crawl,  # retries and backoff of the clone
     benchmark:
         "benchmarks/clone_repo/{repo}.tsv"
     conda:

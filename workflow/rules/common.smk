@@ -1,4 +1,12 @@
 # Shared helpers of all rule files (typed config, input functions) — no rules here.
+#
+# Settings reach a job by one route: its rule's params. A rule passes the config sections
+# its script uses as typed objects (the script uses them as given, nothing is reloaded);
+# Snakemake compares only params of builtin types between runs, so these never rerun a job
+# by themselves. Beside them the rule lists, as plain values, the settings that shape its
+# output: a change to one reruns that rule and what depends on it, a change to how fast a
+# job runs (its threads, LLM concurrency, retries) or where caches live reruns nothing.
+# Scripts that declare threads take their parallelism from snakemake.threads.
 import re
 
 from dlbench.collect.crawl import read_topics

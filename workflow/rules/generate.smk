@@ -52,6 +52,8 @@ rule generate:
     output:
         "results/generations/{model}/{technique}/{repo}.jsonl",
     params:
+        model_cfg=lambda wildcards: CFG.models[wildcards.model],
+        generate=CFG.generate,  # where LLM responses are cached
         # what shapes the candidates (not how fast they are fetched) triggers a rerun
         model=lambda wildcards: CFG.models[wildcards.model].model_dump(
             mode="json", exclude={"concurrency", "timeout_s", "max_retries", "batch"}

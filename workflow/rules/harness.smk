@@ -10,7 +10,9 @@ rule build_image:
         "results/images/{repo}.json",
     params:
         build_log="logs/build_image/{repo}.build.log",
-        images=CFG.images.model_dump(mode="json"),  # a changed environment recipe rebuilds
+        evaluate=CFG.evaluate,
+        images=CFG.images,
+        recipe=CFG.images.model_dump(mode="json"),  # a changed environment recipe rebuilds
         base_image=CFG.evaluate.base_image,  # and so does another base
         runner=digest(support_files()),  # and a new supervisor or plugin (they ship in the image)
     resources:
@@ -35,8 +37,9 @@ rule evaluate:
     params:
         backend=BACKEND,
         harness=digest(support_files() | grader_files()),  # new harness code re-evaluates
+        evaluate=CFG.evaluate,
         # what decides verdicts (limits, screen, gold runs, task sample), not how fast they come
-        evaluate=CFG.evaluate.model_dump(mode="json", exclude={"jobs", "backend", "preload"}),
+        limits=CFG.evaluate.model_dump(mode="json", exclude={"jobs", "backend", "preload"}),
     threads: CFG.evaluate.jobs
     resources:
         docker=1 if BACKEND == "docker" else 0,
@@ -58,7 +61,8 @@ rule validate_tasks:
     output:
         "results/validation.csv",
     params:
-        min_tests=CFG.mine.min_tests,  # read from the config; here so a change reruns the rule
+        evaluate=CFG.evaluate,
+        min_tests=CFG.mine.min_tests,
         sample=[CFG.evaluate.sample_tasks, CFG.evaluate.sample_seed],
     log:
         "logs/validate_tasks.log",

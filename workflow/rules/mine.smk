@@ -14,6 +14,8 @@ rule find_tests:
         clone="results/repos/{repo}.json",
     output:
         "results/mine/{repo}/tests.jsonl",
+    params:
+        mine=CFG.mine,
     log:
         "logs/find_tests/{repo}.log",
     benchmark:
@@ -32,7 +34,8 @@ rule call_graph:
     output:
         "results/mine/{repo}/calls.jsonl",
     params:
-        tested_by=CFG.mine.tested_by,  # read from the config; here so a change reruns the rule
+        mine=CFG.mine,
+        tested_by=CFG.mine.tested_by,
         reach=CFG.mine.reach,
     log:
         "logs/call_graph/{repo}.log",
@@ -54,7 +57,8 @@ rule extract_functions:
         # With the dynamic check, check_functions writes functions.jsonl from these.
         STATIC_FUNCTIONS if CFG.mine.dynamic_check else "results/mine/{repo}/functions.jsonl",
     params:
-        min_tests=CFG.mine.min_tests,  # read from the config; here so a change reruns the rule
+        mine=CFG.mine,
+        min_tests=CFG.mine.min_tests,
     log:
         "logs/extract_functions/{repo}.log",
     benchmark:
@@ -74,7 +78,8 @@ rule trace_tests:
     output:
         "results/mine/{repo}/trace.jsonl",
     params:
-        trace=CFG.mine.trace.model_dump(mode="json"),  # read from the config; here so a change reruns the rule
+        mine=CFG.mine,
+        trace=CFG.mine.trace.model_dump(mode="json"),
         run_log="logs/trace_tests/{repo}.run.log",
     resources:
         docker=1,

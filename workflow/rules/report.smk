@@ -27,7 +27,8 @@ rule tables:
             category="Plots",
         ),
     params:
-        report=CFG.report.model_dump(mode="json"),  # k, cutoffs, threshold: a change reruns the tables
+        report=CFG.report,
+        settings=CFG.report.model_dump(mode="json"),  # k, cutoffs, threshold: a change reruns the tables
         models=CFG.models,
         # how our models meet the paper's rows (its names, Table 7 at temperature 0.3)
         paper_names={name: [m.paper_name, m.temperature] for name, m in CFG.models.items()},
@@ -47,6 +48,7 @@ rule live_tables:
     output:
         report("results/live/{cutoff}/tables.csv", caption="../report/live_tables.rst", category="Live slices"),
     params:
+        report=CFG.report,
         k=CFG.report.k,
     log:
         "logs/live_tables/{cutoff}.log",

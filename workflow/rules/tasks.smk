@@ -9,6 +9,7 @@ rule draft_prompts:
     output:
         "results/prompts/{repo}.jsonl",
     params:
+        prompts=CFG.prompts,
         # the drafting LLM shapes the prompts (null: templates); how fast it answers does not
         llm=CFG.prompts.llm and CFG.prompts.llm.model_dump(mode="json", exclude={"concurrency", "timeout_s", "max_retries"}),
         drafting=CFG.prompts.model_dump(mode="json", include={"protocol", "append_signature", "append_class_context"}),
@@ -50,6 +51,7 @@ rule merge_labels:
         agreement=report("results/labels/agreement.csv", category="Labels"),
         disagreements=report("results/labels/disagreements.csv", category="Labels"),
     params:
+        labels=CFG.labels,
         require_labels=CFG.labels.require_labels,
     log:
         "logs/merge_labels.log",
@@ -70,7 +72,8 @@ rule assemble:
         schema="results/benchmark/dlbench.schema.json",
         repos=report("results/benchmark/repos.csv", category="Benchmark"),
     params:
-        select=[CFG.select.min_tests_per_function, CFG.select.min_docstring_coverage],
+        select=CFG.select,
+        task_filter=[CFG.select.min_tests_per_function, CFG.select.min_docstring_coverage],
     log:
         "logs/assemble.log",
     conda:

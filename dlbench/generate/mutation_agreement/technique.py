@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dlbench.config import Config, MutationAgreementConfig
+from dlbench.config import EvaluateConfig, GenerateConfig, ModelConfig, MutationAgreementConfig
 from dlbench.generate.mutation_agreement.agreement import choose
 from dlbench.generate.mutation_agreement.modeltests import (
     HarnessRunner,
@@ -209,18 +209,17 @@ def _generation(state: TaskState, model: str, run: int, pool: list[Sampled], rec
 # ------------------------------------------------------------------ the workflow job
 
 
-def results_cache(cfg: Config) -> Path:
+def results_cache(cfg: GenerateConfig) -> Path:
     """Model-test results beside the LLM cache (outside Snakemake outputs, which a failed job loses)."""
-    return Path(cfg.generate.cache_dir).parent / "agreement-runs"
+    return Path(cfg.cache_dir).parent / "agreement-runs"
 
 
 def agreement_file(
     benchmark: str | Path, clone: str | Path, image: str | Path | None, out: str | Path, evidence: str | Path,
-    model: str, repo: str, cfg: Config, backend: str,
+    model: str, repo: str, model_cfg: ModelConfig, cfg: GenerateConfig, evaluate: EvaluateConfig, backend: str,
 ) -> list[Generation]:  # fmt: skip
     """The ``agree_mutations`` rule: ``out`` (generations) and ``evidence`` for one repository."""
     tasks = [t for t in read_jsonl(benchmark, BenchmarkTask) if t.slug == repo]
-    model_cfg = cfg.models[model]
     if model_cfg.provider != "openai":
         detail = f"{TECHNIQUE} needs an OpenAI-compatible model (provider openai); {model!r} has provider {model_cfg.provider!r}"
         log.error(detail)
@@ -236,13 +235,11 @@ def agreement_file(
     records: list[AgreementRecord] = []
     gens = []
     if tasks:
-        client = LLMClient.from_endpoint(model_cfg, cfg.generate.cache_dir)
+        client = LLMClient.from_endpoint(model_cfg, cfg.cache_dir)
         clone_record = read_json(clone, CloneRecord)
         image_record = read_json(image, ImageRecord) if image else None
-        runner = HarnessRunner(clone_record, image_record, backend, cfg.evaluate, results_cache(cfg))
-        gens, records = run_agreement(
-            tasks, model, client, runner, cfg.generate.mutation_agreement, model_cfg.runs, model_cfg.seed
-        )
+        runner = HarnessRunner(clone_record, image_record, backend, evaluate, results_cache(cfg))
+        gens, records = run_agreement(tasks, model, client, runner, cfg.mutation_agreement, model_cfg.runs, model_cfg.seed)
         log.info("%s/%s: %d tasks; rules %s", model, repo, len(tasks), dict(Counter(r.rule for r in records)))
     write_jsonl(evidence, records)
     write_jsonl(out, gens)
