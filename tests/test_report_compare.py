@@ -8,12 +8,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from dlbench.cli import main
 from dlbench.records import BenchmarkTask, Similarity
 from dlbench.report import compare as cx
 from dlbench.report.external import ExternalFormatError, ExternalTask, load_benchmark
 from dlbench.store import write_jsonl
+from tests.test_faults_rules import job_stats
+from tests.workflow_runs import project_copy, snakemake
 
 DS1000 = [  # (library, prompt, reference_code) in DS-1000's published record format
     ("Pandas", "Problem: I have a DataFrame df with a column 'a'. How do I keep the rows where a > 2?", "result = df[df['a'] > 2]\n"),
@@ -151,3 +154,16 @@ def test_the_command_line_names_what_is_wrong(tmp_path: Path, capsys) -> None:
     with pytest.raises(SystemExit):
         main(["compare", "--benchmark", "DS-1000", "--out", str(tmp_path / "out")])
     assert "expected NAME:FORMAT:PATH, got 'DS-1000'" in capsys.readouterr().err
+
+
+def test_a_configured_comparison_is_a_target_of_the_workflow(tmp_path: Path) -> None:
+    project = project_copy(tmp_path / "project")  # no results: every target is planned
+    ds1000 = write_ds1000(tmp_path / "ds1000.jsonl.gz")
+    extra = tmp_path / "compare.yaml"
+    extra.write_text(
+        yaml.safe_dump({"compare": {"benchmarks": [{"name": "DS-1000", "format": "ds1000", "path": str(ds1000)}]}})
+    )
+    default = job_stats(snakemake(project, "-n", timeout=300))
+    configured = job_stats(snakemake(project, "-n", "--configfile", "config/config.yaml", str(extra), timeout=300))
+    assert "compare_benchmarks" not in default and configured["compare_benchmarks"] == 1
+    assert default["export_failures"] == default["merge_failures"] == 1  # Table 6 is always built
