@@ -68,6 +68,15 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _classify_stages(args: argparse.Namespace) -> int:
+    from dlbench.generate.classifier import classify_prompts
+    from dlbench.report.paper_tables import benchmark_prompts
+
+    predictions = classify_prompts(Path(args.model), benchmark_prompts(args.benchmark), Path(args.out), args.threads)
+    print(f"{len(predictions)} prompts labelled with their predicted stage in {args.out}")
+    return 0
+
+
 def _benchmark_source(spec: str):
     """``NAME:FORMAT:PATH`` → a comparison source."""
     from dlbench.report.compare import Source
@@ -117,6 +126,16 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--perplexity", type=float, default=30.0, help="t-SNE perplexity")
     cmp.add_argument("--seed", type=int, default=0, help="t-SNE random state")
     cmp.set_defaults(func=_compare)
+
+    stages = sub.add_parser("classify-stages", help="predict the pipeline stage of other benchmarks' prompts (Table 4)")
+    stages.add_argument("--model", default="results/stages/model", help="a classifier saved by rule classify_stages")
+    stages.add_argument(
+        "--benchmark", action="append", required=True, metavar="NAME:FORMAT:PATH", type=_benchmark_source,
+        help="a benchmark file (FORMAT: ds1000, aicodereval, dlbench); repeatable",
+    )  # fmt: skip
+    stages.add_argument("--out", required=True, help="predictions (JSON Lines of StagePrediction)")
+    stages.add_argument("--threads", type=int, default=1, help="torch threads")
+    stages.set_defaults(func=_classify_stages)
 
     images = sub.add_parser("images", help="manage project and framework images").add_subparsers(dest="action", required=True)
     prune = images.add_parser("prune", help="remove dlbench images that no image record names (frees disk)")

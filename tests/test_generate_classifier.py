@@ -7,12 +7,14 @@ the tests train the same network with a small setting (``SMALL``: 4 epochs at 2e
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
+from dlbench.cli import main
 from dlbench.config import StagesConfig
 from dlbench.generate.classifier import (
     StageClassifier,
@@ -94,6 +96,20 @@ def test_the_saved_classifier_labels_other_benchmarks_prompts(trained, tmp_path)
     assert all(p.predicted in STAGE_PROMPTS for p in predictions)
     info = read_json(out / "model" / "classifier.json", StageModelInfo)
     assert info.labels == sorted(STAGE_PROMPTS) and info.max_length == SMALL.max_length
+
+
+def test_the_command_line_labels_a_ds1000_format_file(trained, tmp_path):
+    out, _ = trained
+    lines = [
+        {"prompt": "Normalize the pixel values of the images", "reference_code": "x = x / 255", "metadata": {"library": "Numpy", "problem_id": 3}},
+        {"prompt": "Report the F1 score of the predictions", "reference_code": "f = f1(y, p)", "metadata": {"library": "Sklearn", "problem_id": 9}},
+    ]
+    (tmp_path / "ds1000.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    args = ["classify-stages", "--model", str(out / "model"), "--benchmark", f"DS-1000:ds1000:{tmp_path / 'ds1000.jsonl'}", "--out", str(tmp_path / "p.jsonl")]
+    assert main(args) == 0
+    predictions = read_jsonl(tmp_path / "p.jsonl", StagePrediction)
+    assert [(p.repo, p.task_id) for p in predictions] == [("DS-1000", "Numpy/3"), ("DS-1000", "Sklearn/9")]
+    assert all(p.predicted in STAGE_PROMPTS for p in predictions)
 
 
 def test_repository_folds_keep_a_repositorys_tasks_together():

@@ -16,12 +16,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
 from dlbench.config import ModelConfig
 from dlbench.records import BenchmarkTask, StagePrediction
+from dlbench.report.external import load_benchmark
 from dlbench.tasks.vocab import STAGES
 
 REFERENCE = "reference"  # the technique of the reference models (dlbench.generate.techniques)
@@ -68,6 +69,12 @@ def _shares(stages: Sequence[str | None]) -> dict[str, str]:
     counts = Counter(s or UNLABELLED for s in stages)
     total = max(len(stages), 1)
     return {stage: f"{n} ({100 * n / total:.1f}%)" for stage, n in counts.items()}
+
+
+def benchmark_prompts(sources: Iterable[object]) -> list[tuple[str, str, str]]:
+    """(benchmark, id, prompt) of every task of other benchmarks' files; a source has the
+    ``name``, ``format`` and ``path`` of a ``compare.benchmarks`` entry."""
+    return [(t.benchmark, t.task_id, t.prompt) for s in sources for t in load_benchmark(s.path, s.format, s.name)]  # type: ignore[attr-defined]
 
 
 def table4_stages(tasks: Sequence[BenchmarkTask], predictions: Sequence[StagePrediction]) -> pd.DataFrame:
