@@ -1,6 +1,6 @@
 # scripts/dataset_card.py — adapter: benchmark + labels + report tables → results/benchmark/README.md.
 from dlbench.logs import script_logging
-from dlbench.tasks.card import card_file
+from dlbench.report.card import card_file
 
 with script_logging(snakemake.log[0]):
     inp = snakemake.input

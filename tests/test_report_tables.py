@@ -22,7 +22,7 @@ from dlbench.report.tables import (
     run_table,
     write_long_table,
 )
-from dlbench.tasks.slices import slice_names
+from dlbench.report.slices import slice_names
 from dlbench.store import write_jsonl
 
 P, F, M = TestOutcome.PASSED, TestOutcome.FAILED, TestOutcome.MISSING

@@ -13,11 +13,12 @@ from dlbench.config import PromptsConfig, SelectConfig
 from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, repo_slug
 from dlbench.store import read_jsonl, write_json, write_jsonl
 from dlbench.tasks.assemble import BenchmarkPaths, assemble_files
-from dlbench.tasks.card import card_file, read_repos_csv
+from dlbench.report.card import card_file
+from dlbench.tasks.repos import read_repos_csv
 from dlbench.tasks.merge import agreement_csv, merge_labels
 from dlbench.tasks.prompts import draft_prompts
 from dlbench.tasks.sheets import SheetRow
-from dlbench.tasks.slices import in_slice, slice_cutoff, slice_names, slice_of
+from dlbench.report.slices import in_slice, slice_cutoff, slice_names, slice_of
 from tests.test_tasks_prompts import make_function
 
 GOOD, THIN, BROKEN = "owner/good", "owner/thin", "owner/broken"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dlbench.config import PromptsConfig
 from dlbench.records import PromptRecord, PromptSource
-from dlbench.tasks.card import departures, render_card
+from dlbench.report.card import departures, render_card
 from dlbench.tasks.prompts import draft_prompts
 from tests.test_tasks_prompts import make_function
 

@@ -19,7 +19,7 @@ import pandas as pd  # noqa: E402
 
 from dlbench.report.tables import ALL, UNLABELLED  # noqa: E402
 from dlbench.store import atomic_path  # noqa: E402
-from dlbench.tasks.slices import slice_cutoff  # noqa: E402
+from dlbench.report.slices import slice_cutoff  # noqa: E402
 
 log = logging.getLogger(__name__)
 

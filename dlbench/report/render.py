@@ -33,6 +33,7 @@ from dlbench.report.paper_tables import (
 from dlbench.report.plots import write_plots
 from dlbench.report.stats import cognitive_complexity, cyclomatic_complexity, lines_of_code
 from dlbench.report.tables import (
+    ADEQUACY_FILE,
     ALL,
     DIMENSIONS,
     UNLABELLED,
@@ -43,9 +44,9 @@ from dlbench.report.tables import (
     run_table,
     write_long_table,
 )
+from dlbench.report.slices import slice_name, slice_names
 from dlbench.report.taxonomy import DL_SPECIFIC, INFRASTRUCTURE, KINDS, TOP_LEVEL
 from dlbench.store import read_jsonl, write_frame, write_text
-from dlbench.tasks.slices import slice_name, slice_names
 
 log = logging.getLogger(__name__)
 
@@ -344,7 +345,7 @@ def write_report(
     write_frame(out / "failures.csv", counts)
     write_table(out, "failures", "Failure taxonomy: share of each kind among failing candidates", failure_table(counts))
     adequacy = adequacy_table(inputs, cfg.mutant_kill_threshold)
-    write_frame(out / "adequacy.csv", adequacy)
+    write_frame(out / ADEQUACY_FILE, adequacy)
     if paper is not None and Path(paper).exists():
         comparison = paper_comparison(table, read_paper(paper), models)
         write_table(out, "paper_comparison", "Our figures beside the paper's (percent)", comparison)

@@ -32,13 +32,14 @@ import pandas as pd
 from dlbench.records import TABLE_COLUMNS, BenchmarkTask, Evaluation, TableRow
 from dlbench.report.metrics import RunCount, RunSpread, group_pass_at_k, mean, run_spread, share_of_tests_passed
 from dlbench.report.taxonomy import INFRASTRUCTURE, classify
-from dlbench.tasks.slices import ALL, in_slice
+from dlbench.report.slices import ALL, in_slice
 from dlbench.store import iter_jsonl, read_jsonl, write_frame
 
 log = logging.getLogger(__name__)
 
 DIMENSIONS = ("overall", "stage", "task", "data")
 UNLABELLED = "unlabelled"  # category of a task whose annotators gave no label on a dimension
+ADEQUACY_FILE = "adequacy.csv"  # adequacy_table in results/tables/ (the dataset card reads it)
 
 
 # ---------------------------------------------------------------- inputs

@@ -5,7 +5,7 @@ Post-mining repository criteria of ``SelectConfig`` (``min_tests_per_function``,
 repository gets a row with its figures and reasons in ``repos.csv``. Output is sorted by
 task id and carries no timestamps, so assembling the same inputs twice gives identical
 files. The dataset card is written later, from these files and the report tables
-(``dlbench.tasks.card``).
+(``dlbench.report.card``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from dlbench.config import SelectConfig
 from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, FunctionRecord, MergedLabel, repo_slug
 from dlbench.store import atomic_path, read_json, read_jsonl, write_jsonl, write_text
-from dlbench.tasks.card import RepoRow, repos_csv
+from dlbench.tasks.repos import RepoRow, repos_csv
 
 log = logging.getLogger(__name__)
 

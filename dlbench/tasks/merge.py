@@ -1,6 +1,6 @@
 """Merge annotators' sheets: normalised labels, majority votes, agreement, disagreements.
 
-Decisions (repeated in the dataset card written by ``dlbench.tasks.card``):
+Decisions (repeated in the dataset card written by ``dlbench.report.card``):
 
 * **Labels** (stage, task, data): the label with the most votes wins. A tie between the top
   labels is never broken: the label stays null and the task is listed in
