@@ -348,3 +348,78 @@ def test_objects_unpacked_from_returned_tuples(tmp_path):
     ]
     # ``backend`` is element 1 here (an int); after a starred target positions are unknown.
     assert calls[p + "test_other_positions_and_stars"] == ["curv/backends.py:Fast.__init__"]
+
+
+def test_library_decorator_wrappers_and_decorator_factories(tmp_path):
+    # ignite's metrics: ``@sync_all_reduce(...)`` wraps ``compute`` in a function that calls
+    # ``get_world_size()`` first; ``@engine.on(event)`` applies the decorator ``on`` returns,
+    # which calls ``self.add_event_handler``. Their frames are library code nobody names.
+    files = {
+        "eng/__init__.py": "",
+        "eng/dist.py": """
+            def get_world_size():
+                return 1
+
+            def barrier():
+                return None
+        """,
+        "eng/metrics.py": """
+            from functools import wraps
+            from eng import dist
+
+            def sync_all_reduce(*attrs):
+                dist.barrier()  # runs once, when the class is defined
+
+                def wrapper(func):
+                    @wraps(func)
+                    def inner(self):
+                        dist.get_world_size()
+                        return func(self)
+                    return inner
+                return wrapper
+
+            class Metric:
+                @sync_all_reduce("total")
+                def compute(self):
+                    return 0
+
+                def reset(self):
+                    return None
+        """,
+        "eng/engine.py": """
+            class Engine:
+                def on(self, event):
+                    def decorator(f):
+                        self.add_event_handler(event, f)
+                        return f
+                    return decorator
+
+                def add_event_handler(self, event, f):
+                    return None
+        """,
+        "tests/test_eng.py": """
+            from eng.engine import Engine
+            from eng.metrics import Metric
+
+            def test_wrapped_method():
+                Metric().compute()
+                Metric().reset()
+
+            def test_decorator_factory():
+                engine = Engine()
+
+                @engine.on("done")
+                def handler(e):
+                    pass
+        """,
+    }
+    calls = calls_of(mine_tree(tmp_path, files))
+    assert calls["tests/test_eng.py::test_wrapped_method"] == [
+        "eng/dist.py:get_world_size",
+        "eng/metrics.py:Metric.compute",
+        "eng/metrics.py:Metric.reset",
+    ]
+    assert calls["tests/test_eng.py::test_decorator_factory"] == [
+        "eng/engine.py:Engine.add_event_handler",
+        "eng/engine.py:Engine.on",
+    ]

@@ -181,6 +181,12 @@ class _BodyVisitor(cst.CSTVisitor):
             self._bind(target.target, to_expr(node.value))
             self._store(target.target)
 
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        """A nested definition's decorator is applied (called) when the body runs."""
+        applied = to_expr(node.decorator)
+        if applied is not None:
+            self.summary.calls.append(applied)
+
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         name = _AUGMENTED.get(type(node.operator))
         if name is not None:  # ``a += b``: ``__iadd__``, else ``__add__`` (the resolver falls back)

@@ -127,7 +127,9 @@ class CallGraph:
         self._returns: dict[tuple[Symbol, Symbol | None, Context], set[Symbol]] = {}
         self._locals: dict[tuple[Scope, str], set[Symbol]] = {}
         self._values: dict[tuple[Scope, str], set[Symbol]] = {}
-        self.library = LibraryCalls(repo.root, self.table, self.support) if reach == "transitive" else None
+        self.library = LibraryCalls(repo.root, self.table, self.support)
+        self.transitive = reach == "transitive"
+        self._wrapped: dict[str, frozenset[str]] = {}
 
     # ---------------------------------------------------------------- per test
 
@@ -153,7 +155,7 @@ class CallGraph:
             work.extend(follow)
         if self.tested_by == "focused":
             found = self._focused(found)
-        return sorted(self.library.closure(found) if self.library else found)
+        return sorted(self.library.closure(found) if self.transitive else found)
 
     @staticmethod
     def _focused(found: set[str]) -> set[str]:
@@ -203,8 +205,22 @@ class CallGraph:
             return
         if target.path not in self.support:
             found.add(target.key)
+            found |= self._wrapper_calls(target)
         elif target.path in self.bodies:  # test code: the test module's or another support module's
             follow.append(Scope(target, self._self_for(target, scope), scope.ctx))
+
+    def _wrapper_calls(self, fn: Symbol) -> frozenset[str]:
+        """What the wrappers of the function's repository decorators call around it
+        (``@sync_all_reduce(...)``: the wrapper calls ``idist.get_world_size()`` first)."""
+        if fn.key not in self._wrapped:
+            info = self.table.function_info(fn)
+            found: set[str] = set()
+            for decorator in info.decorators if info else ():
+                target = self.table.resolve(fn.path, decorator.name) if decorator.name else None
+                if target is not None and target.kind == "function" and target.path not in self.support:
+                    found |= self.library.nested_callees(target.key)
+            self._wrapped[fn.key] = frozenset(found)
+        return self._wrapped[fn.key]
 
     def _self_for(self, method: Symbol, scope: Scope) -> Symbol | None:
         owner = method.qualname.rpartition(".")[0]
@@ -317,9 +333,19 @@ class CallGraph:
                 return self._super_targets(scope, expr[2])
             classes = self.type_of(expr[1], scope, depth + 1)
             return {m for c in classes if (m := self.table.method(c, expr[2])) is not None}
-        if expr[0] == "call":  # ``make()(x)``: calling what a call returned
-            return {m for c in self.type_of(expr, scope, depth + 1) if (m := self._instance_call(c)) is not None}
+        if expr[0] == "call":  # ``make()(x)``, ``@engine.on(event)``: calling what a call returned
+            instances = {m for c in self.type_of(expr, scope, depth + 1) if (m := self._instance_call(c)) is not None}
+            return instances | self._returned_functions(expr[1], scope, depth + 1)
         return set()
+
+    def _returned_functions(self, callee: Expr, scope: Scope, depth: int) -> set[Symbol]:
+        """Calling the result of a library function runs its nested function (a decorator
+        factory's decorator): what that calls counts as called here."""
+        found: set[Symbol] = set()
+        for target in self.callee_targets(callee, scope, depth):
+            if target.kind == "function" and target.path not in self.support:
+                found |= {Symbol("function", *key.split(":", 1)) for key in self.library.nested_callees(target.key)}
+        return found
 
     def resolve_name(self, scope: Scope, dotted: str) -> Symbol | None:
         """A non-local name: through the function's own imports, else the module's names."""

@@ -8,6 +8,11 @@ call lists, so direct reach costs nothing more. Callees resolve at module scope:
 ``f()``, ``mod.f()``, ``C()`` (its ``__init__``), ``self.m()``/``cls.m()`` through the
 class's repository bases, and ``super().m()``; names bound inside the function (local
 imports, variables) are not followed.
+
+``nested_callees`` gives what a function's nested functions call: a decorator's wrapper
+or the function a call returns (``engine.on(event)`` returns the decorator that calls
+``self.add_event_handler``). Their frames are library code no one names, so what they
+call runs as if its caller had called it (the call graph counts it for direct reach too).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 from dlbench.parsing import Unparsable, parse_ast
 from dlbench.mine.symbols import Symbol, SymbolTable, dotted_name, module_level
@@ -29,8 +35,8 @@ class LibraryCalls:
         self.root = root
         self.table = table
         self.support = support  # test-support files: their functions are never candidates
-        self._names: dict[str, dict[str, tuple[str, ...]]] = {}
-        self._callees: dict[str, frozenset[str]] = {}
+        self._names: dict[str, dict[str, Called]] = {}
+        self._callees: dict[tuple[str, bool], frozenset[str]] = {}
 
     def closure(self, keys: Iterable[str]) -> set[str]:
         """``keys`` and every repository function they call, transitively."""
@@ -44,12 +50,23 @@ class LibraryCalls:
         return found
 
     def callees(self, key: str) -> frozenset[str]:
-        if key not in self._callees:
+        """Repository functions the function's body calls (its nested functions included)."""
+        return self._resolved(key, nested=False)
+
+    def nested_callees(self, key: str) -> frozenset[str]:
+        """Repository functions that the function's nested functions call."""
+        return self._resolved(key, nested=True)
+
+    def _resolved(self, key: str, nested: bool) -> frozenset[str]:
+        if (key, nested) not in self._callees:
             path, _, qualname = key.partition(":")
             owner = qualname.rpartition(".")[0]
-            targets = (self._resolve(path, owner, name) for name in self._called_names(path).get(qualname, ()))
-            self._callees[key] = frozenset(t.key for t in map(self._as_function, targets) if self._candidate(t))
-        return self._callees[key]
+            called = self._called_names(path).get(qualname, Called((), ()))
+            names = called.nested if nested else called.every
+            targets = (self._resolve(path, owner, name) for name in names)
+            found = frozenset(t.key for t in map(self._as_function, targets) if self._candidate(t))
+            self._callees[key, nested] = found
+        return self._callees[key, nested]
 
     def _candidate(self, target: Symbol | None) -> bool:
         return target is not None and target.kind == "function" and target.path not in self.support
@@ -69,19 +86,24 @@ class LibraryCalls:
             return next((m for b in bases if (m := self.table.method(b, attr)) is not None), None)
         return self.table.resolve(path, dotted)
 
-    def _called_names(self, path: str) -> dict[str, tuple[str, ...]]:
+    def _called_names(self, path: str) -> dict[str, Called]:
         """Per top-level function and method of the file, the dotted names it calls."""
         if path not in self._names:
             self._names[path] = _file_calls(self.root / path)
         return self._names[path]
 
 
-def _file_calls(path: Path) -> dict[str, tuple[str, ...]]:
+class Called(NamedTuple):
+    every: tuple[str, ...]  # dotted callees anywhere in the function
+    nested: tuple[str, ...]  # dotted callees inside its nested functions
+
+
+def _file_calls(path: Path) -> dict[str, Called]:
     try:
         tree = parse_ast(path.read_bytes().decode("utf-8", errors="replace"))
     except (Unparsable, OSError):
         return {}
-    found: dict[str, tuple[str, ...]] = {}
+    found: dict[str, Called] = {}
     for node in module_level(tree.body):  # guarded definitions too, like the symbol table
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             found[node.name] = _calls_in(node)
@@ -92,7 +114,12 @@ def _file_calls(path: Path) -> dict[str, tuple[str, ...]]:
     return found
 
 
-def _calls_in(node: ast.AST) -> tuple[str, ...]:
+def _calls_in(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Called:
     """Dotted callees of a function body (nested functions included: they run as its part)."""
+    nested = [n for item in node.body for n in ast.walk(item) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    return Called(_callee_names(node), tuple(dict.fromkeys(c for n in nested for c in _callee_names(n))))
+
+
+def _callee_names(node: ast.AST) -> tuple[str, ...]:
     names = (dotted_name(n.func) for n in ast.walk(node) if isinstance(n, ast.Call))
     return tuple(dict.fromkeys(n for n in names if n))
