@@ -54,6 +54,8 @@ CURVES = {
 def test_parametrize_values_are_the_classes_and_functions_a_test_calls(tmp_path):
     files = dict(CURVES)
     files["tests/test_param.py"] = """
+        from itertools import product
+
         import pytest
         from curv import Fast, Slow
         from curv.backends import Mixed, helper
@@ -85,6 +87,11 @@ def test_parametrize_values_are_the_classes_and_functions_a_test_calls(tmp_path)
             value(2)
 
 
+        @pytest.mark.parametrize("backend, kind", product(flavors, ["a", "b"]))
+        def test_product(backend, kind):
+            backend("m")
+
+
         def test_loop_and_alias():
             for cls in [Fast, Slow]:
                 cls("m")
@@ -107,6 +114,7 @@ def test_parametrize_values_are_the_classes_and_functions_a_test_calls(tmp_path)
         "curv/backends.py:helper",
     ]
     assert calls[p + "test_constants"] == []
+    assert calls[p + "test_product"] == ["curv/backends.py:Fast.__init__"]
     # Mixed(Fast, GGN): Python's C3 order puts GGN before Base, so GGN.full runs.
     assert calls[p + "test_loop_and_alias"] == [
         "curv/backends.py:Base.__init__",

@@ -14,7 +14,9 @@ re-exports in ``__init__.py``, transitively.
 from __future__ import annotations
 
 import ast
+import itertools
 import logging
+import math
 import os
 import sys
 from dataclasses import dataclass, field
@@ -332,6 +334,8 @@ def _decorator(node: ast.expr, sequences: Sequences) -> Decorator:
 # them (None where an element is no name), or None.
 Row = str | tuple[str | None, ...] | None
 Sequences = dict[str, tuple[Row, ...]]
+_PRODUCT = frozenset({"product", "itertools.product"})
+_MAX_PRODUCT = 10_000  # rows of a ``product`` worth reading (pytest would run that many cases)
 
 
 def _parametrize_values(node: ast.Call, sequences: Sequences) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -370,7 +374,17 @@ def _sequence_rows(node: ast.expr, sequences: Sequences) -> tuple[Row, ...] | No
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         left, right = _sequence_rows(node.left, sequences), _sequence_rows(node.right, sequences)
         return left + right if left is not None and right is not None else None
+    if isinstance(node, ast.Call) and dotted_name(node.func) in _PRODUCT and not node.keywords:
+        return _product_rows([_sequence_rows(arg, sequences) for arg in node.args])
     return None
+
+
+def _product_rows(parts: list[tuple[Row, ...] | None]) -> tuple[Row, ...] | None:
+    """``itertools.product(A, B)``: a row per combination, of the names each part gives."""
+    known = [p for p in parts if p is not None]
+    if not known or len(known) < len(parts) or math.prod(map(len, known)) > _MAX_PRODUCT:
+        return None
+    return tuple(tuple(r if isinstance(r, str) else None for r in combo) for combo in itertools.product(*known))
 
 
 def _row(node: ast.expr) -> Row:
