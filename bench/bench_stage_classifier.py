@@ -53,10 +53,17 @@ def main() -> None:
     cfg = paper.model_copy(update={"epochs": args.epochs, "folds": args.folds})
     start = time.perf_counter()
     report = classify_stages_file(
-        args.out / "dlbench.jsonl", args.out / "predictions.jsonl", args.out / "report.json", args.out / "model", cfg, args.threads
+        args.out / "dlbench.jsonl",
+        args.out / "predictions.jsonl",
+        args.out / "report.json",
+        args.out / "model",
+        cfg,
+        args.threads,
     )
     print(f"{report.n_labelled} labelled tasks of {report.n_repos} repositories, stages {report.labels}")
-    print(f"{report.folds}-fold weighted F1 {report.weighted_f1}, macro F1 {report.macro_f1}, accuracy {report.accuracy}")
+    print(
+        f"{report.folds}-fold weighted F1 {report.weighted_f1}, macro F1 {report.macro_f1}, accuracy {report.accuracy}"
+    )
     print(f"settings {report.training}; {time.perf_counter() - start:.0f} s")
 
 

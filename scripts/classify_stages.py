@@ -4,4 +4,6 @@ from dlbench.logs import script_logging
 
 with script_logging(snakemake.log[0]):
     out = snakemake.output
-    classify_stages_file(snakemake.input[0], out.predictions, out.report, out.model, snakemake.params.stages, snakemake.threads)
+    classify_stages_file(
+        snakemake.input[0], out.predictions, out.report, out.model, snakemake.params.stages, snakemake.threads
+    )

@@ -59,9 +59,13 @@ def labelled_tasks():
 def trained(tmp_path_factory):
     """One run of the rule entry on twelve labelled tasks and an unlabelled one."""
     out = tmp_path_factory.mktemp("stages")
-    unlabelled = labelled_tasks()[0].model_copy(update={"task_id": "new:task", "slug": "new__x", "stage": None, "prompt": "Crop and resize the images"})
+    unlabelled = labelled_tasks()[0].model_copy(
+        update={"task_id": "new:task", "slug": "new__x", "stage": None, "prompt": "Crop and resize the images"}
+    )
     write_jsonl(out / "dlbench.jsonl", [*labelled_tasks(), unlabelled])
-    report = classify_stages_file(out / "dlbench.jsonl", out / "predictions.jsonl", out / "report.json", out / "model", SMALL)
+    report = classify_stages_file(
+        out / "dlbench.jsonl", out / "predictions.jsonl", out / "report.json", out / "model", SMALL
+    )
     return out, report
 
 
@@ -91,8 +95,13 @@ def test_the_saved_classifier_labels_other_benchmarks_prompts(trained, tmp_path)
     assert classify_prompts(out / "model", [], tmp_path / "none.jsonl") == []  # no other benchmark is no error
     predictions = classify_prompts(out / "model", OTHER_PROMPTS, tmp_path / "pred.jsonl")
     assert read_jsonl(tmp_path / "pred.jsonl", StagePrediction) == predictions
-    assert [(p.task_id, p.repo, p.stage) for p in predictions] == [("Numpy/1", "DS-1000", None), ("7", "AICoderEval", None)]
-    assert [p.predicted for p in predictions] == [s for s, _ in StageClassifier.load(out / "model").predict([t for _, _, t in OTHER_PROMPTS])]
+    assert [(p.task_id, p.repo, p.stage) for p in predictions] == [
+        ("Numpy/1", "DS-1000", None),
+        ("7", "AICoderEval", None),
+    ]
+    assert [p.predicted for p in predictions] == [
+        s for s, _ in StageClassifier.load(out / "model").predict([t for _, _, t in OTHER_PROMPTS])
+    ]
     assert all(p.predicted in STAGE_PROMPTS for p in predictions)
     info = read_json(out / "model" / "classifier.json", StageModelInfo)
     assert info.labels == sorted(STAGE_PROMPTS) and info.max_length == SMALL.max_length
@@ -101,11 +110,27 @@ def test_the_saved_classifier_labels_other_benchmarks_prompts(trained, tmp_path)
 def test_the_command_line_labels_a_ds1000_format_file(trained, tmp_path):
     out, _ = trained
     lines = [
-        {"prompt": "Normalize the pixel values of the images", "reference_code": "x = x / 255", "metadata": {"library": "Numpy", "problem_id": 3}},
-        {"prompt": "Report the F1 score of the predictions", "reference_code": "f = f1(y, p)", "metadata": {"library": "Sklearn", "problem_id": 9}},
+        {
+            "prompt": "Normalize the pixel values of the images",
+            "reference_code": "x = x / 255",
+            "metadata": {"library": "Numpy", "problem_id": 3},
+        },
+        {
+            "prompt": "Report the F1 score of the predictions",
+            "reference_code": "f = f1(y, p)",
+            "metadata": {"library": "Sklearn", "problem_id": 9},
+        },
     ]
     (tmp_path / "ds1000.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-    args = ["classify-stages", "--model", str(out / "model"), "--benchmark", f"DS-1000:ds1000:{tmp_path / 'ds1000.jsonl'}", "--out", str(tmp_path / "p.jsonl")]
+    args = [
+        "classify-stages",
+        "--model",
+        str(out / "model"),
+        "--benchmark",
+        f"DS-1000:ds1000:{tmp_path / 'ds1000.jsonl'}",
+        "--out",
+        str(tmp_path / "p.jsonl"),
+    ]
     assert main(args) == 0
     predictions = read_jsonl(tmp_path / "p.jsonl", StagePrediction)
     assert [(p.repo, p.task_id) for p in predictions] == [("DS-1000", "Numpy/3"), ("DS-1000", "Sklearn/9")]

@@ -21,7 +21,15 @@ from tests.conftest import ROOT
 from tests.test_report_tables import CFG, make_world, task
 
 
-def row(model: str, technique: str, value: float, metric: str = "pass@1", dimension: str = "overall", category: str = "all", n: int = 10) -> dict:
+def row(
+    model: str,
+    technique: str,
+    value: float,
+    metric: str = "pass@1",
+    dimension: str = "overall",
+    category: str = "all",
+    n: int = 10,
+) -> dict:
     return dict(zip(TABLE_COLUMNS, [model, technique, "all", dimension, category, metric, value, n, 0], strict=True))
 
 
@@ -113,4 +121,6 @@ def test_write_report_writes_tables_4_5_and_the_temperature_match(tmp_path):
     assert "| Inference | 2 (50.0%) | 1 (100.0%) |" in (tables / "table4_stages.md").read_text()
     assert "| m | 44.4 |" in (tables / "table5_techniques.md").read_text()
     assert "| average | zero-shot |" in (tables / "table1_overall.md").read_text()
-    assert (tables / "table7_temperature.md").read_text().startswith("## Table 7: our runs at the paper's temperature 0.3")
+    assert (
+        (tables / "table7_temperature.md").read_text().startswith("## Table 7: our runs at the paper's temperature 0.3")
+    )

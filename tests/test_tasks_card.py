@@ -11,7 +11,15 @@ from tests.test_tasks_prompts import make_function
 
 def drafted(source: PromptSource, protocol: str | None, additions: list[str], n: int) -> list[PromptRecord]:
     return [
-        PromptRecord(task_id=f"t{i}", repo="o/r", prompt="p", source=source, model="gpt-4o" if protocol else None, protocol=protocol, additions=additions)
+        PromptRecord(
+            task_id=f"t{i}",
+            repo="o/r",
+            prompt="p",
+            source=source,
+            model="gpt-4o" if protocol else None,
+            protocol=protocol,
+            additions=additions,
+        )
         for i in range(n)
     ]
 
@@ -27,7 +35,9 @@ def test_drafts_by_the_papers_protocol_say_so():
 
 
 def test_every_departure_is_named_with_its_count():
-    prompts = drafted(PromptSource.LLM, "project", ["signature"], 2) + drafted(PromptSource.TEMPLATE, None, ["signature", "class_context"], 1)
+    prompts = drafted(PromptSource.LLM, "project", ["signature"], 2) + drafted(
+        PromptSource.TEMPLATE, None, ["signature", "class_context"], 1
+    )
     assert departures(prompts) == [
         "`class_context` block appended (`prompts.append_class_context`): 1",
         "`signature` block appended (`prompts.append_signature`): 3",
@@ -35,7 +45,10 @@ def test_every_departure_is_named_with_its_count():
         "template prompts (no drafting LLM answer): 1",
     ]
     text = card(prompts)
-    assert "These drafts depart from the paper's protocol:" in text and "- template prompts (no drafting LLM answer): 1" in text
+    assert (
+        "These drafts depart from the paper's protocol:" in text
+        and "- template prompts (no drafting LLM answer): 1" in text
+    )
     assert "| template | - | - | signature, class_context | ok | 1 |" in text
 
 

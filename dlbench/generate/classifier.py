@@ -86,7 +86,9 @@ class StageClassifier:
     head: Any = None
 
     def logits(self, texts: Sequence[str]) -> Any:
-        batch = self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
+        batch = self.tokenizer(
+            list(texts), padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+        )
         states = self.encoder(**batch).last_hidden_state
         mask = batch["attention_mask"].unsqueeze(-1).to(states.dtype)
         pooled = (states * mask).sum(1) / mask.sum(1).clamp(min=1.0)
@@ -113,7 +115,10 @@ class StageClassifier:
 
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
-        write_json(out / INFO_FILE, StageModelInfo(encoder=EMBEDDING, labels=self.labels, max_length=self.max_length, training=training))
+        write_json(
+            out / INFO_FILE,
+            StageModelInfo(encoder=EMBEDDING, labels=self.labels, max_length=self.max_length, training=training),
+        )
         if self.head is not None:
             self.encoder.save_pretrained(out / "encoder")
             self.tokenizer.save_pretrained(out / "encoder")
@@ -149,7 +154,9 @@ def fine_tune(texts: Sequence[str], labels: Sequence[str], cfg: StagesConfig) ->
     model = StageClassifier(classes, cfg.max_length, tokenizer, copy.deepcopy(pretrained))
     model.head = torch.nn.Linear(model.encoder.config.hidden_size, len(classes))
     # fused: the same AdamW update in one kernel, ten times faster than the default on CPU
-    optimiser = torch.optim.AdamW([*model.encoder.parameters(), *model.head.parameters()], lr=cfg.learning_rate, fused=True)
+    optimiser = torch.optim.AdamW(
+        [*model.encoder.parameters(), *model.head.parameters()], lr=cfg.learning_rate, fused=True
+    )
     targets = torch.tensor([classes.index(label) for label in labels])
     order = torch.Generator().manual_seed(cfg.seed)
     model.encoder.train()
@@ -175,7 +182,9 @@ def folds_of(labels: Sequence[str], groups: Sequence[str], cfg: StagesConfig) ->
     return [held_out for _, held_out in splits]
 
 
-def cross_validate(texts: Sequence[str], labels: Sequence[str], groups: Sequence[str], cfg: StagesConfig) -> tuple[list[Prediction], int]:
+def cross_validate(
+    texts: Sequence[str], labels: Sequence[str], groups: Sequence[str], cfg: StagesConfig
+) -> tuple[list[Prediction], int]:
     """Out-of-fold predictions of every labelled text, and the number of folds run."""
     folds = folds_of(labels, groups, cfg)
     predicted: list[Prediction] = [(None, None)] * len(texts)
@@ -196,24 +205,38 @@ def training_settings(cfg: StagesConfig) -> dict[str, int | float | str]:
     return cfg.model_dump(mode="json")
 
 
-def predict_stages(tasks: Sequence[BenchmarkTask], cfg: StagesConfig) -> tuple[list[StagePrediction], StageReport, StageClassifier | None]:
+def predict_stages(
+    tasks: Sequence[BenchmarkTask], cfg: StagesConfig
+) -> tuple[list[StagePrediction], StageReport, StageClassifier | None]:
     """Every task's predicted stage, the cross-validated report, and the final classifier
     (trained on every label; None when no task is labelled)."""
     labelled = [i for i, t in enumerate(tasks) if t.stage]
     texts = [task_text(t) for t in tasks]
-    out_of_fold, folds = cross_validate([texts[i] for i in labelled], [tasks[i].stage or "" for i in labelled], [tasks[i].slug for i in labelled], cfg)
+    out_of_fold, folds = cross_validate(
+        [texts[i] for i in labelled], [tasks[i].stage or "" for i in labelled], [tasks[i].slug for i in labelled], cfg
+    )
     final = fine_tune([texts[i] for i in labelled], [tasks[i].stage or "" for i in labelled], cfg) if labelled else None
     unlabelled = [i for i, t in enumerate(tasks) if not t.stage]
     guesses = dict(zip(labelled, out_of_fold, strict=True))
-    guesses |= dict(zip(unlabelled, final.predict([texts[i] for i in unlabelled]) if final else [(None, None)] * len(unlabelled), strict=True))
+    guesses |= dict(
+        zip(
+            unlabelled,
+            final.predict([texts[i] for i in unlabelled]) if final else [(None, None)] * len(unlabelled),
+            strict=True,
+        )
+    )
     predictions = [
-        StagePrediction(task_id=t.task_id, repo=t.slug, stage=t.stage, predicted=guesses[i][0], probability=guesses[i][1])
+        StagePrediction(
+            task_id=t.task_id, repo=t.slug, stage=t.stage, predicted=guesses[i][0], probability=guesses[i][1]
+        )
         for i, t in enumerate(tasks)
     ]
     return predictions, _report(tasks, predictions, folds, cfg), final
 
 
-def _report(tasks: Sequence[BenchmarkTask], predictions: Sequence[StagePrediction], folds: int, cfg: StagesConfig) -> StageReport:
+def _report(
+    tasks: Sequence[BenchmarkTask], predictions: Sequence[StagePrediction], folds: int, cfg: StagesConfig
+) -> StageReport:
     scored = [p for p in predictions if p.stage and p.predicted]
     truth, guess = [p.stage for p in scored], [p.predicted for p in scored]
     labelled = [t for t in tasks if t.stage]
@@ -247,7 +270,12 @@ def use_threads(threads: int) -> None:
 
 
 def classify_stages_file(
-    benchmark: str | Path, predictions_out: str | Path, report_out: str | Path, model_out: str | Path, cfg: StagesConfig, threads: int = 1
+    benchmark: str | Path,
+    predictions_out: str | Path,
+    report_out: str | Path,
+    model_out: str | Path,
+    cfg: StagesConfig,
+    threads: int = 1,
 ) -> StageReport:
     """Rule entry: predict every benchmark task's stage; write predictions, report and the final classifier."""
     use_threads(threads)
@@ -256,20 +284,30 @@ def classify_stages_file(
     write_jsonl(predictions_out, predictions)
     write_json(report_out, report)
     (final or StageClassifier([], cfg.max_length)).save(model_out, training_settings(cfg))
-    log.info("stage classifier: weighted F1 %s (macro %s) over %d labelled tasks, %s folds", report.weighted_f1, report.macro_f1, report.n_labelled, report.folds)
+    log.info(
+        "stage classifier: weighted F1 %s (macro %s) over %d labelled tasks, %s folds",
+        report.weighted_f1,
+        report.macro_f1,
+        report.n_labelled,
+        report.folds,
+    )
     return report
 
 
 # ---------------------------------------------------------------- other benchmarks (Table 4)
 
 
-def classify_prompts(model_dir: str | Path, prompts: Sequence[tuple[str, str, str]], out: str | Path, threads: int = 1) -> list[StagePrediction]:
+def classify_prompts(
+    model_dir: str | Path, prompts: Sequence[tuple[str, str, str]], out: str | Path, threads: int = 1
+) -> list[StagePrediction]:
     """Rule entry: label other benchmarks' prompts, given as (benchmark, id, prompt), with the
     saved classifier; ``repo`` of each prediction is the benchmark's name."""
     use_threads(threads)
     model = StageClassifier.load(model_dir)
     if prompts and not model.labels:
-        raise ValueError(f"{model_dir}: the classifier was trained on no labelled task; label the benchmark's stages first")
+        raise ValueError(
+            f"{model_dir}: the classifier was trained on no labelled task; label the benchmark's stages first"
+        )
     guesses = model.predict([text for _, _, text in prompts])
     predictions = [
         StagePrediction(task_id=task_id, repo=benchmark, stage=None, predicted=stage, probability=probability)

@@ -42,7 +42,9 @@ def average_rows(table: pd.DataFrame) -> pd.DataFrame:
     llms = table[table["technique"] != REFERENCE]
     if llms.empty:
         return table.iloc[0:0]
-    means = llms.groupby(KEYS, sort=True).agg(value=("value", "mean"), n_tasks=("n_tasks", "max"), n_excluded=("n_excluded", "sum"))
+    means = llms.groupby(KEYS, sort=True).agg(
+        value=("value", "mean"), n_tasks=("n_tasks", "max"), n_excluded=("n_excluded", "sum")
+    )
     return means.reset_index().assign(model=AVERAGE)[list(table.columns)]
 
 
@@ -85,7 +87,11 @@ def table4_stages(tasks: Sequence[BenchmarkTask], predictions: Sequence[StagePre
         columns[f"{name} (predicted, n={len(theirs)})"] = _shares(theirs)
     seen = {stage for shares in columns.values() for stage in shares}
     order = [*STAGES, *sorted(seen - set(STAGES) - {UNLABELLED}), UNLABELLED]
-    rows = [[stage, *(shares.get(stage, "0 (0.0%)") for shares in columns.values())] for stage in order if stage in seen or stage in STAGES]
+    rows = [
+        [stage, *(shares.get(stage, "0 (0.0%)") for shares in columns.values())]
+        for stage in order
+        if stage in seen or stage in STAGES
+    ]
     return pd.DataFrame(rows, columns=["stage", *columns])
 
 
@@ -122,7 +128,10 @@ def as_paper_names(table: pd.DataFrame, models: Mapping[str, ModelConfig]) -> pd
     temperatures = {name: cfg.temperature for name, cfg in models.items()}
     return table.assign(
         paper_model=[names.get(m, m) for m in table["model"]],
-        paper_technique=[paper_technique(t, temperatures.get(m, 0.0)) for m, t in zip(table["model"], table["technique"], strict=True)],
+        paper_technique=[
+            paper_technique(t, temperatures.get(m, 0.0))
+            for m, t in zip(table["model"], table["technique"], strict=True)
+        ],
     )
 
 
