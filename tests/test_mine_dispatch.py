@@ -38,7 +38,11 @@ CURVES = {
 
 
         class Slow(Base):
-            pass
+            def split(self) -> tuple[float, Fast]:
+                return 0.0, Fast(self.model)
+
+            def pair(self) -> "Tuple[float, GGN]":
+                return 0.0, GGN(self.model)
 
 
         class Mixed(Fast, GGN):
@@ -339,6 +343,12 @@ def test_objects_unpacked_from_returned_tuples(tmp_path):
             for cls, fn in [(Mixed, helper)]:
                 fn(cls("m"))
 
+        def test_library_tuple_annotation():
+            loss, backend = Slow("m").split()
+            backend.diag(loss)
+            loss, other = Slow("m").pair()
+            other.full(loss)
+
         def test_other_positions_and_stars():
             n, backend = make(1)
             backend.diag(1)
@@ -353,6 +363,13 @@ def test_objects_unpacked_from_returned_tuples(tmp_path):
         "curv/backends.py:Base.full",
         "curv/backends.py:Fast.__init__",
         "curv/backends.py:helper",
+    ]
+    assert calls[p + "test_library_tuple_annotation"] == [
+        "curv/backends.py:Base.__init__",
+        "curv/backends.py:Fast.diag",
+        "curv/backends.py:GGN.full",
+        "curv/backends.py:Slow.pair",
+        "curv/backends.py:Slow.split",
     ]
     # ``backend`` is element 1 here (an int); after a starred target positions are unknown.
     assert calls[p + "test_other_positions_and_stars"] == ["curv/backends.py:Fast.__init__"]

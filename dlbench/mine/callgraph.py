@@ -560,7 +560,15 @@ class CallGraph:
             inner = Scope(target, self._self_for(target, scope), scope.ctx)
             for returned in body.returns if body else ():
                 found += self._elements(returned, index, inner, depth + 1) if returned[0] == "tuple" else []
+            found += self._annotated_element(target, index, inner)
         return found
+
+    def _annotated_element(self, fn: Symbol, index: int, scope: Scope) -> list[tuple[Expr, Scope]]:
+        """Element ``index`` of a ``-> tuple[A, B]`` annotation, as an annotated value."""
+        info = self.table.function_info(fn) if fn.kind == "function" else None
+        elements = info.return_elements if info else ()
+        name = elements[index] if index < len(elements) else None
+        return [(("ann", name), scope)] if name else []
 
     def return_types(self, fn: Symbol, self_cls: Symbol | None, ctx: Context, depth: int) -> set[Symbol]:
         """Classes a function returns: test code by its body, library code by its summary."""

@@ -89,6 +89,7 @@ class FunctionInfo:
     params: tuple[str, ...]
     annotations: tuple[tuple[str, str], ...]  # (param, dotted annotation)
     returns: str | None  # dotted return annotation
+    return_elements: tuple[str | None, ...]  # ``-> tuple[Tensor, Kron]``: the class of each element
     return_calls: tuple[str, ...]  # dotted callees whose result is returned or yielded
     # Classes or functions returned as values, bound by an import inside the function
     # (``from .impl import C as _C; return _C``: a guarded optional import).
@@ -263,6 +264,7 @@ def _function_info(
         params=tuple(a.arg for a in every),
         annotations=annotations,
         returns=annotation_name(node.returns) if node.returns else None,
+        return_elements=tuple_annotation(node.returns) if node.returns else (),
         return_calls=_return_calls(node),
         return_imports=_return_imports(node),
         decorators=tuple(_decorator(d, sequences) for d in node.decorator_list),
@@ -408,6 +410,9 @@ def _constant_strings(node: ast.expr) -> list[str]:
     return []
 
 
+_TUPLES = frozenset({"tuple", "Tuple", "typing.Tuple"})
+
+
 def dotted_name(node: ast.expr | None) -> str | None:
     """``a.b.c`` for Name/Attribute chains (and the callee of a call), else None."""
     if isinstance(node, ast.Name):
@@ -418,6 +423,18 @@ def dotted_name(node: ast.expr | None) -> str | None:
     if isinstance(node, ast.Call):
         return dotted_name(node.func)
     return None
+
+
+def tuple_annotation(node: ast.expr) -> tuple[str | None, ...]:
+    """Element classes of ``tuple[A, B]``/``Tuple[A, B]`` (string annotations too); () else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return tuple_annotation(ast.parse(node.value, mode="eval").body)
+        except PARSE_ERRORS:
+            return ()
+    if isinstance(node, ast.Subscript) and dotted_name(node.value) in _TUPLES and isinstance(node.slice, ast.Tuple):
+        return tuple(map(annotation_name, node.slice.elts))
+    return ()
 
 
 def annotation_name(node: ast.expr) -> str | None:
