@@ -201,8 +201,10 @@ DATA = {
 
 
         class Scalar:
-            def __rmul__(self, other):
+            def scale(self, other):
                 return other
+
+            __rmul__ = scale
 
             def __add__(self, other):
                 return self
@@ -265,7 +267,8 @@ def test_special_methods_run_by_syntax(tmp_path):
         ]
     )
     # ``2 * s`` and ``1 < s``: the left operand is no repository object, so s's reflection
-    # runs; ``s += 1`` falls back to __add__ where the class has no __iadd__.
+    # runs (``__rmul__ = scale``: scale's code); ``s += 1`` falls back to __add__ where the
+    # class has no __iadd__.
     assert calls[p + "test_operators_and_reflection"] == sorted(
         [
             init,
@@ -274,7 +277,7 @@ def test_special_methods_run_by_syntax(tmp_path):
             "data/sets.py:Matrix.__neg__",
             "data/sets.py:Scalar.__add__",
             "data/sets.py:Scalar.__gt__",
-            "data/sets.py:Scalar.__rmul__",
+            "data/sets.py:Scalar.scale",
         ]
     )
     # ``str(other)`` runs __repr__ when the class has no __str__.

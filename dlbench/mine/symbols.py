@@ -106,6 +106,7 @@ class ClassInfo:
     methods: dict[str, FunctionInfo]
     decorators: tuple[Decorator, ...]
     test_disabled: bool  # ``__test__ = False`` in the class body
+    method_aliases: dict[str, str]  # ``__rmul__ = __mul__``: the name runs that method
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +229,16 @@ def _class_info(node: ast.ClassDef, sequences: Sequences) -> ClassInfo:
         methods=methods,
         decorators=tuple(_decorator(d, sequences) for d in node.decorator_list),
         test_disabled=_sets_test_false(node.body),
+        method_aliases=_method_aliases(node.body, methods),
     )
+
+
+def _method_aliases(body: list[ast.stmt], methods: dict[str, FunctionInfo]) -> dict[str, str]:
+    aliases = {}
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id in methods:
+            aliases.update((t.id, stmt.value.id) for t in stmt.targets if isinstance(t, ast.Name))
+    return aliases
 
 
 def _extends_property(node: ast.FunctionDef | ast.AsyncFunctionDef, methods: dict[str, FunctionInfo]) -> bool:
@@ -669,10 +679,14 @@ class SymbolTable:
         return names
 
     def method(self, cls: Symbol, name: str) -> Symbol | None:
-        """The method ``name`` as found through the class's repository MRO."""
+        """The method ``name`` as found through the class's repository MRO (an alias in
+        the class body names the method it is bound to)."""
         for item in self.mro(cls):
-            if name in self.class_info(item).methods:
+            info = self.class_info(item)
+            if name in info.methods:
                 return Symbol("function", item.path, f"{item.qualname}.{name}")
+            if name in info.method_aliases:
+                return Symbol("function", item.path, f"{item.qualname}.{info.method_aliases[name]}")
         return None
 
     def return_classes(self, fn: Symbol, depth: int = 0) -> set[Symbol]:
