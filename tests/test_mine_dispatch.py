@@ -451,3 +451,42 @@ def test_library_decorator_wrappers_and_decorator_factories(tmp_path):
         "eng/engine.py:Engine.add_event_handler",
         "eng/engine.py:Engine.on",
     ]
+
+
+def test_helpers_see_the_classes_their_callers_pass(tmp_path):
+    # small-text's query-strategy tests: ``self._query(strategy)`` calls ``strategy.query(...)``
+    files = dict(CURVES)
+    files["tests/__init__.py"] = ""
+    files["tests/utils.py"] = """
+        def run(backend, x=0, *, kind=None):
+            kind.full(x)
+            return backend.diag(x)
+    """
+    files["tests/test_args.py"] = """
+        from curv import Fast, Slow
+        from curv.backends import GGN
+        from tests.utils import run
+
+        class TestArgs:
+            def _query(self, strategy):
+                return strategy.full(1)
+
+            def test_method_helper(self):
+                self._query(Slow("m"))
+
+            def test_function_helper(self):
+                run(Fast("m"), kind=GGN("m"))
+
+            def test_unknown_argument(self):
+                self._query(object())
+    """
+    calls = calls_of(mine_tree(tmp_path, files))
+    p = "tests/test_args.py::TestArgs::"
+    assert calls[p + "test_method_helper"] == ["curv/backends.py:Base.__init__", "curv/backends.py:Base.full"]
+    assert calls[p + "test_function_helper"] == [
+        "curv/backends.py:Base.__init__",
+        "curv/backends.py:Fast.__init__",
+        "curv/backends.py:Fast.diag",
+        "curv/backends.py:GGN.full",
+    ]
+    assert calls[p + "test_unknown_argument"] == []

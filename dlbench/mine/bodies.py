@@ -34,6 +34,8 @@ from dlbench.parsing import Unparsable, parse_cst
 log = logging.getLogger(__name__)
 
 Expr = tuple
+# A call's arguments that carry a name: (position or keyword, value), up to a ``*args``.
+Args = tuple[tuple[int | str, Expr], ...]
 
 # Builtins that run a special method of their first argument.
 BUILTIN_SPECIALS = {
@@ -100,7 +102,7 @@ _UNARY = {cst.Minus: "__neg__", cst.Plus: "__pos__", cst.BitInvert: "__invert__"
 class BodySummary:
     """What one test-code function (or method) does, symbolically."""
 
-    calls: list[Expr] = field(default_factory=list)
+    calls: list[tuple[Expr, Args]] = field(default_factory=list)  # (callee, arguments)
     bindings: dict[str, list[Expr]] = field(default_factory=dict)  # local name -> values
     self_attrs: dict[str, list[Expr]] = field(default_factory=dict)  # self.x -> values
     returns: list[Expr] = field(default_factory=list)  # returned or yielded values
@@ -172,7 +174,7 @@ class _BodyVisitor(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         callee = to_expr(node.func)
         if callee is not None:
-            self.summary.calls.append(callee)
+            self.summary.calls.append((callee, _arguments(node.args)))
         if isinstance(node.func, cst.Name) and node.func.value in BUILTIN_SPECIALS and node.args:
             self._special(BUILTIN_SPECIALS[node.func.value], node.args[0].value)
 
@@ -185,7 +187,7 @@ class _BodyVisitor(cst.CSTVisitor):
         """A nested definition's decorator is applied (called) when the body runs."""
         applied = to_expr(node.decorator)
         if applied is not None:
-            self.summary.calls.append(applied)
+            self.summary.calls.append((applied, ()))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         name = _AUGMENTED.get(type(node.operator))
@@ -295,6 +297,17 @@ class _BodyVisitor(cst.CSTVisitor):
                 if isinstance(element, cst.StarredElement):
                     break  # positions after a starred target count from the end
                 self._bind(element.value, ("elt", value, index))
+
+
+def _arguments(args: Sequence[cst.Arg]) -> Args:
+    found: list[tuple[int | str, Expr]] = []
+    for index, arg in enumerate(args):
+        if arg.star:  # ``*args``/``**kwargs``: later positions are unknown
+            break
+        value = to_expr(arg.value)
+        if value is not None:
+            found.append((arg.keyword.value if arg.keyword else index, value))
+    return tuple(found)
 
 
 def to_expr(node: cst.BaseExpression) -> Expr | None:

@@ -42,7 +42,7 @@ from pathlib import Path
 
 from dlbench.config import MineConfig
 from dlbench.logs import Progress
-from dlbench.mine.bodies import BodySummary, Expr
+from dlbench.mine.bodies import Args, BodySummary, Expr
 from dlbench.mine.cache import LoadedRepo, load_clone
 from dlbench.mine.reach import LibraryCalls
 from dlbench.mine.specials import candidates, reflection
@@ -76,6 +76,7 @@ class Scope:
     fn: Symbol  # the test-code function whose body is read
     self_cls: Symbol | None  # what ``self`` is an instance of
     ctx: Context
+    args: tuple[tuple[str, frozenset[Symbol]], ...] = ()  # parameter → classes the caller passed
 
 
 def is_fixture(info: FunctionInfo) -> bool:
@@ -179,27 +180,26 @@ class CallGraph:
         body = self.bodies.get(scope.fn.path, {}).get(scope.fn.qualname)
         found: set[str] = set()
         follow: list[Scope] = []
-        for target in self._body_targets(body, scope) if body else ():
-            self._reach(target, scope, found, follow)
+        for target, args in self._body_targets(body, scope) if body else ():
+            self._reach(target, scope, found, follow, args)
         self._effects[scope] = (frozenset(found), tuple(follow))
         return self._effects[scope]
 
-    def _body_targets(self, body: BodySummary, scope: Scope) -> set[Symbol]:
-        """What a body runs: its calls, special methods of its syntax, properties it reads."""
-        targets: set[Symbol] = set()
-        for call in body.calls:
-            targets |= self.callee_targets(call, scope, 0)
+    def _body_targets(self, body: BodySummary, scope: Scope) -> set[tuple[Symbol, Args]]:
+        """What a body runs (with the call's arguments): its calls, special methods of its
+        syntax, properties it reads."""
+        targets = {(t, args) for callee, args in body.calls for t in self.callee_targets(callee, scope, 0)}
         for method, subject, other in body.specials:
-            targets |= self.special_targets(method, subject, other, scope)
+            targets |= {(t, ()) for t in self.special_targets(method, subject, other, scope)}
         for read in body.reads:
-            targets |= self.property_targets(read, scope)
+            targets |= {(t, ()) for t in self.property_targets(read, scope)}
         return targets
 
-    def _reach(self, target: Symbol, scope: Scope, found: set[str], follow: list[Scope]) -> None:
+    def _reach(self, target: Symbol, scope: Scope, found: set[str], follow: list[Scope], args: Args = ()) -> None:
         if target.kind == "class":
             init = self.table.method(target, "__init__")
             if init is not None:
-                self._reach(init, scope, found, follow)
+                self._reach(init, scope, found, follow, args)
             return
         if target.kind != "function":
             return
@@ -207,7 +207,22 @@ class CallGraph:
             found.add(target.key)
             found |= self._wrapper_calls(target)
         elif target.path in self.bodies:  # test code: the test module's or another support module's
-            follow.append(Scope(target, self._self_for(target, scope), scope.ctx))
+            follow.append(Scope(target, self._self_for(target, scope), scope.ctx, self._arg_types(target, args, scope)))
+
+    def _arg_types(self, fn: Symbol, args: Args, scope: Scope) -> tuple[tuple[str, frozenset[Symbol]], ...]:
+        """The classes a call passes for each parameter of the test-code function it calls
+        (``self._query(strategy)``: the helper's ``strategy`` is what the test built)."""
+        info = self.table.function_info(fn)
+        if info is None or not args:
+            return ()
+        bound = "." in fn.qualname and not any(d.name == "staticmethod" for d in info.decorators)
+        positional = info.params[1:] if bound else info.params  # ``self``/``cls`` is not passed
+        found = []
+        for key, value in args:
+            name = positional[key] if isinstance(key, int) and key < len(positional) else key
+            if isinstance(name, str) and name in info.params and (classes := self.type_of(value, scope, 1)):
+                found.append((name, frozenset(classes)))
+        return tuple(sorted(found, key=lambda item: item[0]))
 
     def _wrapper_calls(self, fn: Symbol) -> frozenset[str]:
         """What the wrappers of the function's repository decorators call around it
@@ -412,7 +427,9 @@ class CallGraph:
         return self._locals[key]
 
     def _param_types(self, info: FunctionInfo, name: str, scope: Scope, depth: int) -> set[Symbol]:
-        """A parameter's classes: its annotation, else the fixture of that name."""
+        """A parameter's classes: what the caller passed, its annotation, else the fixture of that name."""
+        if (passed := dict(scope.args).get(name)) is not None:
+            return set(passed)
         annotation = dict(info.annotations).get(name)
         if annotation and (cls := self.table.resolve(scope.fn.path, annotation)) and cls.kind == "class":
             return {cls}
