@@ -57,6 +57,8 @@ def test_generate_rules_run_under_snakemake(tmp_path):
                 "techniques": ["zero-shot", "stage-few-shot"],
                 "cache_dir": ".cache/llm",
             },
+            # the stage classifier's network as in the paper, trained briefly (its own tests check it)
+            "stages": {"epochs": 2, "learning_rate": 2e-4, "batch_size": 4, "folds": 2, "max_length": 32},
         }
         (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
         cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--resources", "llm_api=1", "--quiet", "rules"]
