@@ -96,6 +96,12 @@ def test_parametrize_values_are_the_classes_and_functions_a_test_calls(tmp_path)
             backend("m")
 
 
+        @pytest.mark.parametrize("pair, n", product([(Slow, helper), (Mixed, be.helper)], [1, 2]))
+        def test_tuple_values(pair, n):
+            cls, fn = pair
+            fn(cls("m"))
+
+
         def test_loop_and_alias():
             for cls in [Fast, Slow]:
                 cls("m")
@@ -119,6 +125,11 @@ def test_parametrize_values_are_the_classes_and_functions_a_test_calls(tmp_path)
     ]
     assert calls[p + "test_constants"] == []
     assert calls[p + "test_product"] == ["curv/backends.py:Fast.__init__"]
+    assert calls[p + "test_tuple_values"] == [
+        "curv/backends.py:Base.__init__",
+        "curv/backends.py:Fast.__init__",
+        "curv/backends.py:helper",
+    ]
     # Mixed(Fast, GGN): Python's C3 order puts GGN before Base, so GGN.full runs.
     assert calls[p + "test_loop_and_alias"] == [
         "curv/backends.py:Base.__init__",

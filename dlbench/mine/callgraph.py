@@ -473,6 +473,9 @@ class CallGraph:
         return self._values[key]
 
     def _bound_values(self, value: Expr, scope: Scope, depth: int) -> set[Symbol]:
+        if value[0] == "elt" and value[1][0] == "n":  # ``a, b = pair``, ``pair`` parametrized with tuples
+            names = self._parametrized(scope, value[1][1]).get(f"{value[1][1]}[{value[2]}]", ())
+            return {v for dotted in names if (v := self._value(dotted, scope.fn.path))}
         if value[0] == "elt":  # ``for cls, fn in [(A, f), (B, g)]``
             return set().union(
                 *(self._bound_values(e, s, depth + 1) for e, s in self._elements(value[1], value[2], scope, depth))

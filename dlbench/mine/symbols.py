@@ -343,8 +343,8 @@ def _decorator(node: ast.expr, sequences: Sequences) -> Decorator:
 
 
 # A list literal's elements as ``parametrize`` reads them: a dotted name, a tuple of
-# them (None where an element is no name), or None.
-Row = str | tuple[str | None, ...] | None
+# such elements, or None (no name).
+Row = str | tuple["Row", ...] | None
 Sequences = dict[str, tuple[Row, ...]]
 _PRODUCT = frozenset({"product", "itertools.product"})
 _MAX_PRODUCT = 10_000  # rows of a ``product`` worth reading (pytest would run that many cases)
@@ -360,12 +360,23 @@ def _parametrize_values(node: ast.Call, sequences: Sequences) -> tuple[tuple[str
     found = []
     for index, argname in enumerate(argnames):
         if len(argnames) == 1:
-            names = [row for row in rows if isinstance(row, str)]
+            found += _argument_values(argname, list(rows))
         else:
-            names = [n for row in rows if isinstance(row, tuple) and len(row) == len(argnames) and (n := row[index])]
-        if names:
-            found.append((argname, tuple(dict.fromkeys(names))))
+            found += _argument_values(
+                argname, [row[index] for row in rows if isinstance(row, tuple) and len(row) == len(argnames)]
+            )
     return tuple(found)
+
+
+def _argument_values(argname: str, items: list[Row]) -> list[tuple[str, tuple[str, ...]]]:
+    """The names an argument takes, and for tuple values those of each position, as
+    ``argname[i]`` (``parametrize("pair", [(A, B)])`` then ``a, b = pair``)."""
+    names = tuple(dict.fromkeys(item for item in items if isinstance(item, str)))
+    found = [(argname, names)] if names else []
+    tuples = [item for item in items if isinstance(item, tuple)]
+    for position in range(max(map(len, tuples), default=0)):
+        found += _argument_values(f"{argname}[{position}]", [t[position] for t in tuples if position < len(t)])
+    return found
 
 
 def _bind_sequence(sequences: Sequences, name: str, value: ast.expr) -> None:
@@ -392,23 +403,19 @@ def _sequence_rows(node: ast.expr, sequences: Sequences) -> tuple[Row, ...] | No
 
 
 def _product_rows(parts: list[tuple[Row, ...] | None]) -> tuple[Row, ...] | None:
-    """``itertools.product(A, B)``: a row per combination, of the names each part gives."""
+    """``itertools.product(A, B)``: a row per combination (a tuple of one element of each)."""
     known = [p for p in parts if p is not None]
     if not known or len(known) < len(parts) or math.prod(map(len, known)) > _MAX_PRODUCT:
         return None
-    return tuple(tuple(r if isinstance(r, str) else None for r in combo) for combo in itertools.product(*known))
+    return tuple(itertools.product(*known))
 
 
 def _row(node: ast.expr) -> Row:
     if isinstance(node, ast.Call) and (dotted_name(node.func) or "").rpartition(".")[2] == "param":
-        parts = tuple(map(_plain_name, node.args))  # ``pytest.param(A, B, marks=...)``
+        parts = tuple(map(_row, node.args))  # ``pytest.param(A, B, marks=...)``
         return parts[0] if len(parts) == 1 else parts
     if isinstance(node, ast.Tuple | ast.List):
-        return tuple(map(_plain_name, node.elts))
-    return _plain_name(node)
-
-
-def _plain_name(node: ast.expr) -> str | None:
+        return tuple(map(_row, node.elts))
     return dotted_name(node) if isinstance(node, ast.Name | ast.Attribute) else None
 
 
