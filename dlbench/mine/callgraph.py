@@ -3,35 +3,44 @@
 Depth rule (the paper took the functions that tests call): a function is reached by a
 test when it is called from test code that runs for that test: the test body, the
 helper functions and test-support classes it calls (of the test module or of another
-test-support module such as ``tests/utils.py``, transitively), and with ``mine.tested_by: reached`` also ``setUp``/``setup_method``/
-``tearDown`` and the fixtures it requests by argument name, ``usefixtures`` or
-``autouse`` (transitively through fixtures; test module, test class and every
-``conftest.py`` from the test's folder up to the root). ``mine.tested_by: called`` keeps
-only what the test itself calls: a constructor that every fixture runs is reached by
-hundreds of tests and tested by none. ``focused`` also drops constructors from a test
-that calls any other repository function: its objects were built to test that one. Calls inside library code are followed only with ``mine.reach: transitive``.
+test-support module such as ``tests/utils.py``, transitively; a helper's parameters take
+the classes its caller passes), and with ``mine.tested_by: reached`` also
+``setUp``/``setup_method``/``tearDown`` and the fixtures it requests by argument name,
+``usefixtures`` or ``autouse`` (transitively through fixtures; test module, test class
+and every ``conftest.py`` from the test's folder up to the root). ``mine.tested_by:
+called`` keeps only what the test itself calls: a constructor that every fixture runs is
+reached by hundreds of tests and tested by none. ``focused`` also drops constructors from
+a test that calls any other repository function: its objects were built to test that
+one. Calls inside library code are followed only with ``mine.reach: transitive``, except
+those of nameless library frames, which the dynamic truth passes through as well: the
+wrapper of a repository decorator around a reached function, and the nested function a
+library call returns when test code calls it (``@engine.on(event)``).
 
 Resolution, against ``symbols.SymbolTable`` (imports, aliases, relative imports,
 re-exports): ``f()``, ``mod.sub.f()``; ``C(...)`` reaches ``C.__init__`` (defined by C or
 a repository base); ``obj.m()`` reaches ``C.m`` (through the repository bases in Python's
-C3 order) when ``obj`` is bound to ``C(...)`` in the scope, annotated ``C``, an attribute
-``self.x`` bound so in the test class or a property annotated ``-> C``, or comes from a
-fixture/helper/library function that returns ``C(...)`` or is annotated ``-> C``;
+C3 order) when ``obj`` is bound to ``C(...)`` in the scope, annotated ``C``, unpacked from
+a tuple whose element is known (``ds, x = make()``; a library ``-> tuple[A, B]``), an
+attribute ``self.x`` bound so in the test class or a property annotated ``-> C``, or comes
+from a fixture/helper/library function that returns ``C(...)`` or is annotated ``-> C``;
 ``super().m()`` in test-module classes; ``obj(...)`` reaches ``C.__call__``, or
 ``C.forward`` for a torch ``nn.Module`` (``call`` for Keras layers), whose ``__call__``
 lives in the framework only to dispatch there. A name can also hold a class or function
 itself: a ``parametrize`` value (``parametrize("cls", [A, B])`` then ``cls(...)`` reaches
-``A.__init__`` and ``B.__init__``), a loop over a literal list, or ``cls = A``. Syntax
-that runs a special method reaches it on objects of known classes (``len(obj)``,
-``a == b``, ``a * b``, ``obj[i]``, ``with obj``, ``for x in obj``; ``specials``), and
-reading ``obj.p`` reaches the property ``p``.
+``A.__init__`` and ``B.__init__``; lists bound at module level, ``product``, tuples of
+classes), a loop over a literal list, or ``cls = A``. Syntax that runs a special method
+reaches it on objects of known classes (``len(obj)``, ``a == b``, ``a * b``, ``obj[i]``,
+``with obj``, ``for x in obj``; ``specials``), and reading ``obj.p`` reaches the property
+``p``.
 
 Not followed (static limits): callables passed as other values (``getattr``,
-callbacks, fixture ``params``), once-per-class/module setup (``setUpClass``,
-``setup_module``, which run for the first test only), and methods on objects whose
-class is not visible as above (an object a factory picks by string is typed by the
-factory's annotation, which names the base class). Calls that leave the repository
-(numpy, stdlib) and functions of test support files are dropped.
+callbacks, fixture ``params``), classes defined inside test functions, once-per-class/
+module setup (``setUpClass``, ``setup_module``, which run for the first test only), and
+methods on objects whose class is not visible as above (an object a factory picks by
+string is typed by the factory's annotation, which names the base class). Bindings are
+flow-insensitive (a name bound to two classes in turn reaches both classes' methods) and
+every branch counts. Calls that leave the repository (numpy, stdlib) and functions of
+test support files are dropped.
 """
 
 from __future__ import annotations

@@ -1,14 +1,16 @@
 """Repository symbol table: modules, definitions and import bindings, resolved by name.
 
 Every Python file of a checkout gets an ``ast`` summary (definitions with exact line
-ranges, decorators, bases, imports, return hints). ``ast`` is the right tool here: it
+ranges, decorators with their ``parametrize`` values, bases, imports, return hints).
+``ast`` is the right tool here: it
 gives positions for free at about five times libcst's parse speed, and definitions are
 all the library side needs (libcst is kept for test bodies and exact-source extraction).
 A summary holds nothing that depends on the file's path (relative imports stay
 relative), so it is cached by content hash alone. ``SymbolTable`` names every module
 (packages with or without ``__init__.py``, ``src/`` layouts, pytest's rootdir-less test
-folders) and resolves dotted names through imports, aliases, star imports and
-re-exports in ``__init__.py``, transitively.
+folders) and resolves dotted names through imports, aliases, star imports,
+re-exports in ``__init__.py`` and guarded import factories (``Lab = _lab_factory()``),
+transitively; methods through bases in Python's C3 order.
 """
 
 from __future__ import annotations
