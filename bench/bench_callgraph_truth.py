@@ -38,7 +38,7 @@ from dlbench.harness.image import build_project_image, docker_client
 from dlbench.harness.code import support_files
 from dlbench.mine.api import mine
 from dlbench.mine.cache import LoadedRepo, load_repo
-from dlbench.mine.callgraph import build_calls
+from dlbench.mine.callgraph import build_calls, is_property
 from dlbench.mine.symbols import Symbol
 from dlbench.mine.tests import find_test_cases
 from dlbench.mine.trace_check import dynamic_check
@@ -56,7 +56,6 @@ COMPARISONS: tuple[tuple[str, str, str, TraceField], ...] = (
     ("called", "called", "direct", "called"),
     ("transitive", "reached", "transitive", "executed"),
 )
-PROPERTY_DECORATORS = frozenset({"property", "cached_property", "setter", "getter", "deleter"})
 MISS_KINDS = ("constructor", "special method", "property", "other")
 _ROW = re.compile(
     r"^\|\s*(?P<bundle>[\w.-]+)\.bundle\s*\|[^|]*\|\s*(?P<sha>[0-9a-f]{40})\s*\|",
@@ -79,10 +78,7 @@ class Result:
 
 def pinned_shas(realworld: Path) -> dict[str, str]:
     """Repository → the SHA the realworld README lists as the bundle's HEAD."""
-    return {
-        m["bundle"]: m["sha"]
-        for m in _ROW.finditer((realworld / "README.md").read_text())
-    }
+    return {m["bundle"]: m["sha"] for m in _ROW.finditer((realworld / "README.md").read_text())}
 
 
 def checkout(realworld: Path, work: Path, repo: str, sha: str) -> Path:
@@ -127,9 +123,7 @@ def traced_lines(args: argparse.Namespace, path: Path, repo: str, sha: str, plan
     return lines, time.monotonic() - start
 
 
-def static_calls(
-    path: Path, cases: list[TestCase], name: str, tested_by: str, reach: str
-) -> list[CallRecord]:
+def static_calls(path: Path, cases: list[TestCase], name: str, tested_by: str, reach: str) -> list[CallRecord]:
     repo = load_repo(path, MineConfig(tested_by=tested_by, reach=reach))  # type: ignore[arg-type]
     return build_calls(repo, cases, name)
 
@@ -178,8 +172,7 @@ def miss_kind(repo: LoadedRepo, key: str) -> str:
     if name.startswith("__") and name.endswith("__"):
         return "special method"
     info = repo.table.function_info(Symbol("function", path, qualname))
-    decorators = {d.name.rpartition(".")[2] for d in info.decorators} if info else set()
-    return "property" if decorators & PROPERTY_DECORATORS else "other"
+    return "property" if info is not None and is_property(info) else "other"
 
 
 def table(results: list[Result]) -> str:
@@ -198,33 +191,21 @@ def table(results: list[Result]) -> str:
     return "\n".join(lines)
 
 
-def examples(
-    result: Result, label: str, field: TraceField, count: int, seed: int
-) -> list[str]:
+def examples(result: Result, label: str, field: TraceField, count: int, seed: int) -> list[str]:
     """A few disagreements (missed and extra pairs) of one comparison, for reading."""
     static = {c.node_id: set(c.calls) for c in result.scores[label][1]}
     missed, extra = [], []
     for trace in result.traces:
         if trace.outcome == "passed" and trace.node_id in static:
             truth = set(getattr(trace, field))
-            missed += [
-                f"missed {key}  <- {trace.node_id}"
-                for key in sorted(truth - static[trace.node_id])
-            ]
-            extra += [
-                f"extra  {key}  <- {trace.node_id}"
-                for key in sorted(static[trace.node_id] - truth)
-            ]
+            missed += [f"missed {key}  <- {trace.node_id}" for key in sorted(truth - static[trace.node_id])]
+            extra += [f"extra  {key}  <- {trace.node_id}" for key in sorted(static[trace.node_id] - truth)]
     rng = random.Random(seed)
-    return rng.sample(missed, min(count, len(missed))) + rng.sample(
-        extra, min(count, len(extra))
-    )
+    return rng.sample(missed, min(count, len(missed))) + rng.sample(extra, min(count, len(extra)))
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--realworld",
         type=Path,
@@ -264,9 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         help="print this many missed and extra direct pairs",
     )
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
-    )
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args.work.mkdir(parents=True, exist_ok=True)
     shas = pinned_shas(args.realworld)
     results = []
