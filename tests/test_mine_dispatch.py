@@ -107,6 +107,11 @@ def test_parametrize_values_are_the_classes_and_functions_a_test_calls(tmp_path)
                 cls("m")
             other = Mixed
             other("m").full(1)
+            bound = Slow("m").diag
+            bound(1)
+            fast = Fast("m")
+            also = fast.diag
+            also(1)
     """
     calls = calls_of(mine_tree(tmp_path, files))
     p = "tests/test_param.py::"
@@ -133,7 +138,9 @@ def test_parametrize_values_are_the_classes_and_functions_a_test_calls(tmp_path)
     # Mixed(Fast, GGN): Python's C3 order puts GGN before Base, so GGN.full runs.
     assert calls[p + "test_loop_and_alias"] == [
         "curv/backends.py:Base.__init__",
+        "curv/backends.py:Base.diag",
         "curv/backends.py:Fast.__init__",
+        "curv/backends.py:Fast.diag",
         "curv/backends.py:GGN.full",
     ]
 

@@ -489,13 +489,19 @@ class CallGraph:
             return set().union(
                 *(self._bound_values(e, s, depth + 1) for e, s in self._elements(value[1], value[2], scope, depth))
             )
+        if value[0] == "attr":  # ``kernel = make().method``
+            return self._bound_methods(self.type_of(value[1], scope, depth + 1), [value[2]], scope, depth)
         if value[0] != "n":
             return set()
         head, *rest = value[1].split(".")
-        if self.local_types(head, scope, depth) is not None:
-            return set() if rest else self.local_values(head, scope, depth)
+        if (instances := self.local_types(head, scope, depth)) is not None:
+            return self._bound_methods(instances, rest, scope, depth) if rest else self.local_values(head, scope, depth)
         target = self.resolve_name(scope, value[1])
         return {target} if target is not None and target.kind in ("class", "function") else set()
+
+    def _bound_methods(self, classes: set[Symbol], attrs: list[str], scope: Scope, depth: int) -> set[Symbol]:
+        """``kernel = obj.method``: the methods a later ``kernel(...)`` runs (not properties)."""
+        return {m for m in self._member_targets(classes, attrs, scope, depth) if not self._is_property(m)}
 
     def _value(self, dotted: str, path: str) -> Symbol | None:
         target = self.table.resolve(path, dotted)
@@ -538,8 +544,11 @@ class CallGraph:
 
     def _property(self, cls: Symbol, name: str) -> Symbol | None:
         method = self.table.method(cls, name)
-        info = self.table.function_info(method) if method is not None else None
-        return method if info is not None and is_property(info) else None
+        return method if method is not None and self._is_property(method) else None
+
+    def _is_property(self, method: Symbol) -> bool:
+        info = self.table.function_info(method)
+        return info is not None and is_property(info)
 
     # ---------------------------------------------------------------- types
 
