@@ -46,7 +46,7 @@ test support files are dropped.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from typing import NamedTuple
 from pathlib import Path
 
 from dlbench.config import MineConfig
@@ -72,16 +72,14 @@ PROPERTY_DECORATORS = frozenset({"property", "cached_property", "setter", "gette
 FRAMEWORK_DISPATCH = (("torch.", ".Module", "forward"), ("keras", ".Layer", "call"), ("keras", ".Model", "call"))
 
 
-@dataclass(frozen=True, slots=True)
-class Context:
+class Context(NamedTuple):  # tuples: scopes key every cache of the graph and hash in C
     """Where a test lives: decides which fixtures its (and its fixtures') arguments name."""
 
     path: str
     cls: Symbol | None
 
 
-@dataclass(frozen=True, slots=True)
-class Scope:
+class Scope(NamedTuple):
     fn: Symbol  # the test-code function whose body is read
     self_cls: Symbol | None  # what ``self`` is an instance of
     ctx: Context

@@ -24,6 +24,7 @@ import sys
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 from dlbench.parsing import PARSE_ERRORS, Unparsable, parse_ast
 
@@ -475,8 +476,7 @@ def annotation_name(node: ast.expr) -> str | None:
 # ---------------------------------------------------------------- the table
 
 
-@dataclass(frozen=True, slots=True)
-class Symbol:
+class Symbol(NamedTuple):  # a tuple: hashed in C, as the call graph hashes millions of them
     kind: str  # "module" | "function" | "class"
     path: str
     qualname: str = ""
