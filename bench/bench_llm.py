@@ -1,6 +1,6 @@
 """Throughput of the LLM client against the local stand-in with a fixed latency.
 
-The stand-in runs in its own process (``python -m dlbench.llm.standin``) so the client's
+The stand-in runs in its own process (``python -m dlbench.standins.llm``) so the client's
 threads do not share its interpreter lock. With latency L and concurrency C the ideal
 throughput is C / L; the target is >= 80% of it at C=16, L=0.1 s (160 req/s), measured
 beside a concurrency-1 baseline in the same invocation. A third pass replays every
@@ -25,7 +25,7 @@ TARGET_RATIO = 0.8
 
 def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "dlbench.llm.standin", "--latency", str(latency)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "dlbench.standins.llm", "--latency", str(latency)], stdout=subprocess.PIPE, text=True
     )
     base_url = proc.stdout.readline().strip()
     if not base_url.startswith("http"):

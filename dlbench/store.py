@@ -6,6 +6,7 @@ never leaves a half-written artifact that a later stage would trust.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -23,6 +24,16 @@ M = TypeVar("M", bound=BaseModel)
 
 class ArtifactError(ValueError):
     """An artifact that cannot be read as the expected record type."""
+
+
+def canonical_json(value: object) -> str:
+    """Stable JSON text of ``value`` (sorted keys, no whitespace) for hashing."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def digest(value: object) -> str:
+    """sha256 hex digest of ``value``'s canonical JSON: the key of cached and logged content."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
 @contextmanager

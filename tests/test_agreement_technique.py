@@ -17,7 +17,7 @@ from dlbench.generate import mutants
 from dlbench.generate.mutation_agreement.modeltests import TEST_FILE
 from dlbench.generate.mutation_agreement.technique import TECHNIQUE, agreement_file
 from dlbench.generate.mutation_agreement.variants import Prompt
-from dlbench.llm.standin import StandIn
+from dlbench.standins.llm import LLMStandIn
 from dlbench.records import AgreementRecord, BenchmarkTask, CloneRecord, CloneStatus, Generation, GenStatus
 from dlbench.store import read_jsonl, write_json, write_jsonl
 
@@ -270,7 +270,7 @@ def run_job(tmp: Path, bench: Path, cfg: Config) -> tuple[list[Generation], list
 def test_agreement_job_chooses_by_model_tests_and_resumes(world):
     tmp, bench, checkouts = world
     responder = BenchmarkResponder(bench, checkouts, KINDS)
-    with StandIn(responder) as server:
+    with LLMStandIn(responder) as server:
         cfg = config(server.base_url, tmp / "cache")
         gens, records = run_job(tmp, bench, cfg)
         served = server.served
@@ -313,7 +313,7 @@ def test_agreement_job_chooses_by_model_tests_and_resumes(world):
 
 def test_llm_rewriter_variants(world):
     tmp, bench, checkouts = world
-    with StandIn(BenchmarkResponder(bench, checkouts, KINDS)) as server:
+    with LLMStandIn(BenchmarkResponder(bench, checkouts, KINDS)) as server:
         gens, records = run_job(tmp, bench, config(server.base_url, tmp / "cache", rewriter="llm", variants=2))
         assert server.served == 3 * (1 + 3 + 1)  # per task: one rewrite request (two choices), three prompts, tests
     for record in records:
@@ -325,7 +325,7 @@ def test_llm_rewriter_variants(world):
 
 def test_no_model_tests_falls_back_to_code_agreement(world):
     tmp, bench, checkouts = world
-    with StandIn(BenchmarkResponder(bench, checkouts, KINDS)) as server:
+    with LLMStandIn(BenchmarkResponder(bench, checkouts, KINDS)) as server:
         gens, records = run_job(tmp, bench, config(server.base_url, tmp / "cache", tests_per_task=0))
         assert server.served == 3 * 4  # no test requests
     for record in records:
@@ -337,7 +337,7 @@ def test_no_model_tests_falls_back_to_code_agreement(world):
 
 def test_api_errors_are_recorded_not_chosen(world):
     tmp, bench, _ = world
-    with StandIn(lambda body, index: (_ for _ in ()).throw(RuntimeError("down"))) as server:
+    with LLMStandIn(lambda body, index: (_ for _ in ()).throw(RuntimeError("down"))) as server:
         gens, records = run_job(tmp, bench, config(server.base_url, tmp / "cache"))
         assert server.served == 0
     assert {g.status for g in gens} == {GenStatus.API_ERROR} and all(g.code is None for g in gens)

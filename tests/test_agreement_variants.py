@@ -6,7 +6,7 @@ import pytest
 
 from dlbench.generate.mutation_agreement import variants as v
 from dlbench.llm.client import LLMClient
-from dlbench.llm.standin import ScriptedResponder, StandIn
+from dlbench.standins.llm import ScriptedResponder, LLMStandIn
 from dlbench.records import BenchmarkTask
 
 TAIL = """Required signature (keep it exactly):
@@ -144,7 +144,7 @@ def test_check_variant_refuses_a_changed_tail():
 def test_llm_rewriter_keeps_the_tail_and_drops_bad_paraphrases(tmp_path):
     good = "Write the method `step` of `Optimizer`: update each parameter from its gradient."
     answers = ScriptedResponder([good, "```python\ndef step(): pass\n```", "Something else entirely.", good])
-    with StandIn(answers) as server:
+    with LLMStandIn(answers) as server:
         client = LLMClient(server.base_url, "standin-model", cache_dir=tmp_path)
         request = v.rewrite_request(task(), 4, seed=0)
         result = client.complete_many([request])[0]

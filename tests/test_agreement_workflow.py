@@ -37,11 +37,11 @@ def configure(workdir: Path, base_url: str) -> None:
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory) -> Path:
-    from dlbench.llm.standin import StandIn
+    from dlbench.standins.llm import LLMStandIn
 
     workdir = project_copy(tmp_path_factory.mktemp("agreement") / "project")
     responder = BenchmarkResponder(workdir / "results/benchmark/dlbench.jsonl", workdir / "results/repos")
-    with StandIn(responder) as server:
+    with LLMStandIn(responder) as server:
         configure(workdir, server.base_url)
         proc = snakemake(workdir, "--cores", "2", "results/tables.csv", timeout=900)
         assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-6000:]

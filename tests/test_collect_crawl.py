@@ -10,7 +10,7 @@ import requests
 
 from dlbench.collect.crawl import CrawlError, crawl_topic, crawl_topic_file, merge_crawl, read_topics, topic_query
 from dlbench.collect.github import make_github, open_github
-from dlbench.collect.standin import StandinServer, dropped_connection, secondary_rate_limit, server_error
+from dlbench.standins.github import GitHubStandIn, dropped_connection, secondary_rate_limit, server_error
 from dlbench.records import RepoMeta
 from dlbench.store import read_jsonl
 from tests.test_collect_support import crawl_cfg, crawl_topics, make_big_topic, make_world
@@ -23,7 +23,7 @@ def world(tmp_path_factory):
     return make_world(tmp_path_factory.mktemp("world"))
 
 
-def crawl_with(server: StandinServer, topic: str, cfg, per_page: int = 5) -> list[RepoMeta]:
+def crawl_with(server: GitHubStandIn, topic: str, cfg, per_page: int = 5) -> list[RepoMeta]:
     return crawl_topic(make_github(server.url, cfg, interval_s=0.0, per_page=per_page), topic, cfg)
 
 
@@ -35,7 +35,7 @@ def test_query_has_the_qualifiers():
 
 def test_crawl_returns_the_topic_by_stars_with_one_request_per_page(world):
     cfg = crawl_cfg(world)
-    with StandinServer(world) as server:
+    with GitHubStandIn(world) as server:
         metas = crawl_with(server, "deep-learning", cfg, per_page=2)
         assert [m.full_name for m in metas] == DL_PYTHON  # Rust left out by language:Python, forks asked for
         assert server.requests == math.ceil(len(DL_PYTHON) / 2)  # no per-repository completion requests
@@ -47,7 +47,7 @@ def test_crawl_returns_the_topic_by_stars_with_one_request_per_page(world):
 
 
 def test_per_topic_and_pushed_after_limit_the_crawl(world):
-    with StandinServer(world) as server:
+    with GitHubStandIn(world) as server:
         top3 = crawl_with(server, "deep-learning", crawl_cfg(world, per_topic=3), per_page=2)
         assert [m.full_name for m in top3] == DL_PYTHON[:3]
         assert server.requests == 2  # stops after the page holding the third result
@@ -57,12 +57,12 @@ def test_per_topic_and_pushed_after_limit_the_crawl(world):
 
 def test_crawl_survives_rate_limits_server_errors_and_dropped_connections(world):
     cfg = crawl_cfg(world)
-    with StandinServer(world) as clean:
+    with GitHubStandIn(world) as clean:
         expected = crawl_with(clean, "deep-learning", cfg, per_page=2)
         clean_requests = clean.requests
     faults = {2: secondary_rate_limit(retry_after=1), 3: server_error(502), 5: secondary_rate_limit(retry_after=None),
               6: dropped_connection(), 7: server_error(503)}
-    with StandinServer(world, faults=faults) as faulty:
+    with GitHubStandIn(world, faults=faults) as faulty:
         start = time.monotonic()
         got = crawl_with(faulty, "deep-learning", cfg, per_page=2)
         elapsed = time.monotonic() - start
@@ -75,7 +75,7 @@ def test_crawl_survives_rate_limits_server_errors_and_dropped_connections(world)
 
 def test_crawl_gives_up_after_max_retries(world):
     cfg = crawl_cfg(world, max_retries=2)
-    with StandinServer(world, faults={n: server_error(502) for n in range(1, 10)}) as server:
+    with GitHubStandIn(world, faults={n: server_error(502) for n in range(1, 10)}) as server:
         with pytest.raises(CrawlError, match="topic deep-learning: search failed after 2 retries.*502"):
             crawl_with(server, "deep-learning", cfg)
         assert server.requests == 3  # the first try and two retries
@@ -83,7 +83,7 @@ def test_crawl_gives_up_after_max_retries(world):
 
 def test_primary_limit_waits_for_the_reset_instead_of_failing(world):
     cfg = crawl_cfg(world)
-    with StandinServer(world, search_limit=2, window_s=0.5) as server:
+    with GitHubStandIn(world, search_limit=2, window_s=0.5) as server:
         metas = crawl_with(server, "deep-learning", cfg, per_page=3)
         statuses = [status for _, _, status in server.log]
     assert [m.full_name for m in metas] == DL_PYTHON
@@ -93,7 +93,7 @@ def test_primary_limit_waits_for_the_reset_instead_of_failing(world):
 def test_more_than_1000_per_topic_walks_down_star_windows(tmp_path):
     data = make_big_topic(tmp_path, 2500)
     cfg = crawl_cfg(data, per_topic=3000)
-    with StandinServer(data) as server:
+    with GitHubStandIn(data) as server:
         metas = crawl_with(server, "big", cfg, per_page=50)
         statuses = {status for _, _, status in server.log}
         requests = server.requests
@@ -105,7 +105,7 @@ def test_more_than_1000_per_topic_walks_down_star_windows(tmp_path):
 
 def test_per_topic_below_the_total_stops_early(tmp_path):
     data = make_big_topic(tmp_path, 1500)
-    with StandinServer(data) as server:
+    with GitHubStandIn(data) as server:
         metas = crawl_with(server, "big", crawl_cfg(data, per_topic=1200), per_page=100)
         assert server.requests == 10 + 3  # a full window, then 3 pages of the next
     assert len(metas) == 1200 and metas[-1].full_name == "acme/r01199"
@@ -114,7 +114,7 @@ def test_per_topic_below_the_total_stops_early(tmp_path):
 def test_topic_file_is_skipped_when_present_unless_forced(world, tmp_path):
     cfg = crawl_cfg(world)
     out = tmp_path / "topic" / "pytorch.jsonl"
-    with StandinServer(world) as server:
+    with GitHubStandIn(world) as server:
         gh = make_github(server.url, cfg, interval_s=0.0)
         assert crawl_topic_file("pytorch", out, cfg, gh=gh) is True
         used = server.requests

@@ -22,7 +22,7 @@ from dlbench.collect.select import (
     select_file,
     select_repos,
 )
-from dlbench.collect.standin import StandinServer
+from dlbench.standins.github import GitHubStandIn
 from dlbench.config import Config, LocalRepo, SelectConfig
 from dlbench.records import Selection
 from dlbench.store import read_jsonl
@@ -42,7 +42,7 @@ def world(tmp_path_factory):
 def standin(world):
     """(server, client, crawled RepoMeta of both fixture topics, every language)."""
     cfg = crawl_cfg(world, language=None)
-    with StandinServer(world) as server:
+    with GitHubStandIn(world) as server:
         gh = make_github(server.url, cfg, interval_s=0.0)
         crawled = {m.full_name: m for t in ("deep-learning", "pytorch") for m in crawl_topic(gh, t, cfg)}
         yield server, gh, list(crawled.values())

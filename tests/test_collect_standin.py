@@ -11,7 +11,7 @@ import pytest
 import requests
 from tests.test_collect_support import make_big_topic, make_world
 
-from dlbench.collect.standin import SEARCH_CAP, StandinServer, dropped_connection, secondary_rate_limit, server_error
+from dlbench.standins.github import SEARCH_CAP, GitHubStandIn, dropped_connection, secondary_rate_limit, server_error
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +21,7 @@ def world(tmp_path_factory):
 
 @pytest.fixture
 def server(world):
-    with StandinServer(world) as s:
+    with GitHubStandIn(world) as s:
         yield s
 
 
@@ -63,7 +63,7 @@ def test_search_items_carry_clone_url_of_the_bundle_and_api_url(server, world):
 
 def test_pagination_links_and_the_1000_result_cap(tmp_path):
     data = make_big_topic(tmp_path, 1100)
-    with StandinServer(data) as s:
+    with GitHubStandIn(data) as s:
         first = search(s, "topic:big", per_page=100)
         assert first.json()["total_count"] == 1100
         links = first.headers["Link"]
@@ -117,7 +117,7 @@ def test_rate_limit_headers_on_every_response_and_a_request_counter(server):
 
 
 def test_primary_limit_answers_403_until_the_reset(world):
-    with StandinServer(world, search_limit=2, window_s=0.5) as s:
+    with GitHubStandIn(world, search_limit=2, window_s=0.5) as s:
         assert [search(s, "topic:pytorch").status_code for _ in range(3)] == [200, 200, 403]
         blocked = search(s, "topic:pytorch")
         assert blocked.json()["message"].startswith("API rate limit exceeded")
@@ -128,7 +128,7 @@ def test_primary_limit_answers_403_until_the_reset(world):
 
 def test_fault_schedule_by_request_number(world):
     faults = {1: secondary_rate_limit(1), 2: server_error(502), 3: dropped_connection()}
-    with StandinServer(world, faults=faults) as s:
+    with GitHubStandIn(world, faults=faults) as s:
         first = requests.get(f"{s.url}/repos/acme/torchy", timeout=10)
         assert first.status_code == 403 and first.headers["Retry-After"] == "1"
         assert first.json()["message"].startswith("You have exceeded a secondary rate limit")
@@ -141,7 +141,7 @@ def test_fault_schedule_by_request_number(world):
 
 def test_runs_as_a_module(world):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "dlbench.collect.standin", "--data", str(world), "--port", "0"],
+        [sys.executable, "-m", "dlbench.standins.github", "--data", str(world), "--port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )
     try:

@@ -16,7 +16,7 @@ import pytest
 from dlbench.config import LLMEndpoint, PromptsConfig
 from dlbench.generate.run import generate_file, journal_path
 from dlbench.llm.client import LLMClient, UnansweredRequests
-from dlbench.llm.standin import Fault, ScriptedResponder, StandIn
+from dlbench.standins.llm import Fault, ScriptedResponder, LLMStandIn
 from dlbench.records import Generation, GenStatus, PromptSource
 from dlbench.store import read_jsonl, write_jsonl
 from dlbench.tasks.prompts import draft_prompts_file
@@ -52,7 +52,7 @@ FAULTS = {  # one request of two meets the fault (concurrency 1: the first one)
 def test_fault_fails_the_job_and_the_rerun_asks_only_what_was_unanswered(bench, tmp_path, kind):
     faults, problem = FAULTS[kind]
     out = tmp_path / "generations.jsonl"
-    with StandIn(faults=faults) as server:
+    with LLMStandIn(faults=faults) as server:
         cfg = make_config(server.base_url, tmp_path / "cache/llm", max_retries=1, concurrency=1)
         start = time.monotonic()
         with pytest.raises(UnansweredRequests, match=f"{out}: 1 of 2 candidates got no answer .*{problem}") as info:
@@ -77,7 +77,7 @@ def test_unreachable_endpoint_fails_the_job_naming_the_connection_error(bench, t
 
 
 def test_client_does_not_sleep_a_day_for_retry_after(tmp_path):
-    with StandIn(faults=[Fault("rate_limit", retry_after=86400)]) as server:
+    with LLMStandIn(faults=[Fault("rate_limit", retry_after=86400)]) as server:
         client = LLMClient(server.base_url, "standin-model", cache_dir=tmp_path / "cache", max_backoff_s=5)
         start = time.monotonic()
         result = client.chat([{"role": "user", "content": "Write function `f`"}])
@@ -91,7 +91,7 @@ def test_prompt_drafts_do_not_fall_back_to_templates_on_api_errors(tmp_path, fau
     functions = [make_function(qualname="Dense.forward"), make_function(qualname="Dense.backward")]
     write_jsonl(tmp_path / "functions.jsonl", functions)
     out = tmp_path / "prompts.jsonl"
-    with StandIn(ScriptedResponder([PROSE]), faults=[fault]) as server:
+    with LLMStandIn(ScriptedResponder([PROSE]), faults=[fault]) as server:
         endpoint = LLMEndpoint(base_url=server.base_url, model="draft-model", concurrency=1, max_retries=0)
         cfg = PromptsConfig(llm=endpoint, cache_dir=str(tmp_path / "cache"))
         with pytest.raises(UnansweredRequests, match="1 of 2 prompt drafts got no answer from draft-model"):

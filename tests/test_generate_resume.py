@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from dlbench.llm.cache import request_key
-from dlbench.llm.standin import StandIn
+from dlbench.standins.llm import LLMStandIn
 from dlbench.records import Generation
 from dlbench.store import read_jsonl, write_jsonl
 from tests.test_generate_run import REPOS, make_config, make_tasks
@@ -54,7 +54,7 @@ def test_killed_job_resumes_without_repeating_finished_requests(tmp_path):
     write_jsonl(bench, make_tasks(n_repos=1, per_repo=TASKS_PER_REPO))
 
     # the uninterrupted run, on its own cache
-    with StandIn(latency_s=0.1) as first:
+    with LLMStandIn(latency_s=0.1) as first:
         port = first._httpd.server_address[1]
         cfg = make_config(first.base_url, tmp_path / "clean" / "llm", concurrency=2)
         clean_cfg = tmp_path / "clean.json"
@@ -62,7 +62,7 @@ def test_killed_job_resumes_without_repeating_finished_requests(tmp_path):
         start_job(bench, tmp_path / "clean.jsonl", clean_cfg).wait(timeout=120)
 
     # the same job on a fresh cache, against a server on the same port (same cache keys)
-    with StandIn(latency_s=0.1, port=port) as server:
+    with LLMStandIn(latency_s=0.1, port=port) as server:
         cfg = make_config(server.base_url, tmp_path / "killed" / "llm", concurrency=2)
         cfg_file = tmp_path / "killed.json"
         cfg_file.write_text(cfg.model_dump_json())

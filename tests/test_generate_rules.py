@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from dlbench.llm.standin import StandIn
+from dlbench.standins.llm import LLMStandIn
 from dlbench.records import Generation, StagePrediction, StageReport
 from dlbench.store import read_json, read_jsonl, write_jsonl
 from tests.test_generate_run import REPOS, make_tasks
@@ -41,7 +41,7 @@ def test_generate_rules_run_under_snakemake(tmp_path):
     write_jsonl(tmp_path / "results/benchmark/dlbench.jsonl", make_tasks())
     (tmp_path / "topics.txt").write_text("deep-learning\n")
     (tmp_path / "Snakefile").write_text(SNAKEFILE)
-    with StandIn() as server:
+    with LLMStandIn() as server:
         config = {
             "topics": "topics.txt",
             "repos_file": None,

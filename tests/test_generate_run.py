@@ -10,7 +10,7 @@ import pytest
 
 from dlbench.config import Config
 from dlbench.generate.run import generate_file, journal_path, usage_table, write_usage
-from dlbench.llm.standin import ScriptedResponder, StandIn
+from dlbench.standins.llm import ScriptedResponder, LLMStandIn
 from dlbench.records import BenchmarkTask, Generation, GenStatus, StagePrediction
 from dlbench.store import read_jsonl, write_jsonl
 
@@ -86,7 +86,7 @@ def world(tmp_path):
 
 def test_two_models_three_techniques_end_to_end(world, tmp_path):
     tasks, bench, stages = world
-    with StandIn() as server:
+    with LLMStandIn() as server:
         cfg = make_config(server.base_url, tmp_path / "cache" / "llm")
         outputs = []
         for model in ("m1", "m2"):
@@ -132,7 +132,7 @@ def test_two_models_three_techniques_end_to_end(world, tmp_path):
 
 def test_rerun_is_served_from_the_cache(world, tmp_path):
     _, bench, _ = world
-    with StandIn() as server:
+    with LLMStandIn() as server:
         cfg = make_config(server.base_url, tmp_path / "cache" / "llm")
         first = generate_file(bench, tmp_path / "a.jsonl", "m1", "zero-shot", REPOS[0], cfg.models["m1"], cfg.generate.cache_dir)
         before = server.served
@@ -147,7 +147,7 @@ def test_extraction_statuses_reach_the_records(world, tmp_path):
     script = ScriptedResponder(
         {"Implement `relu`": "Sorry, no.", "Implement `scale`": "```python\ndef scale(x, k=2)\n    return x\n```"}
     )
-    with StandIn(responder=script) as server:
+    with LLMStandIn(responder=script) as server:
         cfg = make_config(server.base_url, tmp_path / "cache" / "llm")
         gens = generate_file(bench, tmp_path / "a.jsonl", "m1", "zero-shot", REPOS[0], cfg.models["m1"], cfg.generate.cache_dir)
     assert [(g.status, g.code is None) for g in gens] == [(GenStatus.NO_CODE, True), (GenStatus.SYNTAX_ERROR, False)]
@@ -156,7 +156,7 @@ def test_extraction_statuses_reach_the_records(world, tmp_path):
 
 def test_stage_few_shot_without_stages_fails_clearly(world, tmp_path):
     _, bench, _ = world
-    with StandIn() as server:
+    with LLMStandIn() as server:
         cfg = make_config(server.base_url, tmp_path / "cache" / "llm")
         with pytest.raises(ValueError, match="predicted stages"):
             generate_file(bench, tmp_path / "a.jsonl", "m1", "stage-few-shot", REPOS[0], cfg.models["m1"], cfg.generate.cache_dir)
@@ -213,7 +213,7 @@ def test_tasks_sharing_a_prompt_share_one_request_but_keep_their_records(world, 
     twin = tasks[0].model_copy(update={"task_id": tasks[0].task_id + "_twin", "path": "pkg/twin.py"})
     bench = tmp_path / "twins.jsonl"
     write_jsonl(bench, [tasks[0], twin])
-    with StandIn() as server:
+    with LLMStandIn() as server:
         cfg = make_config(server.base_url, tmp_path / "cache" / "llm")
         gens = generate_file(bench, tmp_path / "a.jsonl", "m1", "zero-shot", REPOS[0], cfg.models["m1"], cfg.generate.cache_dir)
         assert server.served == 1
@@ -224,7 +224,7 @@ def test_tasks_sharing_a_prompt_share_one_request_but_keep_their_records(world, 
 
 def test_batch_mode_gives_the_same_candidates_in_one_batch(world, tmp_path):
     _, bench, _ = world
-    with StandIn() as server:
+    with LLMStandIn() as server:
         cfg = make_config(server.base_url, tmp_path / "cache" / "llm")
         cfg.models["m1b"] = cfg.models["m1"].model_copy(update={"batch": True})
         direct = generate_file(bench, tmp_path / "a.jsonl", "m1", "few-shot", REPOS[2], cfg.models["m1"], cfg.generate.cache_dir)

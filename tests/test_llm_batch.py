@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from dlbench.llm import ChatRequest, LLMClient
-from dlbench.llm.standin import Fault, StandIn
+from dlbench.standins.llm import Fault, LLMStandIn
 
 ASKS = [[{"role": "user", "content": f"Write the function `b{i}`."}] for i in range(6)]
 
@@ -24,7 +24,7 @@ client.batch_many([ChatRequest(a) for a in asks])
 
 
 def test_batch_many_answers_caches_and_matches_direct_calls(tmp_path):
-    with StandIn() as server:
+    with LLMStandIn() as server:
         client = LLMClient(server.base_url, "standin-model", cache_dir=tmp_path / "batch")
         seen = []
         results = client.batch_many([ChatRequest(a) for a in ASKS + ASKS[:1]], on_result=lambda i, r: seen.append(i))
@@ -48,7 +48,7 @@ def test_failed_lines_become_api_errors(tmp_path):
             raise ValueError("cannot")
         return "```python\ndef ok():\n    pass\n```"
 
-    with StandIn(responder=picky) as server:
+    with LLMStandIn(responder=picky) as server:
         client = LLMClient(server.base_url, "standin-model", cache_dir=tmp_path)
         results = client.batch_many([ChatRequest(a) for a in ASKS])
     assert [r.status for r in results] == ["ok"] * 3 + ["api_error"] + ["ok"] * 2
@@ -57,7 +57,7 @@ def test_failed_lines_become_api_errors(tmp_path):
 
 def test_malformed_batch_lines_become_api_errors_not_cached(tmp_path):
     broken = [Fault("malformed"), Fault("malformed", body="not json"), Fault("malformed", body='{"choices": [{}]}')]
-    with StandIn(faults=broken) as server:
+    with LLMStandIn(faults=broken) as server:
         client = LLMClient(server.base_url, "standin-model", cache_dir=tmp_path)
         results = client.batch_many([ChatRequest(a) for a in ASKS])
     assert [r.status for r in results] == ["api_error"] * 3 + ["ok"] * 3
@@ -65,7 +65,7 @@ def test_malformed_batch_lines_become_api_errors_not_cached(tmp_path):
 
 
 def test_killed_batch_job_reattaches_instead_of_resubmitting(tmp_path):
-    with StandIn(batch_delay_s=1.5) as server:
+    with LLMStandIn(batch_delay_s=1.5) as server:
         env = os.environ | {"PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
         proc = subprocess.Popen([sys.executable, "-c", RUN_BATCH, server.base_url, str(tmp_path)], env=env)
         deadline = time.monotonic() + 60

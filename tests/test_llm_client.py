@@ -8,18 +8,18 @@ import pytest
 
 from dlbench.config import LLMEndpoint, ModelConfig
 from dlbench.llm import ChatRequest, LLMClient, MissingAPIKeyError
-from dlbench.llm.standin import Fault, Reply, ScriptedResponder, StandIn
+from dlbench.standins.llm import Fault, Reply, ScriptedResponder, LLMStandIn
 
 ASK = [{"role": "user", "content": "Complete the function:\n\ndef add(a, b):\n    '''Add.'''\n"}]
 
 
 @pytest.fixture()
 def server():
-    with StandIn() as s:
+    with LLMStandIn() as s:
         yield s
 
 
-def client_for(server: StandIn, tmp_path, **kw) -> LLMClient:
+def client_for(server: LLMStandIn, tmp_path, **kw) -> LLMClient:
     kw.setdefault("backoff_s", 0.01)
     return LLMClient(server.base_url, "standin-model", cache_dir=tmp_path / "cache", **kw)
 
@@ -91,14 +91,14 @@ def test_client_error_is_not_retried(tmp_path):
     def bad_request(body, index):
         raise ValueError("boom")
 
-    with StandIn(responder=bad_request) as s:
+    with LLMStandIn(responder=bad_request) as s:
         result = client_for(s, tmp_path, max_retries=0).chat(ASK)
     assert result.status == "api_error" and "responder failed: boom" in result.error
 
 
 def test_chat_many_keeps_order_runs_concurrently_and_dedupes(tmp_path):
     asks = [[{"role": "user", "content": f"Write function `f{i}`"}] for i in range(8)]
-    with StandIn(latency_s=0.2) as s:
+    with LLMStandIn(latency_s=0.2) as s:
         client = client_for(s, tmp_path, concurrency=8)
         start = time.monotonic()
         results = client.chat_many(asks + asks[:2])
@@ -116,7 +116,7 @@ def test_complete_many_takes_per_request_parameters(server, tmp_path):
 
 def test_length_finish_reason_and_scripted_replies(tmp_path):
     script = ScriptedResponder(["first", Reply("x" * 100)])
-    with StandIn(responder=script) as s:
+    with LLMStandIn(responder=script) as s:
         client = client_for(s, tmp_path)
         assert client.chat(ASK).text == "first"
         cut = client.chat(ASK, max_tokens=5)

@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from dlbench.llm.standin import Fault, ScriptedResponder, StandIn, code_responder
+from dlbench.standins.llm import Fault, ScriptedResponder, LLMStandIn, code_responder
 
 
 def post(url: str, body: dict) -> tuple[int, dict, dict]:
@@ -37,7 +37,7 @@ def test_code_responder_answers_with_the_asked_signature():
 
 
 def test_completion_shape_usage_and_n():
-    with StandIn() as server:
+    with LLMStandIn() as server:
         status, _, body = post(server.base_url, ask("def f(x):", n=2, max_tokens=500))
     assert status == 200 and body["object"] == "chat.completion" and len(body["choices"]) == 2
     usage = body["usage"]
@@ -45,7 +45,7 @@ def test_completion_shape_usage_and_n():
 
 
 def test_fault_schedule_and_request_log():
-    with StandIn() as server:
+    with LLMStandIn() as server:
         server.fail_next(Fault("rate_limit", retry_after=2.5), Fault("server_error"))
         first = post(server.base_url, ask("def f():"))
         second = post(server.base_url, ask("def f():"))
@@ -59,7 +59,7 @@ def test_fault_schedule_and_request_log():
 
 
 def test_repeated_requests_are_visible():
-    with StandIn() as server:
+    with LLMStandIn() as server:
         post(server.base_url, ask("def f():"))
         post(server.base_url, ask("def f():"))
     assert list(server.repeated().values()) == [2]
@@ -67,7 +67,7 @@ def test_repeated_requests_are_visible():
 
 def test_scripted_by_substring_and_unknown_routes():
     script = ScriptedResponder({"alpha": "A", "beta": "B"})
-    with StandIn(responder=script) as server:
+    with LLMStandIn(responder=script) as server:
         assert post(server.base_url, ask("say beta"))[2]["choices"][0]["message"]["content"] == "B"
         status, _, body = post(server.base_url, ask("say gamma"))
         assert status == 500 and "no scripted answer" in body["error"]["message"]
@@ -81,7 +81,7 @@ def test_unknown_fault_kind_is_rejected():
 
 def test_command_line_server():
     proc = subprocess.Popen(
-        [sys.executable, "-m", "dlbench.llm.standin", "--latency", "0"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "dlbench.standins.llm", "--latency", "0"], stdout=subprocess.PIPE, text=True
     )
     try:
         base_url = proc.stdout.readline().strip()
@@ -94,7 +94,7 @@ def test_command_line_server():
 
 
 def test_malformed_fault_answers_200_with_the_given_body():
-    with StandIn(faults=[Fault("malformed", body="oops", content_type="text/plain")]) as server:
+    with LLMStandIn(faults=[Fault("malformed", body="oops", content_type="text/plain")]) as server:
         request = urllib.request.Request(server.base_url + "/chat/completions", json.dumps(ask("x")).encode())
         with urllib.request.urlopen(request, timeout=10) as response:
             status, content_type, text = response.status, response.headers["Content-Type"], response.read()

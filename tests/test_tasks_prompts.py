@@ -11,7 +11,7 @@ from datetime import date
 import pytest
 
 from dlbench.config import LLMEndpoint, PromptsConfig, load_config_file
-from dlbench.llm.standin import Fault, ScriptedResponder, StandIn
+from dlbench.standins.llm import Fault, ScriptedResponder, LLMStandIn
 from dlbench.records import FunctionRecord, PromptSource, task_id_for
 from dlbench.store import read_jsonl, write_jsonl
 from tests.conftest import ROOT
@@ -173,7 +173,7 @@ def llm_functions() -> list[FunctionRecord]:
 def test_llm_drafting_survives_faults_falls_back_and_never_pays_twice(tmp_path):
     functions = llm_functions()
     write_jsonl(tmp_path / "functions.jsonl", functions)
-    with StandIn(ScriptedResponder(ANSWERS), faults=[Fault("rate_limit", retry_after=0.05), Fault("server_error"), Fault("rate_limit", retry_after=0.05)]) as server:
+    with LLMStandIn(ScriptedResponder(ANSWERS), faults=[Fault("rate_limit", retry_after=0.05), Fault("server_error"), Fault("rate_limit", retry_after=0.05)]) as server:
         endpoint = LLMEndpoint(base_url=server.base_url, model="draft-model", concurrency=2, max_retries=4, price_in_per_mtok=1.0, price_out_per_mtok=2.0)
         cfg = PromptsConfig(llm=endpoint, cache_dir=str(tmp_path / "cache"))  # the paper's protocol, no additions
         first = draft_prompts_file(tmp_path / "functions.jsonl", tmp_path / "first.jsonl", cfg)
@@ -208,7 +208,7 @@ def test_the_default_build_sends_the_papers_template(tmp_path):
     through the openai client, and keeps the answer as the prompt with nothing appended."""
     cfg = load_config_file(ROOT / "config/config.yaml", root=ROOT).prompts
     functions = [make_function(qualname="Dense.forward"), make_function(path="lib/boxes.py", qualname="iou", docstring="Intersection over union.")]
-    with StandIn(ScriptedResponder([PROSE])) as server:
+    with LLMStandIn(ScriptedResponder([PROSE])) as server:
         endpoint = LLMEndpoint(base_url=server.base_url, model="gpt-4o", api_key_env="NO_SUCH_KEY")
         records = draft_prompts(functions, cfg.model_copy(update={"llm": endpoint, "cache_dir": str(tmp_path)}))
         sent = {r.body["messages"][0]["content"].split("\n", 2)[0]: r.body["messages"] for r in server.log}
@@ -224,7 +224,7 @@ def test_the_default_build_sends_the_papers_template(tmp_path):
 def test_the_projects_protocol_and_additions_are_options(tmp_path):
     cfg = PromptsConfig(protocol="project", append_signature=True, append_class_context=True, cache_dir=str(tmp_path))
     fn = make_function()
-    with StandIn(ScriptedResponder([PROSE])) as server:
+    with LLMStandIn(ScriptedResponder([PROSE])) as server:
         endpoint = LLMEndpoint(base_url=server.base_url, model="draft-model", api_key_env="NO_SUCH_KEY")
         [record] = draft_prompts([fn], cfg.model_copy(update={"llm": endpoint}))
         [request] = server.log

@@ -18,7 +18,7 @@ from contextlib import ExitStack, contextmanager
 from github import Auth, Github, GithubRetry
 from github.Repository import Repository
 
-from dlbench.collect.standin import StandinServer
+from dlbench.standins.github import GitHubStandIn
 from dlbench.config import CrawlConfig
 from dlbench.records import RepoMeta
 
@@ -63,7 +63,7 @@ def open_github(cfg: CrawlConfig) -> Iterator[Github]:
     """A client for ``cfg.endpoint``; ``"standin"`` serves ``cfg.standin_data`` locally meanwhile."""
     with ExitStack() as stack:
         if cfg.endpoint == STANDIN:
-            server = stack.enter_context(StandinServer(cfg.standin_data))
+            server = stack.enter_context(GitHubStandIn(cfg.standin_data))
             log.info("GitHub stand-in for %s at %s", cfg.standin_data, server.url)
             stack.callback(lambda: log.info("GitHub stand-in answered %d requests", server.requests))
             gh = make_github(server.url, cfg, interval_s=0.0)  # no pacing, and no token, for a local server

@@ -7,22 +7,16 @@ deletes when a job fails.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
-from dlbench.store import atomic_open
-
-
-def canonical_json(value: Any) -> str:
-    """Stable JSON text of ``value`` (sorted keys, no whitespace) for hashing."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+from dlbench.store import atomic_open, canonical_json, digest
 
 
 def request_key(payload: dict[str, Any]) -> str:
-    """sha256 hex digest of a request payload's canonical JSON."""
-    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+    """The cache key of a request: the digest of its payload (endpoint, model, messages, parameters)."""
+    return digest(payload)
 
 
 class ResponseCache:

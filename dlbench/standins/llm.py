@@ -7,10 +7,10 @@ responder; latency and a fault schedule (429 with Retry-After, 500, slow replies
 time the client out, 200s with a broken body) are configurable; every request is logged by the sha256 of its body
 so tests can prove that nothing was asked twice.
 
-    with StandIn(latency_s=0.1) as server:
+    with LLMStandIn(latency_s=0.1) as server:
         client = LLMClient(server.base_url, "standin-model", cache_dir=tmp)
 
-Command line: ``python -m dlbench.llm.standin [--port N] [--latency S]``.
+Command line: ``python -m dlbench.standins.llm [--port N] [--latency S]``.
 """
 
 from __future__ import annotations
@@ -21,14 +21,15 @@ import json
 import re
 import threading
 import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from email.parser import BytesParser
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from dlbench.llm.cache import request_key
+from dlbench.standins.server import FaultSchedule, LocalServer
+from dlbench.store import digest
 
 CHARS_PER_TOKEN = 4
 
@@ -134,13 +135,10 @@ class ScriptedResponder:
 # ------------------------------------------------------------------ server
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 256  # the default backlog (5) refuses bursts of concurrent clients
-
-
-class StandIn:
+class LLMStandIn(LocalServer):
     """The server; a context manager that serves on a background thread."""
+
+    thread_name = "llm-standin"
 
     def __init__(
         self,
@@ -156,38 +154,19 @@ class StandIn:
         self.latency_s = latency_s
         self.model = model
         self.log: list[LoggedRequest] = []
-        self._faults: deque[Fault] = deque(faults)
+        self.faults: FaultSchedule[Fault] = FaultSchedule(queued=faults)
         self._lock = threading.Lock()
-        self._httpd = _Server((host, port), _handler_for(self))
-        self._thread: threading.Thread | None = None
+        super().__init__(_handler_for(self), host, port)
         self.batches = _Batches(self, batch_delay_s)
 
-    # -- lifecycle
     @property
     def base_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def start(self) -> StandIn:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="llm-standin", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def __enter__(self) -> StandIn:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return f"{self.url}/v1"
 
     # -- faults and the request log
     def fail_next(self, *faults: Fault) -> None:
         """Queue faults; each of the next chat requests consumes one."""
-        with self._lock:
-            self._faults.extend(faults)
+        self.faults.add_next(*faults)
 
     def counts(self, status: int | None = 200) -> Counter[str]:
         """Requests per body hash (only those answered with ``status``; None: all)."""
@@ -204,13 +183,9 @@ class StandIn:
         return {k: n for k, n in self.counts().items() if n > 1}
 
     # -- request handling (called on server threads)
-    def _take_fault(self) -> Fault | None:
-        with self._lock:
-            return self._faults.popleft() if self._faults else None
-
     def _record(self, body: dict[str, Any], status: int) -> None:
         with self._lock:
-            self.log.append(LoggedRequest(request_key(body), status, body))
+            self.log.append(LoggedRequest(digest(body), status, body))
 
     def complete(self, body: dict[str, Any]) -> dict[str, Any]:
         """The chat.completion object answering ``body``."""
@@ -225,7 +200,7 @@ class StandIn:
             choices.append({"index": index, "message": {"role": "assistant", "content": text}, "finish_reason": finish})
         in_tokens = sum(tokens(str(m.get("content", ""))) for m in body.get("messages", []))
         return {
-            "id": "chatcmpl-" + request_key(body)[:24],
+            "id": "chatcmpl-" + digest(body)[:24],
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", self.model),
@@ -244,7 +219,7 @@ def _truncate(reply: Reply, max_tokens: int | None) -> tuple[str, str]:
     return reply.text, reply.finish_reason
 
 
-def _handler_for(server: StandIn) -> type[BaseHTTPRequestHandler]:
+def _handler_for(server: LLMStandIn) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: the client reuses connections
         disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
@@ -285,7 +260,7 @@ def _handler_for(server: StandIn) -> type[BaseHTTPRequestHandler]:
                 return
             if server.latency_s:
                 time.sleep(server.latency_s)
-            fault = server._take_fault()
+            fault = server.faults.take()
             if fault is not None:
                 self._fault(body, fault)
                 return
@@ -341,7 +316,7 @@ def _handler_for(server: StandIn) -> type[BaseHTTPRequestHandler]:
 class _Batches:
     """Batch API: uploaded files, and batches answered line by line after ``delay_s``."""
 
-    def __init__(self, server: StandIn, delay_s: float):
+    def __init__(self, server: LLMStandIn, delay_s: float):
         self.server, self.delay_s = server, delay_s
         self.files: dict[str, bytes] = {}
         self.jobs: dict[str, dict[str, Any]] = {}
@@ -414,7 +389,7 @@ class _Batches:
         """One output line; a queued fault is consumed here too ('malformed': a 200 line with
         the broken body, any other kind: a 500 line)."""
         body = line.get("body", {})
-        fault = self.server._take_fault()
+        fault = self.server.faults.take()
         try:
             if fault is None:
                 status, answer = 200, self.server.complete(body)
@@ -425,8 +400,8 @@ class _Batches:
         except Exception as exc:  # one bad line fails alone, as on the real service
             status, answer = 500, _error(f"responder failed: {exc}", "server_error")
         self.server._record(body, status)
-        response = {"status_code": status, "request_id": request_key(body)[:16], "body": answer}
-        return {"id": f"batch_req_{request_key(line)[:16]}", "custom_id": line.get("custom_id"), "response": response}
+        response = {"status_code": status, "request_id": digest(body)[:16], "body": answer}
+        return {"id": f"batch_req_{digest(line)[:16]}", "custom_id": line.get("custom_id"), "response": response}
 
 
 def _file_object(file_id: str, size: int, filename: str, purpose: str) -> dict[str, Any]:
@@ -458,14 +433,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0, help="0: an ephemeral port (printed).")
     parser.add_argument("--latency", type=float, default=0.0, help="Seconds added to every chat request.")
     args = parser.parse_args(argv)
-    server = StandIn(latency_s=args.latency, host=args.host, port=args.port)
+    server = LLMStandIn(latency_s=args.latency, host=args.host, port=args.port)
     print(server.base_url, flush=True)
-    try:
-        server._httpd.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server._httpd.server_close()
+    server.serve_until_interrupted()
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ GitHub-shaped repository objects, plus the stand-in fields ``bundle`` and ``head
 Every response carries ``X-RateLimit-*`` headers; a primary limit per resource can be
 set; ``faults`` schedules canned failures by request number (secondary rate limits, 5xx,
 dropped connections) so tests can prove that clients survive them.
-Run it on its own with ``python -m dlbench.collect.standin --data DIR --port N``.
+Run it on its own with ``python -m dlbench.standins.github --data DIR --port N``.
 """
 
 from __future__ import annotations
@@ -32,10 +32,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
+
+from dlbench.standins.server import FaultSchedule, LocalServer
 
 log = logging.getLogger(__name__)
 
@@ -230,12 +232,14 @@ class BundleStore:
 class StandinApp:
     """Request handling, independent of the HTTP plumbing (one instance per server)."""
 
-    def __init__(self, data_dir: Path, bundles_dir: Path | None, faults: dict[int, Fault], buckets: dict[str, RateBucket]):
+    def __init__(
+        self, data_dir: Path, bundles_dir: Path | None, faults: FaultSchedule[Fault], buckets: dict[str, RateBucket]
+    ):
         self.data_dir = data_dir
         self.bundles_dir = bundles_dir or _default_bundles_dir(data_dir)
         self.repos = _load_repos(data_dir)
         self.by_name = {r["full_name"].lower(): r for r in self.repos}
-        self.faults = dict(faults)
+        self.faults = faults
         self.buckets = buckets
         self.base_url = ""
         self.requests = 0
@@ -392,16 +396,15 @@ def _load_repos(data_dir: Path) -> list[dict[str, Any]]:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
     protocol_version = "HTTP/1.1"
 
     def do_GET(self) -> None:  # noqa: N802 (http.server naming)
-        app = self.server.app
+        app: StandinApp = self.server.app
         number = app.count()
         split = urlsplit(self.path)
         params = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
         bucket = app.bucket_for(split.path)
-        fault = app.faults.get(number)
+        fault = app.faults.take(number)
         if fault is not None:
             self._fault(number, split.path, fault, bucket)
             return
@@ -441,13 +444,10 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("stand-in: " + format, *args)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    app: StandinApp
+class GitHubStandIn(LocalServer):
+    """The stand-in on 127.0.0.1; use as a context manager (``with GitHubStandIn(d) as s: s.url``)."""
 
-
-class StandinServer:
-    """The stand-in on 127.0.0.1; use as a context manager (``with StandinServer(d) as s: s.url``)."""
+    thread_name = "github-standin"
 
     def __init__(
         self,
@@ -461,16 +461,10 @@ class StandinServer:
         window_s: float = 3600.0,
     ):
         buckets = {"core": RateBucket("core", core_limit, window_s), "search": RateBucket("search", search_limit, window_s)}
-        self.app = StandinApp(Path(data_dir), Path(bundles_dir) if bundles_dir else None, faults or {}, buckets)
-        self._server = _Server(("127.0.0.1", port), _Handler)
-        self._server.app = self.app
+        self.app = StandinApp(Path(data_dir), Path(bundles_dir) if bundles_dir else None, FaultSchedule(faults), buckets)
+        super().__init__(_Handler, port=port)
+        self._httpd.app = self.app
         self.app.base_url = self.url
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
 
     @property
     def requests(self) -> int:
@@ -481,25 +475,8 @@ class StandinServer:
     def log(self) -> list[tuple[int, str, int]]:
         return list(self.app.log)
 
-    def start(self) -> StandinServer:
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="github-standin", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join()
+    def close(self) -> None:
         self.app.close()
-
-    def __enter__(self) -> StandinServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -509,15 +486,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0, help="port (0: any free port)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
-    server = StandinServer(args.data, bundles_dir=args.bundles, port=args.port)
+    server = GitHubStandIn(args.data, bundles_dir=args.bundles, port=args.port)
     print(f"GitHub stand-in serving {args.data} at {server.url}", flush=True)
-    try:
-        server._server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server._server.server_close()
-        server.app.close()
+    server.serve_until_interrupted()
 
 
 if __name__ == "__main__":
