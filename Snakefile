@@ -24,7 +24,7 @@ include: "workflow/rules/mine.smk"
 include: "workflow/rules/tasks.smk"
 include: "workflow/rules/generate.smk"
 include: "workflow/rules/harness.smk"
-include: "workflow/rules/agreement.smk"
+include: "workflow/rules/mutation_agreement.smk"
 include: "workflow/rules/report.smk"
 
 

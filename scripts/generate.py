@@ -1,5 +1,5 @@
 # scripts/generate.py — adapter: one (model, technique, repository) generation job.
-from dlbench.generate.run import generate_file
+from dlbench.generate.jobs import generate_file
 from dlbench.logs import script_logging
 
 with script_logging(snakemake.log[0]):

@@ -1,5 +1,5 @@
 # scripts/generation_usage.py — adapter: tokens and cost per model and technique.
-from dlbench.generate.run import write_usage
+from dlbench.generate.jobs import write_usage
 from dlbench.logs import script_logging
 
 with script_logging(snakemake.log[0]):

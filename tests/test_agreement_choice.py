@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from dlbench.generate.mutation_agreement.agreement import (
+from dlbench.generate.mutation_agreement.dual_execution import (
     CODE_ALL_FAILING,
     CODE_NO_TESTS,
     DUAL,
     NO_CANDIDATE,
     Group,
     choose,
-    normalise,
+    bare_code,
     rank,
 )
 
@@ -87,8 +87,8 @@ def test_code_agreement_ties_go_to_the_earliest_group():
 
 
 def test_unparsable_code_compares_as_text():
-    assert normalise("def f(:\n  pass  \n") == "def f(:\n  pass"
-    assert normalise("x = 1  # one\n") == normalise("x=1")
+    assert bare_code("def f(:\n  pass  \n") == "def f(:\n  pass"
+    assert bare_code("x = 1  # one\n") == bare_code("x=1")
 
 
 def test_bad_matrices_are_refused():

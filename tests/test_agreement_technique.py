@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from dlbench.config import Config
-from dlbench.generate import mutants
+from dlbench.generate import code_mutants
 from dlbench.generate.mutation_agreement.modeltests import TEST_FILE
 from dlbench.generate.mutation_agreement.technique import TECHNIQUE, agreement_file
 from dlbench.generate.mutation_agreement.variants import Prompt
@@ -81,8 +81,8 @@ class BenchmarkResponder:
 
 
 def mutant(task: BenchmarkTask) -> str:
-    found = mutants.mutants(task.ground_truth, 1, seed=task.task_id)
-    return found[0].code if found else mutants.null_body(task.ground_truth)
+    found = code_mutants.mutants(task.ground_truth, 1, seed=task.task_id)
+    return found[0].code if found else code_mutants.null_body(task.ground_truth)
 
 
 def repo_tests(task: BenchmarkTask, checkouts: Path) -> list[str]:

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from dlbench.config import LLMEndpoint, PromptsConfig
-from dlbench.generate.run import generate_file, journal_path
+from dlbench.generate.jobs import generate_file, journal_path
 from dlbench.llm.client import LLMClient, UnansweredRequests
 from dlbench.standins.llm import Fault, ScriptedResponder, LLMStandIn
 from dlbench.records import Generation, GenStatus, PromptSource

@@ -24,7 +24,7 @@ from dlbench.generate.classifier import (
     folds_of,
     predict_stages,
 )
-from dlbench.generate.run import load_predicted_stages
+from dlbench.generate.jobs import load_predicted_stages
 from dlbench.records import StageModelInfo, StagePrediction, StageReport
 from dlbench.store import read_json, read_jsonl, write_jsonl
 from tests.test_generate_run import make_tasks

@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from dlbench.generate.mutants import MutationError, mutants, mutation_sites, null_body
+from dlbench.generate.code_mutants import MutationError, mutants, mutation_sites, null_body
 
 SOURCE = '''@torch.no_grad()
 def normalize(x, eps=1e-6, axis=0):

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from dlbench.llm.cache import request_key
+from dlbench.llm.responses import request_key
 from dlbench.standins.llm import LLMStandIn
 from dlbench.records import Generation
 from dlbench.store import read_jsonl, write_jsonl
@@ -20,7 +20,7 @@ from tests.test_generate_run import REPOS, make_config, make_tasks
 RUN_JOB = """
 import json, sys
 from dlbench.config import Config
-from dlbench.generate.run import generate_file
+from dlbench.generate.jobs import generate_file
 bench, out, cfg = sys.argv[1], sys.argv[2], Config.model_validate_json(open(sys.argv[3]).read())
 generate_file(bench, out, "m1", "zero-shot", "alpha__one", cfg.models["m1"], cfg.generate.cache_dir)
 """

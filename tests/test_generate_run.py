@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dlbench.config import Config
-from dlbench.generate.run import generate_file, journal_path, usage_table, write_usage
+from dlbench.generate.jobs import generate_file, journal_path, usage_table, write_usage
 from dlbench.standins.llm import ScriptedResponder, LLMStandIn
 from dlbench.records import BenchmarkTask, Generation, GenStatus, StagePrediction
 from dlbench.store import read_jsonl, write_jsonl

@@ -29,7 +29,7 @@ from dlbench.tasks.merge import (
 )
 from dlbench.tasks.prompts import draft_prompts
 from dlbench.tasks.sheets import SheetError, SheetRow, read_sheet
-from dlbench.tasks.vocab import DATA, STAGES, normalize
+from dlbench.tasks.vocab import DATA, STAGES, canonical_label
 from tests.conftest import ROOT
 from tests.test_tasks_prompts import make_function
 
@@ -76,16 +76,16 @@ def rows(annotator: str, table: dict[str, dict[str, str]]) -> list[SheetRow]:
     ],
 )
 def test_spelling_variants_normalise_to_the_paper_vocabulary(dimension, typed, canonical):
-    cell = normalize(dimension, typed)
+    cell = canonical_label(dimension, typed)
     assert (cell.value, cell.unknown) == (canonical, False)
 
 
 def test_unknown_and_blank_cells():
-    assert normalize("stage", "Deployment").unknown and normalize("stage", "Deployment").value is None
-    assert normalize("task", "  ") == normalize("task", None)
-    assert not normalize("task", None).unknown
+    assert canonical_label("stage", "Deployment").unknown and canonical_label("stage", "Deployment").value is None
+    assert canonical_label("task", "  ") == canonical_label("task", None)
+    assert not canonical_label("task", None).unknown
     with pytest.raises(ValueError, match="unknown label dimension"):
-        normalize("colour", "red")
+        canonical_label("colour", "red")
 
 
 # ---------------------------------------------------------------- alpha

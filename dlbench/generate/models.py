@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlbench.config import ModelConfig
-from dlbench.generate import mutants as mutate
+from dlbench.generate import code_mutants as mutate
 from dlbench.generate.journal import Journal
 from dlbench.generate.sanitize import check_code, extract_code
 from dlbench.generate.techniques import messages_for

@@ -33,7 +33,7 @@ from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, Field
 
 from dlbench.config import LLMEndpoint, ModelConfig
-from dlbench.llm.cache import ResponseCache, request_key
+from dlbench.llm.responses import ResponseCache, request_key
 
 log = logging.getLogger(__name__)
 

@@ -231,7 +231,7 @@ def _mean_text(values: pd.Series) -> str:
 # ---------------------------------------------------------------- paper comparison
 
 
-def normalise(name: str) -> str:
+def loose_name(name: str) -> str:
     """Compare model and technique names loosely: ``GPT-4o`` matches ``gpt4o``."""
     return re.sub(r"[^a-z0-9]", "", str(name).lower())
 
@@ -247,8 +247,8 @@ def paper_comparison(table: pd.DataFrame, paper: pd.DataFrame, models: Mapping[s
     paper's label of such runs (``paper_tables.as_paper_names``)."""
     keys = ["slice", "dimension", "category", "metric"]
     named = as_paper_names(table, models or {})
-    ours = named.assign(_model=named["paper_model"].map(normalise), _technique=named["paper_technique"].map(normalise))
-    theirs = paper.assign(_model=paper["model"].map(normalise), _technique=paper["technique"].map(normalise))
+    ours = named.assign(_model=named["paper_model"].map(loose_name), _technique=named["paper_technique"].map(loose_name))
+    theirs = paper.assign(_model=paper["model"].map(loose_name), _technique=paper["technique"].map(loose_name))
     both = ours.merge(theirs, on=["_model", "_technique", *keys], suffixes=("", "_paper"))
     both = both.sort_values(["model", "technique", *keys, "source"])
     data = [

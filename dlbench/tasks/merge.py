@@ -37,7 +37,7 @@ from dlbench.config import LabelsConfig
 from dlbench.records import MergedLabel, PromptRecord
 from dlbench.store import read_jsonl, write_jsonl, write_text
 from dlbench.tasks.sheets import SheetError, SheetRow, read_sheet
-from dlbench.tasks.vocab import LABEL_DIMENSIONS, normalize
+from dlbench.tasks.vocab import LABEL_DIMENSIONS, canonical_label
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +175,7 @@ def _normalise_votes(entry: _TaskVotes, annotators: Sequence[str], out: list[Dis
         column: dict[str, str | None] = {}
         for name in annotators:
             row = entry.rows.get(name)
-            cell = normalize(dimension, getattr(row, dimension) if row else None)
+            cell = canonical_label(dimension, getattr(row, dimension) if row else None)
             if cell.unknown:
                 out.append(Disagreement(entry.draft.task_id, dimension, UNKNOWN_LABEL, detail=f"{name}: {cell.raw!r}"))
             vote = cell.value

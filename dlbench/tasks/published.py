@@ -34,7 +34,7 @@ from dlbench.config import MineConfig
 from dlbench.records import BenchmarkTask, FunctionRecord, PublishedTask
 from dlbench.store import write_jsonl
 from dlbench.tasks.assemble import task_from_function
-from dlbench.tasks.vocab import LABEL_DIMENSIONS, normalize
+from dlbench.tasks.vocab import LABEL_DIMENSIONS, canonical_label
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ def read_published(directory: str | Path) -> list[PublishedFile]:
 
 def labels_of(published: PublishedFile) -> dict[str, str | None]:
     """Their labels in the project's vocabularies (an unknown spelling stays None)."""
-    return {d: normalize(d, published.labels.get(d, "")).value for d in LABEL_DIMENSIONS}
+    return {d: canonical_label(d, published.labels.get(d, "")).value for d in LABEL_DIMENSIONS}
 
 
 # ---------------------------------------------------------------- git

@@ -92,7 +92,7 @@ class Normalized:
     unknown: bool = False
 
 
-def normalize(dimension: str, raw: object) -> Normalized:
+def canonical_label(dimension: str, raw: object) -> Normalized:
     """Map a typed cell to the canonical label of ``dimension`` (stage, task, data, keep)."""
     if dimension not in _LOOKUP:
         raise ValueError(f"unknown label dimension {dimension!r} (known: {', '.join(VOCABULARIES)})")

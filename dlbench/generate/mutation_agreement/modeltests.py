@@ -31,7 +31,7 @@ from dlbench.harness.evaluate import candidate_hash, run_pool
 from dlbench.harness.patch import CandidateSyntaxError, PatchError, patch_source
 from dlbench.harness.run import Candidate
 from dlbench.harness.verdict import Verdict, grade
-from dlbench.llm.cache import ResponseCache
+from dlbench.llm.responses import ResponseCache
 from dlbench.logs import Progress
 from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, EvalStatus, ImageRecord, ModelTestCase, TestOutcome
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dlbench.config import EvaluateConfig, GenerateConfig, ModelConfig, MutationAgreementConfig
-from dlbench.generate.mutation_agreement.agreement import choose
+from dlbench.generate.mutation_agreement.dual_execution import choose
 from dlbench.generate.mutation_agreement.modeltests import (
     HarnessRunner,
     TestJob,

@@ -24,6 +24,8 @@ import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dlbench.parsing import Unparsable, parse_ast
+
 DUAL = "dual_agreement"
 CODE_NO_TESTS = "code_agreement (no model tests)"
 CODE_ALL_FAILING = "code_agreement (every candidate fails every model test)"
@@ -78,7 +80,7 @@ def code_groups(codes: Sequence[str | None], eligible: Sequence[int]) -> list[Gr
     """Groups of identical normalised code, scored by size."""
     by_code: dict[str, list[int]] = {}
     for i in eligible:
-        by_code.setdefault(normalise(codes[i] or ""), []).append(i)
+        by_code.setdefault(bare_code(codes[i] or ""), []).append(i)
     return [Group(tuple(m), 0, len(m)) for m in by_code.values()]
 
 
@@ -87,11 +89,11 @@ def rank(groups: Sequence[Group]) -> list[Group]:
     return sorted(groups, key=lambda g: (-g.score, -g.tests_passed, -g.size, g.members[0]))
 
 
-def normalise(code: str) -> str:
+def bare_code(code: str) -> str:
     """Code without comments, formatting or docstrings (the stripped text when it does not parse)."""
     try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+        tree = parse_ast(code)
+    except Unparsable:
         return code.strip()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
