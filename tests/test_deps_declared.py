@@ -138,6 +138,21 @@ def test_plan_takes_declared_test_groups_and_imported_extras(tmp_path: Path) -> 
     assert plan.own_names == {"acme"}
 
 
+def test_an_extra_the_tests_import_inside_try_or_a_function_is_installed(tmp_path: Path) -> None:
+    """small-text: ``transformers`` is an extra its noxfile installs, imported by the tests in
+    ``try`` blocks; an undeclared optional import (``apex``) is still not added."""
+    files = {
+        "pyproject.toml": '[project]\nname = "acme"\ndependencies = ["numpy"]\n'
+        '[project.optional-dependencies]\ntransformers = ["transformers>=4"]\nserve = ["fastapi"]\n',
+        "acme/__init__.py": "",
+        "tests/test_t.py": "try:\n    from transformers import AutoModel\nexcept ImportError:\n    pass\n"
+                           "def test_x():\n    import apex\n",
+    }  # fmt: skip
+    write_tree(tmp_path, files)
+    chosen = {r.spec: r.group for r in plan_environment(disk_tree(tmp_path)).requirements}
+    assert chosen == {"numpy": "runtime", "transformers>=4": "extra:transformers", "pytest": "test"}
+
+
 def test_own_extras_from_ci_and_the_all_idiom_of_setup_py(tmp_path: Path) -> None:
     """cleanlab's pattern: extras built with ``list(set(sum(EXTRAS.values(), [])))`` and a CI
     job running ``pip install -e ".[all]"`` before pytest."""

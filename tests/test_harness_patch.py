@@ -145,3 +145,29 @@ def test_patched_module_must_compile() -> None:
 def test_pathological_candidates_are_syntax_errors_not_crashes(candidate: str, message: str) -> None:
     with pytest.raises(CandidateSyntaxError, match=message):
         patch_source(MODULE, "target", candidate)
+
+
+PROPERTY_MODULE = '''\
+class Dataset:
+    @property
+    def x(self):
+        return self._x
+
+    @x.setter
+    def x(self, x_new):
+        self._x = x_new
+'''
+SETTER = "@x.setter\ndef x(self, x_new):\n    self._x = list(x_new)\n"
+
+
+def test_a_property_setter_task_replaces_the_setter_not_the_getter() -> None:
+    """Getter and setter share a name: the task's line says which one is the task's."""
+    patched = patch_source(PROPERTY_MODULE, "Dataset.x", SETTER, "m.py", line=6)
+    namespace: dict = {}
+    exec(compile(patched, "m.py", "exec"), namespace)
+    data = namespace["Dataset"]()
+    data.x = (1, 2)
+    assert data.x == [1, 2] and patched.count("@property") == 1
+    getter = "@property\ndef x(self):\n    return tuple(self._x)\n"
+    assert "return tuple(self._x)" in patch_source(PROPERTY_MODULE, "Dataset.x", getter, "m.py", line=2).split("@x.setter")[0]
+    assert patch_source(PROPERTY_MODULE, "Dataset.x", SETTER, "m.py").count("@property") == 1  # no line: the last one

@@ -106,6 +106,12 @@ def test_neutralise_drops_conflicting_options_with_their_values(args: list[str],
     [
         ("E   ModuleNotFoundError: No module named 'kornia_rs'", None, "missing module kornia_rs"),
         ("file t.py, line 3\n  def test_speed(benchmark):\nE       fixture 'benchmark' not found", None, "fixture benchmark not found"),
+        (
+            "E   FileNotFoundError: Couldn't find any data file at /tmp/c9/SetFit/TREC-QC. Couldn't find 'SetFit/TREC-QC' "
+            "on the Hugging Face Hub either: FileNotFoundError", None,
+            "needs network: FileNotFoundError: Couldn't find any data file at /tmp/c9/SetFit/TREC-QC. Couldn't find "
+            "'SetFit/TREC-QC' on the Hugging Face Hub either: FileNotFoundError",
+        ),
         ("urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>", None,
          "needs network: urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>"),
         (

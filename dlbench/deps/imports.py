@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache
 from importlib import resources
 from pathlib import PurePosixPath
@@ -52,6 +52,18 @@ def module_imports(source: str) -> set[str]:
     return names
 
 
+def any_imports(source: str) -> set[str]:
+    """Top-level names ``source`` imports anywhere (in functions, ``if`` and ``try`` blocks
+    too): what its tests use when the environment has it. Unparsable as ``module_imports``."""
+    names = set()
+    for node in ast.walk(parse_ast(source)):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names | module_imports(source)
+
+
 def _is_importorskip(call: ast.Call) -> bool:
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
@@ -71,15 +83,18 @@ def local_modules(tree: SourceTree) -> set[str]:
     return names
 
 
-def third_party_imports(tree: SourceTree, files: Iterable[str] | None = None) -> dict[str, list[str]]:
-    """Module → test files importing it, for modules neither standard nor the project's own."""
+def third_party_imports(
+    tree: SourceTree, files: Iterable[str] | None = None, reader: Callable[[str], set[str]] = module_imports
+) -> dict[str, list[str]]:
+    """Module → test files importing it (as ``reader`` reads a file: by default what collecting
+    it needs), for modules neither standard nor the project's own."""
     files = sorted(files if files is not None else (p for p in tree.paths if is_test_support_file(p)))
     own = local_modules(tree)
     found: dict[str, list[str]] = {}
     for path in files:
         text = tree.read(path)
         try:
-            modules = module_imports(text) if text is not None else set()
+            modules = reader(text) if text is not None else set()
         except Unparsable:
             continue  # a file Python cannot parse imports nothing a test run can use
         for module in modules - own - set(sys.stdlib_module_names) - {"__future__"}:

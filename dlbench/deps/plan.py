@@ -3,8 +3,9 @@ every distribution its tests import that no declaration names.
 
 Runtime, test, dev and CI declarations are installed whole. Optional extras and
 dependency groups whose names say nothing about tests contribute the entries the tests
-import (with the version the project declares); documentation groups contribute nothing
-else. The project's own extras (``pkg[extra]`` in its dev requirements) are expanded.
+import (with the version the project declares), anywhere in a test file: an import inside
+``try`` or a function is how tests use an extra (small-text's ``transformers``, installed by
+its noxfile); documentation groups contribute nothing else. The project's own extras (``pkg[extra]`` in its dev requirements) are expanded.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from packaging.requirements import Requirement
 
 from dlbench.deps.declared import Declarations, declared_requirements, group_kind, normalise
-from dlbench.deps.imports import distribution_for, local_modules, third_party_imports
+from dlbench.deps.imports import any_imports, distribution_for, local_modules, third_party_imports
 from dlbench.deps.tree import SourceTree
 from dlbench.records import DeclaredRequirement, DroppedRequirement
 
@@ -61,7 +62,7 @@ def plan_environment(tree: SourceTree) -> EnvironmentPlan:
     declared = declared_requirements(tree)
     imports = third_party_imports(tree)
     own = project_names(tree)
-    imported = {distribution_for(m) for m in imports}
+    imported = {distribution_for(m) for m in third_party_imports(tree, reader=any_imports)}
     chosen = _chosen_declarations(declared, imported, own)
     covered = {r.name for r in chosen} | own
     for module, files in imports.items():

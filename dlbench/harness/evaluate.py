@@ -222,7 +222,7 @@ def _without_run(
         return early
     try:
         original = _original(job.task, Path(clone.path))
-        patched = patch_source(original, job.task.qualname, job.gen.code or "", job.task.path)
+        patched = patch_source(original, job.task.qualname, job.gen.code or "", job.task.path, job.task.start_line)
     except PatchError as exc:
         status = EvalStatus.SYNTAX_ERROR if isinstance(exc, CandidateSyntaxError) else EvalStatus.PATCH_ERROR
         return _evaluation(job, status, str(exc), backend)

@@ -12,13 +12,14 @@ candidate re-declares cannot break other code of the module.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from functools import lru_cache
 
 import libcst as cst
 
 from dlbench.harness.screen import MAX_CODE_BYTES
-from dlbench.parsing import TooDeep, Unparsable, parse_cst
+from dlbench.parsing import TooDeep, Unparsable, parse_ast, parse_cst
 
 
 class PatchError(ValueError):
@@ -33,8 +34,10 @@ _MODULE_GAP = (cst.EmptyLine(), cst.EmptyLine())
 _CLASS_GAP = (cst.EmptyLine(),)
 
 
-def patch_source(original: str, qualname: str, candidate: str, filename: str = "<module>") -> str:
+def patch_source(original: str, qualname: str, candidate: str, filename: str = "<module>", line: int | None = None) -> str:
     """The module ``original`` with ``qualname`` replaced by the candidate's definition.
+    Where the module defines that name more than once (a property's getter and setter), the
+    definition holding ``line`` (the task's first line) is replaced, else the last one.
 
     ``parse_cst`` lets CPython parse the candidate first: it refuses, fast and safely, what
     crashes or hangs libcst (thousands of nested brackets, ten thousands of chained
@@ -51,7 +54,7 @@ def patch_source(original: str, qualname: str, candidate: str, filename: str = "
     if "<locals>" in path:
         raise PatchError(f"nested functions cannot be patched: {qualname}")
     try:
-        patched = _patched_code(module, cand, path, qualname)
+        patched = _patched_code(module, cand, path, qualname, _occurrence(original, path, line))
     except RecursionError:  # libcst walks recursively: valid but deeply nested code, e.g. a 3,000-operand chain
         raise PatchError("candidate is nested too deeply to patch (RecursionError)") from None
     try:
@@ -61,13 +64,13 @@ def patch_source(original: str, qualname: str, candidate: str, filename: str = "
     return patched
 
 
-def _patched_code(module: cst.Module, cand: cst.Module, path: list[str], qualname: str) -> str:
+def _patched_code(module: cst.Module, cand: cst.Module, path: list[str], qualname: str, occurrence: int) -> str:
     func, methods, source = _candidate_function(cand, path)
     defined = _defined_names(module.body)
     extras = [_spaced(s) for s in cand.body if s is not source and _is_extra(s, defined)]
     body = list(module.body)
-    index = _top_index(body, path, qualname)
-    body[index] = _replace(body[index], path, func, methods)
+    index = _top_index(body, path, qualname, occurrence)
+    body[index] = _replace(body[index], path, func, methods, occurrence)
     body[index:index] = extras
     body = _with_imports(body, _imports(cand, module))
     return module.with_changes(body=body).code
@@ -121,25 +124,49 @@ def _spaced(stmt: cst.CSTNode) -> cst.CSTNode:
     return stmt
 
 
-def _top_index(body: Sequence[cst.CSTNode], path: list[str], qualname: str) -> int:
+def _occurrence(original: str, path: list[str], line: int | None) -> int:
+    """Which of the same-named definitions is the task's: the one whose lines hold ``line``,
+    else the last (the one Python binds). Read with ``ast``: libcst has no line numbers
+    without a metadata pass."""
+    try:
+        body = parse_ast(original).body if line is not None else []
+    except Unparsable:
+        body = []
+    for name in path[:-1]:
+        body = next((s.body for s in body if isinstance(s, ast.ClassDef) and s.name == name), [])
+    defs = [s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == path[-1]]
+    return next((i for i, d in enumerate(defs) if _def_start(d) <= (line or 0) <= (d.end_lineno or 0)), -1)
+
+
+def _def_start(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    return min([d.lineno for d in node.decorator_list] + [node.lineno])
+
+
+def _nth(body: Sequence[cst.CSTNode], kind: type, name: str, occurrence: int) -> int | None:
+    """Index in ``body`` of the ``occurrence``-th ``kind`` definition named ``name`` (-1: the last)."""
+    found = [i for i, s in enumerate(body) if isinstance(s, kind) and s.name.value == name]
+    return found[occurrence] if -len(found) <= occurrence < len(found) else (found[-1] if found else None)
+
+
+def _top_index(body: Sequence[cst.CSTNode], path: list[str], qualname: str, occurrence: int) -> int:
     kind = cst.ClassDef if len(path) > 1 else cst.FunctionDef
-    for i, stmt in enumerate(body):
-        if isinstance(stmt, kind) and stmt.name.value == path[0]:
-            return i
-    raise PatchError(f"{qualname} not found at the top level of the module")
+    index = _nth(body, kind, path[0], occurrence if len(path) == 1 else 0)
+    if index is None:
+        raise PatchError(f"{qualname} not found at the top level of the module")
+    return index
 
 
-def _replace(node: cst.CSTNode, path: list[str], func: cst.FunctionDef, methods: list[cst.FunctionDef]) -> cst.CSTNode:
+def _replace(node: cst.CSTNode, path: list[str], func: cst.FunctionDef, methods: list[cst.FunctionDef], occurrence: int) -> cst.CSTNode:  # fmt: skip
     if len(path) == 1:
         assert isinstance(node, cst.FunctionDef)
         return _adopt(node, func)
     assert isinstance(node, cst.ClassDef)
     inner = list(node.body.body)
     kind = cst.ClassDef if len(path) > 2 else cst.FunctionDef
-    index = next((i for i, s in enumerate(inner) if isinstance(s, kind) and s.name.value == path[1]), None)
+    index = _nth(inner, kind, path[1], occurrence if len(path) == 2 else 0)
     if index is None:
         raise PatchError(f"{'.'.join(path)}: {path[1]!r} not found in class {path[0]!r}")
-    inner[index] = _replace(inner[index], path[1:], func, methods if len(path) == 2 else [])
+    inner[index] = _replace(inner[index], path[1:], func, methods if len(path) == 2 else [], occurrence)
     if len(path) == 2:
         present = _defined_names(inner)
         extra = [m.with_changes(leading_lines=_CLASS_GAP) for m in methods if m.name.value not in present]

@@ -32,7 +32,8 @@ NETWORK_ERRORS = re.compile(
     r"Temporary failure in name resolution|Name or service not known|No address associated with hostname|"
     r"nodename nor servname|Network is unreachable|getaddrinfo failed|Failed to resolve|Could not resolve host|"
     r"Failed to establish a new connection|Max retries exceeded with url|urlopen error|socket\.gaierror|"
-    r"couldn't connect to 'https?://|connection to the Hub|offline mode is enabled",
+    r"couldn't connect to 'https?://|connection to the Hub|offline mode is enabled|on the Hugging Face Hub either|"
+    r"LocalEntryNotFoundError",
     re.IGNORECASE,
 )
 MISSING_MODULE = re.compile(r"No module named '([^']+)'")
