@@ -508,3 +508,54 @@ def test_helpers_see_the_classes_their_callers_pass(tmp_path):
         "curv/backends.py:GGN.full",
     ]
     assert calls[p + "test_unknown_argument"] == []
+
+
+def test_enum_members_are_instances_of_their_class(tmp_path):
+    # ignite's ``Events.EPOCH_COMPLETED(every=2)``: the members of an Enum subclass whose
+    # repository base defines ``__call__``/``__eq__``.
+    files = {
+        "ev/__init__.py": "",
+        "ev/events.py": """
+            from enum import Enum
+
+            class Filtered:
+                def __call__(self, every=None):
+                    return self
+
+                def __eq__(self, other):
+                    return True
+
+                __hash__ = object.__hash__
+
+            class EventEnum(Filtered, Enum):
+                pass
+
+            class Events(EventEnum):
+                STARTED = "started"
+                COMPLETED = "completed"
+
+                def describe(self):
+                    return self.value
+
+            class Plain:
+                LIMIT = 3
+        """,
+        "tests/test_ev.py": """
+            from ev.events import Events, Plain
+
+            def test_members():
+                Events.COMPLETED(every=2)
+                assert Events.STARTED == Events.STARTED
+                Events.describe(Events.STARTED)
+
+            def test_plain_class_attribute():
+                Plain.LIMIT(1)
+        """,
+    }
+    calls = calls_of(mine_tree(tmp_path, files))
+    assert calls["tests/test_ev.py::test_members"] == [
+        "ev/events.py:Events.describe",
+        "ev/events.py:Filtered.__call__",
+        "ev/events.py:Filtered.__eq__",
+    ]
+    assert calls["tests/test_ev.py::test_plain_class_attribute"] == []

@@ -67,6 +67,7 @@ MAX_DEPTH = 8  # bound on type inference through bindings, returns and attribute
 SETUP_METHODS = ("setUp", "tearDown", "setup_method", "teardown_method")
 SETUP_FUNCTIONS = ("setup_function", "teardown_function")
 NOT_FIXTURES = frozenset({"self", "cls", "request"})
+ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
 PROPERTY_DECORATORS = frozenset({"property", "cached_property", "setter", "getter", "deleter"})
 # (base prefix, base suffix, method): frameworks whose ``__call__`` runs a user method.
 FRAMEWORK_DISPATCH = (("torch.", ".Module", "forward"), ("keras", ".Layer", "call"), ("keras", ".Model", "call"))
@@ -349,6 +350,8 @@ class CallGraph:
                 values = self.local_values(head, scope, depth)
                 return self._member_targets(local, rest, scope, depth) | self._value_members(values, rest)
             target = self.resolve_name(scope, expr[1])
+            if target is None and (enum := self._enum_member(scope, expr[1])) is not None:
+                target = self._instance_call(enum)  # ``Events.COMPLETED(every=2)``
             return {target} if target is not None else set()
         if expr[0] == "attr":
             if expr[1] == ("call", ("n", "super")):
@@ -561,9 +564,11 @@ class CallGraph:
         if kind == "n":
             head, *rest = expr[1].split(".")
             classes = self.local_types(head, scope, depth)
+            if classes is None:
+                return {enum} if (enum := self._enum_member(scope, expr[1])) is not None else set()
             for attr in rest if classes else ():
                 classes = self._attr_types(classes, attr, scope.ctx, depth + 1)
-            return classes or set()
+            return classes
         if kind == "call":
             found: set[Symbol] = set()
             for target in self.callee_targets(expr[1], scope, depth + 1):
@@ -605,6 +610,16 @@ class CallGraph:
         elements = info.return_elements if info else ()
         name = elements[index] if index < len(elements) else None
         return [(("ann", name), scope)] if name else []
+
+    def _enum_member(self, scope: Scope, dotted: str) -> Symbol | None:
+        """``Color.RED``: a class attribute of a repository ``Enum`` subclass (no method of
+        that name) is a member, an instance of the class."""
+        owner, _, attr = dotted.rpartition(".")
+        cls = self.resolve_name(scope, owner) if owner else None
+        if cls is None or cls.kind != "class" or self.table.method(cls, attr) is not None:
+            return None
+        enum = any(base.rpartition(".")[2] in ENUM_BASES for base in self.table.external_bases(cls))
+        return cls if enum else None
 
     def return_types(self, fn: Symbol, self_cls: Symbol | None, ctx: Context, depth: int) -> set[Symbol]:
         """Classes a function returns: test code by its body, library code by its summary."""
