@@ -424,6 +424,13 @@ def test_library_decorator_wrappers_and_decorator_factories(tmp_path):
                     return inner
                 return wrapper
 
+            def checked(cls):
+                class Checked(cls):
+                    def compute(self):
+                        dist.barrier()
+                        return super().compute()
+                return Checked
+
             class Metric:
                 @sync_all_reduce("total")
                 def compute(self):
@@ -445,7 +452,17 @@ def test_library_decorator_wrappers_and_decorator_factories(tmp_path):
         """,
         "tests/test_eng.py": """
             from eng.engine import Engine
-            from eng.metrics import Metric
+            from eng.metrics import Metric, checked
+
+
+            @checked
+            class Custom:
+                def compute(self):
+                    return 1
+
+
+            def test_class_decorator():
+                Custom().compute()
 
             def test_wrapped_method():
                 Metric().compute()
@@ -465,6 +482,8 @@ def test_library_decorator_wrappers_and_decorator_factories(tmp_path):
         "eng/metrics.py:Metric.compute",
         "eng/metrics.py:Metric.reset",
     ]
+    # A class decorator's nested class wraps every method of the decorated (test) class.
+    assert calls["tests/test_eng.py::test_class_decorator"] == ["eng/dist.py:barrier"]
     assert calls["tests/test_eng.py::test_decorator_factory"] == [
         "eng/engine.py:Engine.add_event_handler",
         "eng/engine.py:Engine.on",

@@ -211,9 +211,9 @@ class CallGraph:
             return
         if target.kind != "function":
             return
+        found |= self._wrapper_calls(target)
         if target.path not in self.support:
             found.add(target.key)
-            found |= self._wrapper_calls(target)
         elif target.path in self.bodies:  # test code: the test module's or another support module's
             follow.append(Scope(target, self._self_for(target, scope), scope.ctx, self._arg_types(target, args, scope)))
 
@@ -233,12 +233,16 @@ class CallGraph:
         return tuple(sorted(found, key=lambda item: item[0]))
 
     def _wrapper_calls(self, fn: Symbol) -> frozenset[str]:
-        """What the wrappers of the function's repository decorators call around it
-        (``@sync_all_reduce(...)``: the wrapper calls ``idist.get_world_size()`` first)."""
+        """What the wrappers of the repository decorators of the function (or of its class)
+        call around it (``@sync_all_reduce(...)``: the wrapper calls ``idist.get_world_size()``
+        first; small-text's class decorator ``@constraints`` checks the query's arguments)."""
         if fn.key not in self._wrapped:
             info = self.table.function_info(fn)
+            decorators = info.decorators if info else ()
+            if info is not None and info.class_name:
+                decorators += self.table.class_info(Symbol("class", fn.path, info.class_name)).decorators
             found: set[str] = set()
-            for decorator in info.decorators if info else ():
+            for decorator in decorators:
                 target = self.table.resolve(fn.path, decorator.name) if decorator.name else None
                 if target is not None and target.kind == "function" and target.path not in self.support:
                     found |= self.library.nested_callees(target.key)
