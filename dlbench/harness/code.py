@@ -13,12 +13,15 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SUPPORT_FILES = ("supervisor.py", "plugin.py")
-GRADER_FILES = ("verdict.py", "screen.py")
+# Shipped under a name no project's module takes: the image's support folder is on sys.path.
+PROTOCOL = "protocol.py"
+SHIPPED_PROTOCOL = "dlbench_protocol.py"
+GRADER_FILES = ("verdict.py", "screen.py", PROTOCOL)
 
 
 def support_files() -> dict[str, bytes]:
     """Trusted files for ``/opt/dlbench`` in every project image (``build_project_image``)."""
-    return _read(SUPPORT_FILES)
+    return _read(SUPPORT_FILES) | {SHIPPED_PROTOCOL: (HERE / PROTOCOL).read_bytes()}
 
 
 def grader_files() -> dict[str, bytes]:

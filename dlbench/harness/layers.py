@@ -19,7 +19,7 @@ import tarfile
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime, timezone, UTC
 from pathlib import Path
 from typing import IO
 
@@ -128,7 +128,7 @@ def remove_finished_steps(client: docker.DockerClient, older_than_s: float = STA
     """Remove build and check containers an interrupted build left: exited long enough ago
     that no build running in parallel is still committing them."""
     exited = client.containers.list(all=True, filters={"label": f"{STEP_LABEL}=1", "status": "exited"})
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     stale = [c for c in exited if (now - _finished_at(c)).total_seconds() > older_than_s]
     for container in stale:
         container.remove(force=True)

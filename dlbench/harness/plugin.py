@@ -1,6 +1,6 @@
 """pytest plugin that streams per-test outcomes to the supervisor (runs inside the sandbox).
 
-Standalone on purpose (stdlib + pytest): it is shipped into the image as trusted support
+Standalone on purpose (stdlib, pytest and the shared ``protocol``): it is shipped into the image as trusted support
 code (``/opt/dlbench``) and loaded by the supervisor *before* any project module, so the
 references it checks are captured before candidate code can run.
 
@@ -28,6 +28,11 @@ import _pytest.reports
 import _pytest.runner
 import pluggy
 import pytest
+
+try:  # in the image: shipped beside this file (harness/code.py)
+    from dlbench_protocol import selects
+except ModuleNotFoundError:  # run from the dlbench package (local backend, tests)
+    from dlbench.harness.protocol import selects
 
 _FD: int | None = None
 _WRITE = os.write  # captured before candidate code can replace os.write
@@ -216,11 +221,6 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
         )
     elif report.skipped:  # a whole module skipped (``pytest.importorskip`` or ``skip`` at import)
         send({"ev": "collect_skipped", "nodeid": report.nodeid, "reason": _reason(report)})
-
-
-def selects(node_id: str, selected: list[str]) -> bool:
-    """``node_id`` is a selected id, one of its parametrized cases, or inside a selected class."""
-    return any(node_id == s or node_id.startswith((s + "[", s + "::")) for s in selected)
 
 
 class FirstLook:

@@ -35,7 +35,7 @@ from dlbench.parsing import PARSE_ERRORS, imported_modules, parse_ast
 # its descriptors, or code by name.
 FORBIDDEN_MODULES = frozenset(
     {
-        "ctypes", "gc", "_pytest", "pytest", "pluggy", "dlbench", "dlbench_plugin", "faulthandler", "signal",
+        "ctypes", "gc", "_pytest", "pytest", "pluggy", "dlbench", "dlbench_plugin", "dlbench_protocol", "faulthandler", "signal",
         "resource", "posix", "importlib", "io", "_io", "builtins", "marshal", "pickle", "shelve", "subprocess",
         "socket", "inspect", "types", "code", "codeop", "runpy", "threading", "_thread", "multiprocessing", "pty",
         "fcntl", "mmap", "sysconfig", "site", "zipimport", "pkgutil",

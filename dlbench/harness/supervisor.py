@@ -39,6 +39,11 @@ import tempfile
 import time
 import types
 
+try:  # in the image: shipped beside this file (harness/code.py)
+    from dlbench_protocol import OWN_DIR, canary_file
+except ModuleNotFoundError:  # run from the dlbench package (local backend, tests)
+    from dlbench.harness.protocol import OWN_DIR, canary_file
+
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 REPORT_FD = 3
@@ -46,7 +51,6 @@ COPY_LINK_BYTES = 1 << 20  # sandboxed: larger files are symlinked to the read-o
 EVENT_LIMIT = 16 << 20
 TAIL_BYTES = 8192
 CHECKED_SUFFIXES = (".py", ".pyc", ".pth", ".ini", ".cfg", ".toml")
-OWN_DIR = ".dlbench"  # TMPDIR, HOME, basetemp and the canary file of one candidate
 SCRATCH_SUBDIRS = ("tmp", "home", "basetemp")  # of OWN_DIR: anything may be written there
 SCRATCH_DIRS = ("/tmp", "/dev/shm")
 SUPERVISOR_HOME = ".home"  # of the work dir: the warm parent's home while it preloads, then sealed
@@ -84,11 +88,6 @@ def test_dlbench_canary_fail_{nonce}():
 def test_dlbench_canary_pass_{nonce}():
     pass
 """
-
-
-def canary_file(nonce: str) -> str:
-    """The canary test file of one run, relative to the copy."""
-    return f"{OWN_DIR}/test_dlbench_canary_{nonce}.py"
 
 
 def _prctl(option: int, value: int) -> None:

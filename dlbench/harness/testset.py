@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
 from dlbench.config import EvaluateConfig
-from dlbench.harness.plugin import selects
+from dlbench.harness.protocol import selects
 from dlbench.harness.verdict import NEEDS_NETWORK
 from dlbench.records import BenchmarkTask, EvalStatus, Evaluation, TestOutcome
 

@@ -18,8 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dlbench.harness.plugin import selects
-from dlbench.harness.supervisor import OWN_DIR, canary_file
+from dlbench.harness.protocol import OWN_DIR, canary_file, selects
 from dlbench.records import EvalStatus, TestOutcome
 
 PHASES = ("setup", "call", "teardown")
