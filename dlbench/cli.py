@@ -87,6 +87,13 @@ def _benchmark_source(spec: str):
     return Source(*parts)
 
 
+def _benchmark_argument(parser: argparse.ArgumentParser, how_many: str) -> None:
+    parser.add_argument(
+        "--benchmark", action="append", required=True, metavar="NAME:FORMAT:PATH", type=_benchmark_source,
+        help=f"a benchmark file (FORMAT: ds1000, aicodereval, dlbench); {how_many}",
+    )  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dlbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -118,10 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     imp.set_defaults(func=_import_published)
 
     cmp = sub.add_parser("compare", help="the paper's comparisons of benchmarks: embeddings, DL/ML tokens, complexity")
-    cmp.add_argument(
-        "--benchmark", action="append", required=True, metavar="NAME:FORMAT:PATH", type=_benchmark_source,
-        help="a benchmark file (FORMAT: ds1000, aicodereval, dlbench); give two or more",
-    )  # fmt: skip
+    _benchmark_argument(cmp, "give two or more")
     cmp.add_argument("--out", required=True, help="output folder")
     cmp.add_argument("--perplexity", type=float, default=30.0, help="t-SNE perplexity")
     cmp.add_argument("--seed", type=int, default=0, help="t-SNE random state")
@@ -129,10 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     stages = sub.add_parser("classify-stages", help="predict the pipeline stage of other benchmarks' prompts (Table 4)")
     stages.add_argument("--model", default="results/stages/model", help="a classifier saved by rule classify_stages")
-    stages.add_argument(
-        "--benchmark", action="append", required=True, metavar="NAME:FORMAT:PATH", type=_benchmark_source,
-        help="a benchmark file (FORMAT: ds1000, aicodereval, dlbench); repeatable",
-    )  # fmt: skip
+    _benchmark_argument(stages, "repeatable")
     stages.add_argument("--out", required=True, help="predictions (JSON Lines of StagePrediction)")
     stages.add_argument("--threads", type=int, default=1, help="torch threads")
     stages.set_defaults(func=_classify_stages)
