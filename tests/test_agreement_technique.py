@@ -17,6 +17,7 @@ from dlbench.generate import code_mutants
 from dlbench.generate.mutation_agreement.modeltests import TEST_FILE
 from dlbench.generate.mutation_agreement.technique import TECHNIQUE, agreement_file
 from dlbench.generate.mutation_agreement.variants import Prompt
+from dlbench.llm.client import UnansweredRequests
 from dlbench.standins.llm import LLMStandIn
 from dlbench.records import AgreementRecord, BenchmarkTask, CloneRecord, CloneStatus, Generation, GenStatus
 from dlbench.store import read_jsonl, write_json, write_jsonl
@@ -335,14 +336,15 @@ def test_no_model_tests_falls_back_to_code_agreement(world):
     assert relu.code == next(t for t in make_tasks() if t.function == "relu").ground_truth  # six equal answers of eight
 
 
-def test_api_errors_are_recorded_not_chosen(world):
+def test_api_errors_fail_the_job_and_write_nothing(world):
+    """An unanswered candidate is an infrastructure fault, not the model's failure: nothing is
+    written (the output never looks complete), and the next run asks again."""
     tmp, bench, _ = world
     with LLMStandIn(lambda body, index: (_ for _ in ()).throw(RuntimeError("down"))) as server:
-        gens, records = run_job(tmp, bench, config(server.base_url, tmp / "cache"))
+        with pytest.raises(UnansweredRequests, match=r"24 of 24 sampled candidates got no answer"):
+            run_job(tmp, bench, config(server.base_url, tmp / "cache"))
         assert server.served == 0
-    assert {g.status for g in gens} == {GenStatus.API_ERROR} and all(g.code is None for g in gens)
-    assert {r.rule for r in records} == {"no_candidate"} and all(r.chosen is None for r in records)
-    assert all("test request failed" in (r.tests_detail or "") for r in records)
+    assert not (tmp / "gens.jsonl").exists() and not (tmp / "agreement.jsonl").exists()
 
 
 def test_a_reference_model_gets_a_clear_status(world):

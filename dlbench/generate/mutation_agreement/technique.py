@@ -32,7 +32,7 @@ from dlbench.generate.mutation_agreement.modeltests import (
 from dlbench.generate.mutation_agreement.variants import llm_variants, rewrite_request, rule_variants
 from dlbench.generate.sanitize import extract_code
 from dlbench.generate.techniques import user_turn
-from dlbench.llm.client import ChatRequest, LLMClient, LLMResult
+from dlbench.llm.client import ChatRequest, LLMClient, LLMResult, UnansweredRequests, count_errors
 from dlbench.records import (
     AgreementCandidate,
     AgreementGroup,
@@ -214,6 +214,19 @@ def results_cache(cfg: GenerateConfig) -> Path:
     return Path(cfg.cache_dir).parent / "agreement-runs"
 
 
+def check_answered(out: str | Path, records: list[AgreementRecord]) -> None:
+    """Fail, writing nothing, while the endpoint left any sampled candidate unanswered: the
+    choice among candidates is the model's only when every one was asked (as ``generate``
+    does). The answered ones are in the LLM cache, so the rerun pays only for the rest."""
+    candidates = [c for r in records for c in r.candidates]
+    failed = [c.detail for c in candidates if c.status == GenStatus.API_ERROR]
+    if failed:
+        raise UnansweredRequests(
+            f"{out}: {len(failed)} of {len(candidates)} sampled candidates got no answer from the endpoint (api_error): "
+            f"{count_errors(failed)}. Not written; what was answered is in the LLM cache: rerun to ask again for the rest."
+        )
+
+
 def agreement_file(
     benchmark: str | Path, clone: str | Path, image: str | Path | None, out: str | Path, evidence: str | Path,
     model: str, repo: str, model_cfg: ModelConfig, cfg: GenerateConfig, evaluate: EvaluateConfig, backend: str,
@@ -241,6 +254,7 @@ def agreement_file(
         runner = HarnessRunner(clone_record, image_record, backend, evaluate, results_cache(cfg))
         gens, records = run_agreement(tasks, model, client, runner, cfg.mutation_agreement, model_cfg.runs, model_cfg.seed)
         log.info("%s/%s: %d tasks; rules %s", model, repo, len(tasks), dict(Counter(r.rule for r in records)))
+        check_answered(out, records)
     write_jsonl(evidence, records)
     write_jsonl(out, gens)
     return gens
