@@ -205,7 +205,7 @@ def evaluate_repo(
             patched, digest = done
             yield (i, job, patched, digest), Candidate.make(job.name, {job.task.path: patched}, job.task.tests, limit)
 
-    factory = partial(_new_session, clone, image, backend, cfg, mode)
+    factory = partial(new_session, clone, image, backend, cfg, mode)
     with closing(run_pool(factory, pending(), jobs)) as runs:  # closed now, even on Ctrl-C: no container stays
         for (i, job, patched, digest), candidate, run in runs:
             results[i] = _record(job, candidate, patched, digest, run, backend)
@@ -221,14 +221,9 @@ def _without_run(
     if early is not None:
         return early
     try:
-        original = _original(job.task, Path(clone.path))
-        patched = patch_source(original, job.task.qualname, job.gen.code or "", job.task.path, job.task.start_line)
-    except PatchError as exc:
-        status = EvalStatus.SYNTAX_ERROR if isinstance(exc, CandidateSyntaxError) else EvalStatus.PATCH_ERROR
-        return _evaluation(job, status, str(exc), backend)
-    refused = screen(job.gen.code or "", original) if cfg.screen else []
-    if refused:
-        return _evaluation(job, EvalStatus.SANDBOX_VIOLATION, "refused by the static screen: " + "; ".join(refused), backend)
+        patched = runnable_module(job.task, Path(clone.path), job.gen.code or "", cfg)
+    except NotRunnable as exc:
+        return _evaluation(job, exc.status, exc.detail, backend)
     digest = candidate_hash(job.task, patched, backend, cfg, limit)
     done = _finished(job.evidence, digest)
     return (patched, digest) if done is None else done
@@ -258,12 +253,41 @@ def _before_run(job: Job, clone: CloneRecord, image: ImageRecord | None, backend
         return _evaluation(job, EvalStatus.API_ERROR, job.gen.detail or "the endpoint did not answer", backend)
     if job.gen.code is None or not job.gen.code.strip():
         return _evaluation(job, EvalStatus.NO_CODE, job.gen.detail or f"generation status {job.gen.status}", backend)
+    unusable = unusable_environment(clone, image, backend)
+    return None if unusable is None else _evaluation(job, EvalStatus.IMAGE_ERROR, unusable, backend)
+
+
+class NotRunnable(Exception):
+    """A candidate that cannot run: the status it gets and why."""
+
+    def __init__(self, status: EvalStatus, detail: str):
+        super().__init__(detail)
+        self.status, self.detail = status, detail
+
+
+def unusable_environment(clone: CloneRecord, image: ImageRecord | None, backend: str) -> str | None:
+    """Why no candidate of this repository can run (status ``image_error``), or None."""
     if clone.status != CloneStatus.OK:
-        return _evaluation(job, EvalStatus.IMAGE_ERROR, f"no checkout: {clone.error}", backend)
+        return f"no checkout: {clone.error}"
     if backend == "docker" and (image is None or image.status != ImageStatus.OK):
         error = image.error if image else "no image record"
-        return _evaluation(job, EvalStatus.IMAGE_ERROR, f"project image unusable: {error}"[:2000], backend)
+        return f"project image unusable: {error}"[:2000]
     return None
+
+
+def runnable_module(task: BenchmarkTask, checkout: Path, code: str, cfg: EvaluateConfig) -> str:
+    """The task's module with ``code`` patched in, once the static screen lets it run (every
+    way a candidate reaches a session goes through here); NotRunnable otherwise."""
+    try:
+        original = _original(task, checkout)
+        patched = patch_source(original, task.qualname, code, task.path, task.start_line)
+    except PatchError as exc:
+        status = EvalStatus.SYNTAX_ERROR if isinstance(exc, CandidateSyntaxError) else EvalStatus.PATCH_ERROR
+        raise NotRunnable(status, str(exc)) from None
+    refused = screen(code, original) if cfg.screen else []
+    if refused:
+        raise NotRunnable(EvalStatus.SANDBOX_VIOLATION, "refused by the static screen: " + "; ".join(refused))
+    return patched
 
 
 def _unknown_task(gen: Generation, backend: str) -> Evaluation:
@@ -325,7 +349,8 @@ def _record(job: Job, candidate: Candidate, patched: str, digest: str, run: RunR
 # ---------------------------------------------------------------- sessions
 
 
-def _new_session(clone: CloneRecord, image: ImageRecord | None, backend: str, cfg: EvaluateConfig, mode: str):
+def new_session(clone: CloneRecord, image: ImageRecord | None, backend: str, cfg: EvaluateConfig, mode: str = "warm"):
+    """A session for this repository's candidates: warm (the project's imports preloaded) or naive."""
     preload = preload_for(Path(clone.path)) if cfg.preload else ()
     if backend == "local":
         from dlbench.harness.local import LocalSession

@@ -22,18 +22,26 @@ import ast
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
 from dlbench.config import EvaluateConfig
 from dlbench.generate.sanitize import fenced_blocks, strip_thinking
-from dlbench.harness.evaluate import candidate_hash, run_pool
-from dlbench.harness.patch import CandidateSyntaxError, PatchError, patch_source
+from dlbench.harness.evaluate import (
+    NotRunnable,
+    candidate_hash,
+    new_session,
+    run_pool,
+    runnable_module,
+    unusable_environment,
+)
 from dlbench.harness.run import Candidate
 from dlbench.harness.verdict import Verdict, grade
 from dlbench.llm.responses import ResponseCache
 from dlbench.logs import Progress
-from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, EvalStatus, ImageRecord, ModelTestCase, TestOutcome
+from dlbench.parsing import Unparsable, parse_ast
+from dlbench.records import BenchmarkTask, CloneRecord, EvalStatus, ImageRecord, ModelTestCase, TestOutcome
 
 log = logging.getLogger(__name__)
 
@@ -97,14 +105,14 @@ def _code_chunks(raw: str) -> list[str]:
 def _parsed_statements(chunk: str) -> list[ast.stmt]:
     """The chunk's statements; when it does not parse, those of each line that does."""
     try:
-        return ast.parse(chunk).body
-    except (SyntaxError, ValueError):
+        return parse_ast(chunk).body
+    except Unparsable:
         pass
     found = []
     for line in chunk.splitlines():
         try:
-            found += ast.parse(line.strip()).body
-        except (SyntaxError, ValueError):
+            found += parse_ast(line.strip()).body
+        except Unparsable:
             continue
     return found
 
@@ -213,7 +221,8 @@ class TestRunner(Protocol):
 
 
 class HarnessRunner:
-    """Runs candidates against model tests with the harness's sessions (docker or local).
+    """Runs candidates against model tests the way the harness evaluates them: patched,
+    screened and run in the same warm sessions (docker or local, project imports preloaded).
 
     Identical (patched module, tests) pairs run once. Per-test outcomes count only from a
     run graded ``pass`` or ``fail``; a timeout, a violation, an early end or an
@@ -271,28 +280,17 @@ class HarnessRunner:
             return TestRun(fail, EvalStatus.NO_CODE.value, "no code"), ""
         if not job.tests:
             return TestRun((), "no_tests", "no model tests"), ""
-        if self.clone.status != CloneStatus.OK:
-            return TestRun(fail, EvalStatus.IMAGE_ERROR.value, f"no checkout: {self.clone.error}"), ""
-        if self.backend == "docker" and (self.image is None or not self.image.tag):
-            return TestRun(fail, EvalStatus.IMAGE_ERROR.value, "no project image"), ""
+        unusable = unusable_environment(self.clone, self.image, self.backend)
+        if unusable is not None:
+            return TestRun(fail, EvalStatus.IMAGE_ERROR.value, unusable), ""
         try:
-            original = (Path(self.clone.path) / job.task.path).read_text(encoding="utf-8")
-            return None, patch_source(original, job.task.qualname, job.code, job.task.path)
-        except CandidateSyntaxError as exc:
-            return TestRun(fail, EvalStatus.SYNTAX_ERROR.value, str(exc)), ""
-        except (PatchError, OSError) as exc:
-            return TestRun(fail, EvalStatus.PATCH_ERROR.value, str(exc)), ""
+            return None, runnable_module(job.task, Path(self.clone.path), job.code, self.cfg)
+        except NotRunnable as exc:
+            return TestRun(fail, exc.status.value, exc.detail), ""
 
     def _factory(self):
-        """A session per worker (the same kinds ``dlbench.harness.evaluate`` uses)."""
-        if self.backend == "local":
-            from dlbench.harness.local import LocalSession
-
-            return lambda: LocalSession(Path(self.clone.path), self.cfg)
-        from dlbench.harness.sandbox import DockerSession
-
-        tag = self.image.tag if self.image else None
-        return lambda: DockerSession(tag, self.cfg)
+        """A session per worker: the evaluation's own (``harness.evaluate.new_session``)."""
+        return partial(new_session, self.clone, self.image, self.backend, self.cfg)
 
 
 def _outcome(verdict: Verdict, node_ids: Sequence[str]) -> TestRun:
