@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from dlbench.collect.github import fetch_meta, open_github
 from dlbench.config import CrawlConfig, LocalRepo, SelectConfig
-from dlbench.deps.declared import declared_requirements, is_dependency_file, normalise
+from dlbench.deps.declared import declared_requirements, is_dependency_file, canonical_name
 from dlbench.deps.imports import module_imports
 from dlbench.deps.tree import SourceTree
 from dlbench.logs import Progress
@@ -152,9 +152,9 @@ def is_requirement_file(path: str) -> bool:
 def imported_names(source: str) -> set[str]:
     """Normalised top-level modules a Python file imports (a line scan where Python cannot parse it)."""
     try:
-        return {normalise(m) for m in module_imports(source)}
+        return {canonical_name(m) for m in module_imports(source)}
     except Unparsable:
-        return {normalise(m) for m in _IMPORT_LINE.findall(source)}
+        return {canonical_name(m) for m in _IMPORT_LINE.findall(source)}
 
 
 def declared_names(files: dict[str, str]) -> set[str]:
@@ -165,7 +165,7 @@ def declared_names(files: dict[str, str]) -> set[str]:
 
 def match_frameworks(names: Iterable[str], frameworks: Iterable[str]) -> list[str]:
     """Configured frameworks among ``names`` (``tensorflow-gpu`` counts as ``tensorflow``)."""
-    wanted = {normalise(f): f for f in frameworks}
+    wanted = {canonical_name(f): f for f in frameworks}
     return sorted({wanted[w] for n in names for w in wanted if n == w or n.startswith(w + "-")})
 
 

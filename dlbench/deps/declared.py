@@ -50,8 +50,8 @@ GROUP_WORDS = {
 }  # fmt: skip
 
 
-def normalise(name: str) -> str:
-    """PEP 503 name normalisation."""
+def canonical_name(name: str) -> str:
+    """A distribution name as PEP 503 normalises it (``Scikit_Learn`` → ``scikit-learn``)."""
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
@@ -81,7 +81,7 @@ class Declarations:
         if isinstance(requirement, str):
             self.skipped.append(DroppedRequirement(spec=spec, source=source, reason=requirement))
         else:
-            self.requirements.append(DeclaredRequirement(spec=str(requirement), name=normalise(requirement.name), source=source, group=group))  # fmt: skip
+            self.requirements.append(DeclaredRequirement(spec=str(requirement), name=canonical_name(requirement.name), source=source, group=group))  # fmt: skip
 
 
 def group_kind(group: str) -> str:

@@ -14,7 +14,7 @@ from functools import cache
 from importlib import resources
 from pathlib import PurePosixPath
 
-from dlbench.deps.declared import normalise
+from dlbench.deps.declared import canonical_name
 from dlbench.deps.tree import SourceTree
 from dlbench.parsing import Unparsable, parse_ast
 from dlbench.testfiles import is_test_support_file
@@ -30,7 +30,7 @@ def import_name_table() -> dict[str, str]:
 
 def distribution_for(module: str) -> str:
     """The distribution that provides top-level ``module`` (by table, else by its own name)."""
-    return normalise(import_name_table().get(module, module))
+    return canonical_name(import_name_table().get(module, module))
 
 
 def module_imports(source: str) -> set[str]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from packaging.requirements import Requirement
 
-from dlbench.deps.declared import Declarations, declared_requirements, group_kind, normalise
+from dlbench.deps.declared import Declarations, declared_requirements, group_kind, canonical_name
 from dlbench.deps.imports import any_imports, distribution_for, local_modules, third_party_imports
 from dlbench.deps.tree import SourceTree
 from dlbench.records import DeclaredRequirement, DroppedRequirement
@@ -54,7 +54,7 @@ def project_names(tree: SourceTree) -> set[str]:
             names.add(parser.get("metadata", "name", fallback=""))
         except configparser.Error:
             pass
-    return {normalise(n) for n in names if n}
+    return {canonical_name(n) for n in names if n}
 
 
 def plan_environment(tree: SourceTree) -> EnvironmentPlan:
@@ -67,7 +67,7 @@ def plan_environment(tree: SourceTree) -> EnvironmentPlan:
     covered = {r.name for r in chosen} | own
     for module, files in imports.items():
         dist = distribution_for(module)
-        if dist not in covered and normalise(module) not in own:
+        if dist not in covered and canonical_name(module) not in own:
             covered.add(dist)
             chosen.append(DeclaredRequirement(spec=dist, name=dist, source=f"import {module} ({files[0]})", group="import"))
     if "pytest" not in covered:

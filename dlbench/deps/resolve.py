@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from dlbench.deps.declared import normalise
+from dlbench.deps.declared import canonical_name
 from dlbench.deps.plan import PRIORITY, drop_priority
 from dlbench.records import DeclaredRequirement, DroppedRequirement
 
@@ -68,7 +68,7 @@ class Lock:
     dropped: list[DroppedRequirement] = field(default_factory=list)
 
     def versions(self) -> dict[str, str]:
-        return {normalise(m["name"]): m["version"] for m in map(PIN.match, self.pins) if m}
+        return {canonical_name(m["name"]): m["version"] for m in map(PIN.match, self.pins) if m}
 
 
 def uv_binary() -> str:
@@ -159,12 +159,12 @@ def _temp_file(text: str) -> Path:
 
 def _pins(output: str) -> list[str]:
     pins = [line.strip() for line in output.splitlines() if PIN.match(line.strip())]
-    return sorted(pins, key=lambda pin: normalise(pin.split("==")[0]))
+    return sorted(pins, key=lambda pin: canonical_name(pin.split("==")[0]))
 
 
 def _blamed(requirements: list[DeclaredRequirement], message: str) -> DeclaredRequirement | None:
     """The lowest-priority requirement whose name the resolver's message mentions."""
-    text = normalise(message)
+    text = canonical_name(message)
     named = [r for r in requirements if re.search(rf"(?<![a-z0-9-]){re.escape(r.name)}(?![a-z0-9])", text)]
     return min(named, key=drop_priority, default=None)
 

@@ -35,7 +35,7 @@ from docker.errors import DockerException, ImageNotFound
 from requests.exceptions import RequestException
 
 from dlbench.config import ImagesConfig
-from dlbench.deps.declared import normalise
+from dlbench.deps.declared import canonical_name
 from dlbench.deps.imports import distribution_for
 from dlbench.deps.plan import PRIORITY, EnvironmentPlan, drop_priority, plan_environment
 from dlbench.deps.resolve import IndexUnavailable, Lock, ResolutionError, Target, host_ca_bundle, resolve, uv_binary
@@ -152,8 +152,8 @@ def resolution_target(cfg: ImagesConfig, checkout: Path) -> Target:
 
 
 def framework_pins(lock: Lock, cfg: ImagesConfig) -> list[str]:
-    wanted = {normalise(name) for name in cfg.frameworks}
-    return [pin for pin in lock.pins if normalise(pin.split("==")[0]) in wanted]
+    wanted = {canonical_name(name) for name in cfg.frameworks}
+    return [pin for pin in lock.pins if canonical_name(pin.split("==")[0]) in wanted]
 
 
 def preferred_frameworks(client: docker.DockerClient, base_id: str, plan: EnvironmentPlan, cfg: ImagesConfig) -> list[tuple[str, ...]]:  # fmt: skip
@@ -162,7 +162,7 @@ def preferred_frameworks(client: docker.DockerClient, base_id: str, plan: Enviro
     if not cfg.reuse_frameworks:
         return []
     asked = {r.name for r in plan.requirements}
-    subsets = ([p for p in pins if normalise(p.split("==")[0]) in asked] for pins in layers.framework_layers(client, base_id))
+    subsets = ([p for p in pins if canonical_name(p.split("==")[0]) in asked] for pins in layers.framework_layers(client, base_id))
     return list(dict.fromkeys(tuple(s) for s in subsets if s))
 
 
@@ -268,7 +268,7 @@ def _lock_and_build(client, record: ImageRecord, checkout: Path, support: Mappin
 
 
 def _droppable(plan: EnvironmentPlan, output: str) -> DeclaredRequirement | None:
-    failed = {normalise(m["name"].split("==")[0]) for m in FAILED_BUILD.finditer(output)}
+    failed = {canonical_name(m["name"].split("==")[0]) for m in FAILED_BUILD.finditer(output)}
     named = [r for r in plan.requirements if r.name in failed and drop_priority(r) < PRIORITY["runtime"]]
     return min(named, key=drop_priority, default=None)
 
