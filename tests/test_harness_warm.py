@@ -12,7 +12,7 @@ import pytest
 from dlbench.config import EvaluateConfig
 from dlbench.harness.evaluate import evaluate_repo
 from dlbench.harness.local import LocalSession
-from dlbench.harness.plugin import neutralise
+from dlbench.harness.shipped.plugin import neutralise
 from dlbench.harness.run import preload_for
 from dlbench.harness.verdict import describe
 from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, EvalStatus, Generation

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+SHIPPED = HERE / "shipped"
 SUPPORT_FILES = ("supervisor.py", "plugin.py")
 # Shipped under a name no project's module takes: the image's support folder is on sys.path.
 PROTOCOL = "protocol.py"
@@ -21,16 +22,16 @@ GRADER_FILES = ("verdict.py", "screen.py", PROTOCOL)
 
 def support_files() -> dict[str, bytes]:
     """Trusted files for ``/opt/dlbench`` in every project image (``build_project_image``)."""
-    return _read(SUPPORT_FILES) | {SHIPPED_PROTOCOL: (HERE / PROTOCOL).read_bytes()}
+    return _read(SHIPPED, SUPPORT_FILES) | {SHIPPED_PROTOCOL: (HERE / PROTOCOL).read_bytes()}
 
 
 def grader_files() -> dict[str, bytes]:
-    return _read(GRADER_FILES)
+    return _read(HERE, GRADER_FILES)
 
 
 def digest(files: Mapping[str, bytes]) -> str:
     return hashlib.sha256("".join(f"{n} {hashlib.sha256(d).hexdigest()}\n" for n, d in sorted(files.items())).encode()).hexdigest()[:16]
 
 
-def _read(names: tuple[str, ...]) -> dict[str, bytes]:
-    return {name: (HERE / name).read_bytes() for name in names}
+def _read(folder: Path, names: tuple[str, ...]) -> dict[str, bytes]:
+    return {name: (folder / name).read_bytes() for name in names}

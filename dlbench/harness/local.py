@@ -24,9 +24,9 @@ from dlbench.harness.run import PRELOAD, Session, SessionLost, preload_args
 
 log = logging.getLogger(__name__)
 
-HERE = Path(__file__).resolve().parent
-SUPERVISOR = HERE / "supervisor.py"
-PLUGIN = HERE / "plugin.py"
+SHIPPED = Path(__file__).resolve().parent / "shipped"
+SUPERVISOR = SHIPPED / "supervisor.py"
+PLUGIN = SHIPPED / "plugin.py"
 WARNING = (
     "LOCAL BACKEND: candidate code runs on this machine as %s, with its network and files; "
     "rlimits and timeouts only. This is NOT a sandbox: use the docker backend for untrusted code."
