@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlbench.config import ImagesConfig, MineConfig, TraceConfig
-from dlbench.harness.image import build_project_image, docker_client
+from dlbench.images.build import build_project_image, docker_client
 from dlbench.harness.code import support_files
 from dlbench.mine.api import mine
 from dlbench.mine.cache import LoadedRepo, load_repo

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from dlbench.config import EvaluateConfig
 from dlbench.harness.evaluate import evaluate_repo, evidence_dir
-from dlbench.harness.image import build_project_image
+from dlbench.images.build import build_project_image
 from dlbench.harness.sandbox import DockerSession, support_files
 from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, Evaluation, Generation, ImageStatus, repo_slug, task_id_for
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 
 from dlbench.config import ImagesConfig
-from dlbench.harness.image import build_project_image, docker_client
+from dlbench.images.build import build_project_image, docker_client
 from dlbench.harness.code import support_files
 
 ROOT = Path(__file__).resolve().parents[1]

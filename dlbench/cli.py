@@ -32,7 +32,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _prune_images(args: argparse.Namespace) -> int:
-    from dlbench.harness.image import prune_unrecorded
+    from dlbench.images.build import prune_unrecorded
 
     removed = prune_unrecorded(Path(args.records))
     print(f"removed {len(removed)} image tag(s) not named in {args.records}: {' '.join(removed) or '-'}")

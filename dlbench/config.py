@@ -235,7 +235,7 @@ class EvaluateConfig(Section):
 
 
 class ImagesConfig(Section):
-    """How project test environments are found, resolved and layered (dlbench/deps, harness/image.py)."""
+    """How project test environments are found, resolved and layered (dlbench/deps, images/build.py)."""
 
     python_version: str = Field("3.11", description="Python of the base image: dependencies are resolved for it.")
     platform: str = Field("x86_64-manylinux_2_36", description="Target platform for resolution (uv --python-platform).")

@@ -8,7 +8,7 @@ import pytest
 
 from dlbench.config import ImagesConfig
 from dlbench.deps.resolve import IndexUnavailable, ResolutionError, Target, resolve
-from dlbench.harness.envcheck import check_script, missing_modules
+from dlbench.images.envcheck import check_script, missing_modules
 from dlbench.records import DeclaredRequirement
 
 pytestmark = pytest.mark.xdist_group("uv-cache")

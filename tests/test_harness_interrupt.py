@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.harness.image import docker_client
+from dlbench.images.build import docker_client
 from dlbench.harness.sandbox import LABEL, OWNER_LABEL, owner_id, remove_orphans
 from dlbench.records import CloneRecord, CloneStatus, ImageRecord
 from dlbench.store import write_json

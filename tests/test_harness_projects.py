@@ -276,7 +276,7 @@ def test_local_project_configuration_gold_test_sets_and_causes(project: Path, tm
 
 @pytest.fixture(scope="module")
 def project_image(require_docker: None, project: Path, tmp_path_factory: pytest.TempPathFactory) -> ImageRecord:
-    from dlbench.harness.image import build_project_image
+    from dlbench.images.build import build_project_image
     from dlbench.harness.code import support_files
 
     log = tmp_path_factory.mktemp("image") / "build.log"

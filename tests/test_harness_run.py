@@ -336,7 +336,7 @@ def test_evaluate_predictions_file(clone: CloneRecord, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def image(require_docker: None, clone: CloneRecord, tmp_path_factory: pytest.TempPathFactory) -> ImageRecord:
-    from dlbench.harness.image import build_project_image
+    from dlbench.images.build import build_project_image
     from dlbench.harness.code import support_files
 
     log = tmp_path_factory.mktemp("image") / "build.log"
@@ -457,7 +457,7 @@ def test_docker_container_killed_from_outside_is_an_infrastructure_fault_run_aga
     image: ImageRecord, clone: CloneRecord, tmp_path: Path
 ) -> None:
     from dlbench.harness.evaluate import InfrastructureFaults, evaluate_generations
-    from dlbench.harness.image import docker_client
+    from dlbench.images.build import docker_client
     from dlbench.harness.sandbox import owner_id
     from dlbench.store import write_json
 

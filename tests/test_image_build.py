@@ -17,7 +17,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from dlbench.harness.image import (
+from dlbench.images.build import (
     RUNNER_UID,
     build_project_image,
     docker_client,
@@ -243,7 +243,7 @@ def test_recipe_works_on_a_slim_like_base(engine, slim_like, tmp_path: Path) -> 
 
 
 def test_steps_left_by_an_interrupted_build_are_removed_once_stale(engine, base) -> None:
-    from dlbench.harness.layers import remove_finished_steps
+    from dlbench.images.layers import remove_finished_steps
 
     left = engine.containers.run(base, ["true"], labels={"dlbench.build": "1"}, detach=True)
     left.wait(timeout=60)
@@ -255,7 +255,7 @@ def test_steps_left_by_an_interrupted_build_are_removed_once_stale(engine, base)
 
 
 def test_prune_keeps_what_records_name_and_images_in_use(engine, base) -> None:
-    from dlbench.harness.layers import prune_images
+    from dlbench.images.layers import prune_images
 
     name = f"dlbench/project-prunetest-{uuid.uuid4().hex[:8]}"
     for version in ("kept", "old", "busy"):
@@ -274,7 +274,7 @@ def test_prune_keeps_what_records_name_and_images_in_use(engine, base) -> None:
 def test_machine_faults_are_raised_not_recorded(base, tmp_path: Path) -> None:
     """A recorded image error would be kept on every rerun: the disk, engine or network
     failing is raised instead (the job fails, a rerun builds again)."""
-    from dlbench.harness.image import BuildInfrastructureError
+    from dlbench.images.build import BuildInfrastructureError
 
     repo, sha = make_repo(tmp_path / "repo", "numpy\n")
     (tmp_path / "cache").write_text("a file where the download cache should be")

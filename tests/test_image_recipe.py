@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.harness.image import (
+from dlbench.images.build import (
     EngineUnavailable,
     _docker_name,
     build_project_image,

@@ -9,7 +9,7 @@ import docker
 import pytest
 
 from dlbench.config import ImagesConfig, MineConfig
-from dlbench.harness.image import build_project_image
+from dlbench.images.build import build_project_image
 from dlbench.harness.code import support_files
 from dlbench.mine.tests import find_tests_file
 from dlbench.mine.trace_check import dynamic_check

@@ -167,7 +167,7 @@ def _clone_record(repos_dir: Path, slug: str, tasks: dict[str, BenchmarkTask]) -
 
 def _image_for(clone: CloneRecord, cfg: EvaluateConfig, evidence_root: Path) -> ImageRecord:
     """The project image (built now, or reused by content hash)."""
-    from dlbench.harness.image import build_project_image
+    from dlbench.images.build import build_project_image
 
     log_path = evidence_root / "images" / f"{clone.slug}.log"
     if clone.status != CloneStatus.OK:

@@ -71,7 +71,7 @@ def request(candidate: Candidate, cfg: EvaluateConfig) -> dict:
 
 def preload_for(checkout: Path) -> tuple[str, ...]:
     """Modules a supervisor imports once for this project: pytest, numpy and its dependencies."""
-    from dlbench.harness.image import project_requirements
+    from dlbench.images.build import project_requirements
 
     try:
         requirements = project_requirements(checkout)
@@ -186,7 +186,7 @@ def resolve_backend(name: str, base_image: str = EvaluateConfig().base_image) ->
         return name
     if name != "auto":
         raise ValueError(f"unknown backend {name!r} (auto, docker or local)")
-    from dlbench.harness.image import EngineUnavailable, docker_client, ensure_base_image
+    from dlbench.images.build import EngineUnavailable, docker_client, ensure_base_image
 
     try:
         client = docker_client(timeout=20)

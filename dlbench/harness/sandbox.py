@@ -30,7 +30,7 @@ from docker.models.containers import Container
 import docker
 from dlbench.config import EvaluateConfig, ImagesConfig
 from dlbench.harness.code import support_files
-from dlbench.harness.image import REPO_DIR, RUNNER_UID, SUPPORT_DIR, build_project_image, docker_client
+from dlbench.images.build import REPO_DIR, RUNNER_UID, SUPPORT_DIR, build_project_image, docker_client
 from dlbench.harness.run import PRELOAD, REPLY_GRACE_S, Candidate, Session, SessionLost, preload_args, request
 from dlbench.harness.verdict import RunResult
 from dlbench.records import CloneRecord, CloneStatus, ImageRecord, ImageStatus

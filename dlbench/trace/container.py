@@ -1,6 +1,6 @@
 """Run a repository's tests once with the tracer in a container of its project image.
 
-The image is the one evaluation uses (``harness.image``); the plugin and the list of
+The image is the one evaluation uses (``images.build``); the plugin and the list of
 test-code files are copied into the container before it starts (``put_archive``), so the
 image's content hash, and with it the sharing with evaluation, does not change. The run
 has no network, runs as the image's runner user in a copy of the checkout on its
@@ -23,8 +23,8 @@ from docker.errors import DockerException
 from requests.exceptions import RequestException
 
 from dlbench.config import TraceConfig
-from dlbench.harness.image import REPO_DIR, RUNNER_UID, docker_client
-from dlbench.harness.layers import VENV_PYTHON
+from dlbench.images.build import REPO_DIR, RUNNER_UID, docker_client
+from dlbench.images.layers import VENV_PYTHON
 from dlbench.trace.plan import PLUGIN_MODULE, TracePlan, tracer_argv
 
 log = logging.getLogger(__name__)

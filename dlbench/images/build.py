@@ -5,7 +5,7 @@ A project's test environment is planned from everything it declares and its test
 in two layers: the framework (torch, tensorflow, jax … at the locked versions), shared by
 every project that resolves to the same ones, and the project (the rest of the lock, the
 checkout, the trusted runner files). Layers are made by running an install step with the
-machine's download cache mounted and committing it (``harness/layers.py``), so a second
+machine's download cache mounted and committing it (``images/layers.py``), so a second
 torch project downloads nothing it already has. A built image is checked: every module the
 tests import must import and pytest must collect without a missing module; a missing one
 is added (its distribution), re-resolved and rebuilt, ``images.repair_rounds`` times.
@@ -40,9 +40,9 @@ from dlbench.deps.imports import distribution_for
 from dlbench.deps.plan import PRIORITY, EnvironmentPlan, drop_priority, plan_environment
 from dlbench.deps.resolve import IndexUnavailable, Lock, ResolutionError, Target, host_ca_bundle, resolve, uv_binary
 from dlbench.deps.tree import disk_tree
-from dlbench.harness import layers
-from dlbench.harness.envcheck import check_script, missing_modules
-from dlbench.harness.layers import REPO_DIR, RUNNER_UID, SUPPORT_DIR, DownloadFailed, StepFailed
+from dlbench.images import layers
+from dlbench.images.envcheck import check_script, missing_modules
+from dlbench.images.layers import REPO_DIR, RUNNER_UID, SUPPORT_DIR, DownloadFailed, StepFailed
 from dlbench.records import DeclaredRequirement, DroppedRequirement, Environment, ImageRecord, ImageStatus, RepairStep
 
 __all__ = ["REPO_DIR", "RUNNER_UID", "SUPPORT_DIR", "build_project_image", "docker_client", "ensure_base_image"]
