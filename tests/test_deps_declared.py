@@ -139,18 +139,33 @@ def test_plan_takes_declared_test_groups_and_imported_extras(tmp_path: Path) -> 
 
 
 def test_an_extra_the_tests_import_inside_try_or_a_function_is_installed(tmp_path: Path) -> None:
-    """small-text: ``transformers`` is an extra its noxfile installs, imported by the tests in
-    ``try`` blocks; an undeclared optional import (``apex``) is still not added."""
+    """An extra's entry the tests import in a ``try`` block is installed; an undeclared
+    optional import (``apex``) is still not added."""
     files = {
         "pyproject.toml": '[project]\nname = "acme"\ndependencies = ["numpy"]\n'
-        '[project.optional-dependencies]\ntransformers = ["transformers>=4"]\nserve = ["fastapi"]\n',
+        '[project.optional-dependencies]\nhf = ["transformers>=4"]\nserve = ["fastapi"]\n',
         "acme/__init__.py": "",
         "tests/test_t.py": "try:\n    from transformers import AutoModel\nexcept ImportError:\n    pass\n"
                            "def test_x():\n    import apex\n",
     }  # fmt: skip
     write_tree(tmp_path, files)
     chosen = {r.spec: r.group for r in plan_environment(disk_tree(tmp_path)).requirements}
-    assert chosen == {"numpy": "runtime", "transformers>=4": "extra:transformers", "pytest": "test"}
+    assert chosen == {"numpy": "runtime", "transformers>=4": "extra:hf", "pytest": "test"}
+
+
+def test_an_extra_named_like_a_tested_part_of_the_project_is_installed_whole(tmp_path: Path) -> None:
+    """small-text: tests import ``small_text.integrations.transformers`` (which imports
+    ``transformers`` itself, guarded); its ``transformers`` extra is what its noxfile installs."""
+    files = {
+        "pyproject.toml": '[project]\nname = "small-text"\ndependencies = ["numpy"]\n'
+        '[project.optional-dependencies]\ntransformers = ["small-text[pytorch]", "transformers>=4"]\n'
+        'pytorch = ["torch>=2"]\nserve = ["fastapi"]\n',
+        "small_text/integrations/transformers/__init__.py": "",
+        "tests/test_t.py": "try:\n    from small_text.integrations.transformers import Model\nexcept ImportError:\n    pass\n",
+    }  # fmt: skip
+    write_tree(tmp_path, files)
+    chosen = {r.spec: r.group for r in plan_environment(disk_tree(tmp_path)).requirements}
+    assert chosen == {"numpy": "runtime", "torch>=2": "extra:pytorch", "transformers>=4": "extra:transformers", "pytest": "test"}
 
 
 def test_own_extras_from_ci_and_the_all_idiom_of_setup_py(tmp_path: Path) -> None:

@@ -167,3 +167,24 @@ def test_guarded_definitions_are_extracted(tmp_path):
     (record,) = mine(root, "acme/lib", None, 3, MineConfig(cache_dir=str(tmp_path / "c"))).functions
     # The ast summary keeps the last definition of a name, as Python's namespace would.
     assert (record.source, record.start_line, record.end_line) == ("def fast(x):\n    return -x\n", 7, 8)
+
+
+def test_a_property_task_is_its_getter_in_lines_and_source() -> None:
+    """Getter and setter share a name: the task's text and its lines are the getter's, as
+    the symbol table gives them (a setter's text at the getter's lines broke the patch)."""
+    from dlbench.mine.extract import extract_definitions
+
+    source = textwrap.dedent('''\
+        class Dataset:
+            @property
+            def x(self):
+                """The features."""
+                return self._x
+
+            @x.setter
+            def x(self, x_new):
+                self._x = x_new
+        ''')
+    [piece] = extract_definitions(source, [("Dataset.x", 1, source.count("\n"))]).values()
+    assert piece.source.startswith("@property\ndef x(self):") and "x_new" not in piece.source
+    assert piece.docstring == "The features."

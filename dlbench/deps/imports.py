@@ -55,13 +55,33 @@ def module_imports(source: str) -> set[str]:
 def any_imports(source: str) -> set[str]:
     """Top-level names ``source`` imports anywhere (in functions, ``if`` and ``try`` blocks
     too): what its tests use when the environment has it. Unparsable as ``module_imports``."""
+    return {name.split(".")[0] for name in dotted_imports(source)} | module_imports(source)
+
+
+def dotted_imports(source: str) -> set[str]:
+    """Absolute module paths ``source`` imports anywhere (``a.b.c`` for ``from a.b.c import x``)."""
     names = set()
     for node in ast.walk(parse_ast(source)):
         if isinstance(node, ast.Import):
-            names |= {alias.name.split(".")[0] for alias in node.names}
+            names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.split(".")[0])
-    return names | module_imports(source)
+            names.add(node.module)
+    return names
+
+
+def own_module_parts(tree: SourceTree) -> set[str]:
+    """The components of the project's own modules its tests import anywhere, normalised
+    (``small_text.integrations.transformers`` → small-text, integrations, transformers)."""
+    own = local_modules(tree)
+    parts: set[str] = set()
+    for path in (p for p in tree.paths if is_test_support_file(p)):
+        text = tree.read(path)
+        try:
+            dotted = dotted_imports(text) if text is not None else set()
+        except Unparsable:
+            continue
+        parts |= {canonical_name(part) for name in dotted if name.split(".")[0] in own for part in name.split(".")}
+    return parts
 
 
 def _is_importorskip(call: ast.Call) -> bool:

@@ -1,11 +1,13 @@
 """What a project's test environment installs: declared requirements its tests need, plus
 every distribution its tests import that no declaration names.
 
-Runtime, test, dev and CI declarations are installed whole. Optional extras and
-dependency groups whose names say nothing about tests contribute the entries the tests
-import (with the version the project declares), anywhere in a test file: an import inside
-``try`` or a function is how tests use an extra (small-text's ``transformers``, installed by
-its noxfile); documentation groups contribute nothing else. The project's own extras (``pkg[extra]`` in its dev requirements) are expanded.
+Runtime, test, dev and CI declarations are installed whole, and so is an optional extra
+named like a part of the project its tests import (small-text's tests import
+``small_text.integrations.transformers``: its ``transformers`` extra, which its noxfile
+installs). Other extras and dependency groups whose names say nothing about tests
+contribute the entries the tests import (with the version the project declares), anywhere
+in a test file (inside ``try`` or a function too); documentation groups contribute nothing
+else. The project's own extras (``pkg[extra]`` in its dev requirements) are expanded.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field
 from packaging.requirements import Requirement
 
 from dlbench.deps.declared import Declarations, declared_requirements, group_kind, canonical_name
-from dlbench.deps.imports import any_imports, distribution_for, local_modules, third_party_imports
+from dlbench.deps.imports import any_imports, distribution_for, local_modules, own_module_parts, third_party_imports
 from dlbench.deps.tree import SourceTree
 from dlbench.records import DeclaredRequirement, DroppedRequirement
 
@@ -63,7 +65,7 @@ def plan_environment(tree: SourceTree) -> EnvironmentPlan:
     imports = third_party_imports(tree)
     own = project_names(tree)
     imported = {distribution_for(m) for m in third_party_imports(tree, reader=any_imports)}
-    chosen = _chosen_declarations(declared, imported, own)
+    chosen = _chosen_declarations(declared, imported, own, own_module_parts(tree))
     covered = {r.name for r in chosen} | own
     for module, files in imports.items():
         dist = distribution_for(module)
@@ -75,9 +77,10 @@ def plan_environment(tree: SourceTree) -> EnvironmentPlan:
     return EnvironmentPlan(chosen, declared.constraints, declared.skipped, imports, own, local_modules(tree))
 
 
-def _chosen_declarations(declared: Declarations, imported: set[str], own: set[str]) -> list[DeclaredRequirement]:
+def _chosen_declarations(declared: Declarations, imported: set[str], own: set[str], tested: set[str]) -> list[DeclaredRequirement]:  # fmt: skip
     extras = _own_extras(declared, own)
     chosen = [r for names, _, _ in declared.own_extras for name in sorted(names) for r in extras.get(name, [])]
+    chosen += [r for name in sorted(extras) if canonical_name(name) in tested for r in extras[name]]
     for requirement in declared.requirements:
         kind = group_kind(requirement.group)
         if requirement.name in own:

@@ -224,7 +224,7 @@ def _without_run(
         patched = runnable_module(job.task, Path(clone.path), job.gen.code or "", cfg)
     except NotRunnable as exc:
         return _evaluation(job, exc.status, exc.detail, backend)
-    digest = candidate_hash(job.task, patched, backend, cfg, limit)
+    digest = candidate_hash(job.task, patched, backend, cfg, limit, image.tag if image else None)
     done = _finished(job.evidence, digest)
     return (patched, digest) if done is None else done
 
@@ -236,12 +236,15 @@ def evidence_dir(root: Path, slug: str, gen: Generation) -> Path:
     return root / gen.model / gen.technique / slug / f"{task}-{digest}" / f"{gen.run}-{gen.sample}"
 
 
-def candidate_hash(task: BenchmarkTask, patched: str, backend: str, cfg: EvaluateConfig, limit: float | None = None) -> str:
-    """Everything that decides a verdict: task, tests, patched module, backend, limits, and the
-    code that runs (support files) and grades it (verdict and screen: a changed grader reruns)."""
+def candidate_hash(
+    task: BenchmarkTask, patched: str, backend: str, cfg: EvaluateConfig, limit: float | None = None, image: str | None = None
+) -> str:
+    """Everything that decides a verdict: task, tests, patched module, backend, limits, the
+    environment (the image's tag hashes its lock) and the code that runs (support files) and
+    grades it (verdict and screen: a changed grader reruns)."""
     support = sorted((k, hashlib.sha256(v).hexdigest()) for k, v in (support_files() | grader_files()).items())
     limits = cfg.model_dump(include={"timeout_s", "memory_mb", "cpus", "pids", "output_limit_kb"}) | {"limit": limit}
-    blob = json.dumps([task.task_id, task.sha, task.path, task.tests, patched, backend, limits, support], sort_keys=True)
+    blob = json.dumps([task.task_id, task.sha, task.path, task.tests, patched, backend, limits, support, image], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

@@ -159,9 +159,22 @@ def _definitions(module: cst.Module) -> dict[str, tuple[cst.FunctionDef, cst.Cla
             index[stmt.name.value] = (stmt, None)
         elif isinstance(stmt, cst.ClassDef) and isinstance(stmt.body, cst.IndentedBlock):
             for item in stmt.body.body:
-                if isinstance(item, cst.FunctionDef):
-                    index[f"{stmt.name.value}.{item.name.value}"] = (item, stmt)
+                key = f"{stmt.name.value}.{item.name.value}" if isinstance(item, cst.FunctionDef) else None
+                if key and not (key in index and _is_accessor(item)):
+                    index[key] = (item, stmt)
     return index
+
+
+def _is_accessor(node: cst.FunctionDef) -> bool:
+    """``@p.setter``/``@p.deleter``: the property stays its getter, as in the symbol table
+    (which gives the task its lines)."""
+    return any(
+        isinstance(d.decorator, cst.Attribute)
+        and isinstance(d.decorator.value, cst.Name)
+        and d.decorator.value.value == node.name.value
+        and d.decorator.attr.value in ("setter", "deleter")
+        for d in node.decorators
+    )
 
 
 def _extracted(module: cst.Module, node: cst.FunctionDef, cls: cst.ClassDef | None) -> Extracted:
