@@ -80,14 +80,9 @@ def _patched_code(module: cst.Module, cand: cst.Module, path: list[str], qualnam
 def _parse_original(original: str, filename: str) -> cst.Module:
     """Parsed once per module text: every candidate of a task patches the same module."""
     try:
-        return cst.parse_module(original)
-    except cst.ParserSyntaxError as exc:
-        raise PatchError(f"{filename} is not valid Python: {_first_line(exc)}") from None
-
-
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:300] if text else type(exc).__name__
+        return parse_cst(original)
+    except Unparsable as exc:
+        raise PatchError(f"{filename} is not valid Python: {exc}") from None
 
 
 def _candidate_function(cand: cst.Module, path: list[str]) -> tuple[cst.FunctionDef, list[cst.FunctionDef], cst.CSTNode]:
