@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlbench.config import ImagesConfig, MineConfig, TraceConfig
-from dlbench.images.build import build_project_image, docker_client
 from dlbench.harness.code import support_files
+from dlbench.images.build import build_project_image, docker_client
 from dlbench.mine.api import mine
 from dlbench.mine.cache import LoadedRepo, load_repo
 from dlbench.mine.callgraph import build_calls, is_property

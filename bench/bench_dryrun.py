@@ -39,7 +39,13 @@ def paper_config(topics: list[str]) -> dict:
     cfg["evaluate"]["backend"] = "local"
     cfg["report"]["paper_results"] = str(ROOT / cfg["report"]["paper_results"])
     for i in range(N_MODELS):
-        cfg["models"][f"llm-{i}"] = {"provider": "openai", "model": f"model-{i}", "n": 5, "runs": RUNS, "temperature": 0.8}
+        cfg["models"][f"llm-{i}"] = {
+            "provider": "openai",
+            "model": f"model-{i}",
+            "n": 5,
+            "runs": RUNS,
+            "temperature": 0.8,
+        }
     cfg["generate"]["models"] = ["gold", "null", "mutant", *(f"llm-{i}" for i in range(N_MODELS))]
     cfg["generate"]["techniques"] = TECHNIQUES
     return cfg
@@ -48,12 +54,17 @@ def paper_config(topics: list[str]) -> dict:
 def materialise_upstream(workdir: Path, topics: list[str]) -> None:
     """Finished crawl and selection outputs for 30 repositories (oldest first: nothing reruns)."""
     crawl = workdir / "results/crawl/paper"
-    repos = [RepoMeta(full_name=f"org{i}/dl-lib-{i}", clone_url=f"/nonexistent/{i}.git", stars=1000 - i) for i in range(N_REPOS)]
+    repos = [
+        RepoMeta(full_name=f"org{i}/dl-lib-{i}", clone_url=f"/nonexistent/{i}.git", stars=1000 - i)
+        for i in range(N_REPOS)
+    ]
     for topic in topics:
         write_jsonl(crawl / "topic" / f"{topic}.jsonl", repos[:2])
     write_jsonl(crawl / "repos.jsonl", repos)
     selected = [
-        Selection(full_name=r.full_name, slug=repo_slug(r.full_name), keep=True, reasons=["synthetic"], clone_url=r.clone_url)
+        Selection(
+            full_name=r.full_name, slug=repo_slug(r.full_name), keep=True, reasons=["synthetic"], clone_url=r.clone_url
+        )
         for r in repos
     ]
     time.sleep(0.05)
@@ -64,9 +75,25 @@ def materialise_upstream(workdir: Path, topics: list[str]) -> None:
 def dry_run(workdir: Path, configfile: Path) -> tuple[float, int, str]:
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(ROOT / "Snakefile"), "--directory", str(workdir),
-         "--configfile", str(configfile), "--quiet", "rules", "--", "results/tables.csv"],
-        capture_output=True, text=True, cwd=workdir,
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-n",
+            "--snakefile",
+            str(ROOT / "Snakefile"),
+            "--directory",
+            str(workdir),
+            "--configfile",
+            str(configfile),
+            "--quiet",
+            "rules",
+            "--",
+            "results/tables.csv",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=workdir,
     )
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
@@ -82,16 +109,24 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="dlbench-dryrun-")) if not args.keep else args.keep
     workdir.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("DLBENCH_NO_DOCKER", "1")
-    topics = [t.strip() for t in (ROOT / "resources/topics.txt").read_text().splitlines() if t.strip() and not t.startswith("#")]
+    topics = [
+        t.strip()
+        for t in (ROOT / "resources/topics.txt").read_text().splitlines()
+        if t.strip() and not t.startswith("#")
+    ]
     materialise_upstream(workdir, topics)
     configfile = workdir / "paper.yaml"
     configfile.write_text(yaml.safe_dump(paper_config(topics)))
     seconds, jobs, _ = dry_run(workdir, configfile)
-    tasks_note = f"{N_REPOS} repositories, {N_MODELS} LLMs x {len(TECHNIQUES)} techniques x {RUNS} runs + 3 reference models"
+    tasks_note = (
+        f"{N_REPOS} repositories, {N_MODELS} LLMs x {len(TECHNIQUES)} techniques x {RUNS} runs + 3 reference models"
+    )
     print("| configuration | jobs planned | `snakemake -n` seconds |")
     print("|---|---|---|")
     print(f"| paper scale ({tasks_note}) | {jobs} | {seconds:.1f} |")
-    print(f"targets: <= 2000 jobs ({'met' if 0 < jobs <= 2000 else 'MISSED'}), <= 10 s ({'met' if seconds <= 10 else 'MISSED'})")
+    print(
+        f"targets: <= 2000 jobs ({'met' if 0 < jobs <= 2000 else 'MISSED'}), <= 10 s ({'met' if seconds <= 10 else 'MISSED'})"
+    )
     if not args.keep:
         shutil.rmtree(workdir, ignore_errors=True)
 

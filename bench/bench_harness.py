@@ -22,9 +22,18 @@ from pathlib import Path
 
 from dlbench.config import EvaluateConfig
 from dlbench.harness.evaluate import evaluate_repo, evidence_dir
-from dlbench.images.build import build_project_image
 from dlbench.harness.sandbox import DockerSession, support_files
-from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, Evaluation, Generation, ImageStatus, repo_slug, task_id_for
+from dlbench.images.build import build_project_image
+from dlbench.records import (
+    BenchmarkTask,
+    CloneRecord,
+    CloneStatus,
+    Evaluation,
+    Generation,
+    ImageStatus,
+    repo_slug,
+    task_id_for,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "resources" / "sample"
@@ -65,7 +74,8 @@ def sample_tasks(
         tasks.append(task)
         for model, code in (("gold", gold), ("null", null)):
             gens += [
-                Generation(task_id=task.task_id, model=model, technique="reference", sample=k, code=code) for k in range(samples)
+                Generation(task_id=task.task_id, model=model, technique="reference", sample=k, code=code)
+                for k in range(samples)
             ]
     return tasks, gens
 

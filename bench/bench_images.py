@@ -25,8 +25,8 @@ from pathlib import Path
 import yaml
 
 from dlbench.config import ImagesConfig
-from dlbench.images.build import build_project_image, docker_client
 from dlbench.harness.code import support_files
+from dlbench.images.build import build_project_image, docker_client
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = "dlbench/base:bookworm"
@@ -76,10 +76,17 @@ def remove_bench_images(client, rows: list[dict]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repos", nargs=2, default=["Laplace", "cleanlab"])
-    parser.add_argument("--naive", action="store_true", help="also build the second project with no shared cache or layer")
-    parser.add_argument("--no-reuse", action="store_true", help="resolve each project freely (images.reuse_frameworks: false)")
+    parser.add_argument(
+        "--naive", action="store_true", help="also build the second project with no shared cache or layer"
+    )
+    parser.add_argument(
+        "--no-reuse", action="store_true", help="resolve each project freely (images.reuse_frameworks: false)"
+    )
     args = parser.parse_args()
-    known = {r["path"].split("/")[-1].removesuffix(".bundle"): r["sha"] for r in yaml.safe_load((ROOT / "config/realworld.yaml").read_text())["local_repos"]}  # noqa: E501
+    known = {
+        r["path"].split("/")[-1].removesuffix(".bundle"): r["sha"]
+        for r in yaml.safe_load((ROOT / "config/realworld.yaml").read_text())["local_repos"]
+    }  # noqa: E501
     client = docker_client()
     base = bench_base(client)
     with tempfile.TemporaryDirectory(prefix="dlbench-bench-images-") as tmp:
@@ -91,7 +98,15 @@ def main() -> None:
             rows.append(build(repo, f"bench__{name.lower()}", known[name], base, shared, not args.no_reuse, tmp_path))
         if args.naive:
             name = args.repos[1]
-            naive = build(tmp_path / name, f"bench__{name.lower()}_naive", known[name], base, tmp_path / "cache-naive", False, tmp_path)
+            naive = build(
+                tmp_path / name,
+                f"bench__{name.lower()}_naive",
+                known[name],
+                base,
+                tmp_path / "cache-naive",
+                False,
+                tmp_path,
+            )
             rows.append(naive | {"project": f"{naive['project']} (naive)"})
         shutil.rmtree(shared, ignore_errors=True)
     remove_bench_images(client, rows)

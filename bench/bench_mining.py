@@ -157,18 +157,45 @@ def test_module(sub: int, k: int, n_functions: int, tests_per_file: int) -> str:
         elif style == 2:
             lines += ["", f"def test_reexport_{i}():", f"    assert sy.sub{sub}.f_{k}_0(np.float64({i})) >= 0", ""]
         elif style == 3:
-            lines += ["", '@pytest.mark.parametrize("v", [1, 2, 3])', f"def test_param_{i}(v):", "    assert _helper(v) >= 0", ""]
+            lines += [
+                "",
+                '@pytest.mark.parametrize("v", [1, 2, 3])',
+                f"def test_param_{i}(v):",
+                "    assert _helper(v) >= 0",
+                "",
+            ]
         elif style == 4:
-            lines += ["", f"def test_fixture_{i}(model, base_model):", f"    model.forward({i})", "    assert model.describe()", ""]
+            lines += [
+                "",
+                f"def test_fixture_{i}(model, base_model):",
+                f"    model.forward({i})",
+                "    assert model.describe()",
+                "",
+            ]
         elif style == 5:
-            classes += [f"    def test_bound_{i}(self):", f"        obj = Model{k}({i % 5 + 1})", "        obj.step().clone()", ""]
+            classes += [
+                f"    def test_bound_{i}(self):",
+                f"        obj = Model{k}({i % 5 + 1})",
+                "        obj.step().clone()",
+                "",
+            ]
         else:
-            classes += [f"    def test_unit_{i}(self):", "        self.assertEqual(len(self.layer.apply([1, 2])), 2)", ""]
-    lines += ["", f"class TestModel{k}(unittest.TestCase):", "    def setUp(self):", f"        self.layer = Layer{k}(2)", ""]
+            classes += [
+                f"    def test_unit_{i}(self):",
+                "        self.assertEqual(len(self.layer.apply([1, 2])), 2)",
+                "",
+            ]
+    lines += [
+        "",
+        f"class TestModel{k}(unittest.TestCase):",
+        "    def setUp(self):",
+        f"        self.layer = Layer{k}(2)",
+        "",
+    ]
     return "\n".join(lines + classes) + "\n"
 
 
-CONFTEST = '''\
+CONFTEST = """\
 import pytest
 
 from synth.common import Base
@@ -177,7 +204,7 @@ from synth.common import Base
 @pytest.fixture
 def base_model() -> Base:
     return Base(4)
-'''
+"""
 
 
 def generate_repo(root: Path, modules: int, test_files: int, n_functions: int = 22, tests_per_file: int = 25) -> None:
@@ -209,7 +236,13 @@ def generate_repo(root: Path, modules: int, test_files: int, n_functions: int = 
 
 
 def _git(root: Path, *args: str, date: str | None = None) -> None:
-    env = dict(os.environ, GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="b@x", GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="b@x")
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="bench",
+        GIT_AUTHOR_EMAIL="b@x",
+        GIT_COMMITTER_NAME="bench",
+        GIT_COMMITTER_EMAIL="b@x",
+    )
     if date:
         env |= {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
     subprocess.run(["git", "-C", str(root), *args], env=env, check=True, capture_output=True)
@@ -240,16 +273,32 @@ def child_run(root: str, cache: str, workers: int, dates: bool) -> None:
     from dlbench.mine.history import head_sha
 
     start = time.perf_counter()
-    result = mine(Path(root), "bench/synthetic", head_sha(Path(root)) if dates else None, 3, MineConfig(cache_dir=cache, workers=workers), dates)
+    result = mine(
+        Path(root),
+        "bench/synthetic",
+        head_sha(Path(root)) if dates else None,
+        3,
+        MineConfig(cache_dir=cache, workers=workers),
+        dates,
+    )
     seconds = time.perf_counter() - start
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     workers_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    print(json.dumps({
-        "seconds": seconds, "files": result.stats.files, "lines": result.stats.lines,
-        "parsed": result.stats.parsed, "tests": len(result.tests), "functions": len(result.functions),
-        "dated": sum(f.first_added is not None for f in result.functions),
-        "peak_mib": (own + workers_rss) / 1024, "phases": result.seconds,
-    }))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "files": result.stats.files,
+                "lines": result.stats.lines,
+                "parsed": result.stats.parsed,
+                "tests": len(result.tests),
+                "functions": len(result.functions),
+                "dated": sum(f.first_added is not None for f in result.functions),
+                "peak_mib": (own + workers_rss) / 1024,
+                "phases": result.seconds,
+            }
+        )
+    )
 
 
 def measured(root: Path, cache: Path, workers: int, dates: bool) -> dict:
@@ -260,7 +309,9 @@ def measured(root: Path, cache: Path, workers: int, dates: bool) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def scenario(label: str, root: Path, cache: Path, workers: int, dates: bool, change: Path | None) -> list[tuple[str, dict]]:
+def scenario(
+    label: str, root: Path, cache: Path, workers: int, dates: bool, change: Path | None
+) -> list[tuple[str, dict]]:
     rows = [(f"{label}: cold cache", measured(root, cache, workers, dates))]
     rows.append((f"{label}: warm cache, nothing changed", measured(root, cache, workers, dates)))
     if change is not None:
@@ -273,7 +324,8 @@ def fetch_sdist(name: str, into: Path) -> Path:
     """Download and unpack NAME's source distribution; return the unpacked folder."""
     subprocess.run(
         [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--dest", str(into), name],
-        check=True, capture_output=True,
+        check=True,
+        capture_output=True,
     )
     archive = next(p for p in into.iterdir() if p.suffix in (".gz", ".zip"))
     unpacked = into / "src"

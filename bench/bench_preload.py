@@ -24,9 +24,9 @@ from pathlib import Path
 
 from dlbench.config import EvaluateConfig
 from dlbench.harness.evaluate import evaluate_repo, evidence_dir
-from dlbench.images.build import build_project_image
 from dlbench.harness.run import preload_for
 from dlbench.harness.sandbox import DockerSession, support_files
+from dlbench.images.build import build_project_image
 from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, Generation, ImageStatus
 
 SLUG = "bench__tinytorch"
@@ -71,7 +71,9 @@ def project_files() -> dict[str, str]:
     files = {"requirements.txt": "torch\n", "tinytorch/__init__.py": "", "tinytorch/ops.py": ops}
     for name, checks in TESTS.items():
         body = "".join(f"\n\ndef test_{name}_{i}():\n    {check}\n" for i, check in enumerate(checks))
-        files[f"tests/test_{name}.py"] = f"import torch\n\nfrom tinytorch.ops import {name}\n\nX = torch.randn(4, 6)\n{body}"
+        files[f"tests/test_{name}.py"] = (
+            f"import torch\n\nfrom tinytorch.ops import {name}\n\nX = torch.randn(4, 6)\n{body}"
+        )
     return files
 
 
@@ -88,7 +90,10 @@ def tasks_and_candidates(sha: str, samples: int) -> tuple[list[BenchmarkTask], l
         tasks.append(task)
         null = gold.split("\n")[0] + "\n    raise NotImplementedError\n"
         for model, code in (("gold", gold), ("null", null)):
-            gens += [Generation(task_id=task.task_id, model=model, technique="reference", sample=k, code=code) for k in range(samples)]
+            gens += [
+                Generation(task_id=task.task_id, model=model, technique="reference", sample=k, code=code)
+                for k in range(samples)
+            ]
     return tasks, gens
 
 
@@ -106,7 +111,9 @@ def measure(mode: str, cfg: EvaluateConfig, clone: CloneRecord, tasks, gens, ima
     results = evaluate_repo(clone, {t.task_id: t for t in tasks}, gens, image, "docker", cfg, 1, evidence)
     total = time.monotonic() - began
     n = len(gens)
-    tests = sum(json.loads((evidence_dir(evidence, SLUG, g) / "run.json").read_text())["test_seconds"] for g in gens) / n
+    tests = (
+        sum(json.loads((evidence_dir(evidence, SLUG, g) / "run.json").read_text())["test_seconds"] for g in gens) / n
+    )
     per_candidate = (total - start_s) / n
     return {
         "mode": mode, "preloaded": preloaded, "start_s": start_s, "per_candidate_s": per_candidate,
@@ -131,7 +138,9 @@ def main() -> None:
             (checkout / rel).parent.mkdir(parents=True, exist_ok=True)
             (checkout / rel).write_text(text)
         sha = hashlib.sha1(json.dumps(project_files(), sort_keys=True).encode()).hexdigest()
-        clone = CloneRecord(full_name="bench/tinytorch", slug=SLUG, clone_url="", path=str(checkout), sha=sha, status=CloneStatus.OK)
+        clone = CloneRecord(
+            full_name="bench/tinytorch", slug=SLUG, clone_url="", path=str(checkout), sha=sha, status=CloneStatus.OK
+        )
         cfg = EvaluateConfig(timeout_s=120, memory_mb=2048)
         image = build_project_image(checkout, SLUG, sha, cfg.base_image, Path(tmp) / "build.log", support_files())
         if image.status != ImageStatus.OK:

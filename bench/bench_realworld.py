@@ -57,7 +57,9 @@ def validity_table(validation: pd.DataFrame) -> pd.DataFrame:
     frame = frame[frame["cause"] != "not sampled"]  # a sample's share is over the tasks evaluated
     summary = frame.groupby("repo").agg(tasks=("task_id", "size"), usable=("usable", "sum"))
     summary["gold_valid"] = (summary["usable"] / summary["tasks"]).round(3)
-    causes = frame[~frame["usable"]].pivot_table(index="repo", columns="cause", values="task_id", aggfunc="size", fill_value=0)
+    causes = frame[~frame["usable"]].pivot_table(
+        index="repo", columns="cause", values="task_id", aggfunc="size", fill_value=0
+    )
     return summary.join(causes).fillna(0)
 
 
@@ -80,8 +82,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repos", nargs="*", default=[], help="bundle names (cleanlab laplace small-text ignite)")
     parser.add_argument("--cores", type=int, default=2)
-    parser.add_argument("--sample", type=int, default=0, help="evaluate a seeded sample of this many tasks per repository")
-    parser.add_argument("--min-valid", type=float, default=None, help="fail when a repository's gold-valid share is lower")
+    parser.add_argument(
+        "--sample", type=int, default=0, help="evaluate a seeded sample of this many tasks per repository"
+    )
+    parser.add_argument(
+        "--min-valid", type=float, default=None, help="fail when a repository's gold-valid share is lower"
+    )
     args = parser.parse_args()
     repos = [r.lower() for r in args.repos]
     seconds = run_workflow(repos, args.cores, args.sample)

@@ -14,7 +14,9 @@ from dlbench.store import ArtifactError
 def _mine(args: argparse.Namespace) -> int:
     from dlbench.mine.api import mine_checkout
 
-    out = mine_checkout(Path(args.repo).resolve(), Path(args.out), sha=args.sha, name=args.name, min_tests=args.min_tests)
+    out = mine_checkout(
+        Path(args.repo).resolve(), Path(args.out), sha=args.sha, name=args.name, min_tests=args.min_tests
+    )
     print(out)
     return 0
 
@@ -52,7 +54,9 @@ def _import_published(args: argparse.Namespace) -> int:
     )
     counts = Counter(row.status for row in result.rows)
     print(f"{len(result.rows)} task files: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())))
-    print(f"{len(result.tasks)} benchmark records in {out / 'dlbench.jsonl'}; what became of each file: {out / 'import.jsonl'}")
+    print(
+        f"{len(result.tasks)} benchmark records in {out / 'dlbench.jsonl'}; what became of each file: {out / 'import.jsonl'}"
+    )
     return 0
 
 
@@ -138,7 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     stages.add_argument("--threads", type=int, default=1, help="torch threads")
     stages.set_defaults(func=_classify_stages)
 
-    images = sub.add_parser("images", help="manage project and framework images").add_subparsers(dest="action", required=True)
+    images = sub.add_parser("images", help="manage project and framework images").add_subparsers(
+        dest="action", required=True
+    )
     prune = images.add_parser("prune", help="remove dlbench images that no image record names (frees disk)")
     prune.add_argument("--records", default="results/images", help="folder of image records to keep (results/images)")
     prune.set_defaults(func=_prune_images)

@@ -78,7 +78,9 @@ class TraceConfig(Section):
     """The dynamic truth (rule ``trace_tests``): the project's tests run once with a tracer."""
 
     timeout_s: float = Field(60.0, gt=0, description="Limit per test; an overrunning test is stopped and recorded.")
-    budget_s: float = Field(1800.0, gt=0, description="Limit of the whole traced session (tests after it are not traced).")
+    budget_s: float = Field(
+        1800.0, gt=0, description="Limit of the whole traced session (tests after it are not traced)."
+    )
     max_files: int = Field(0, ge=0, description="Trace a seeded sample of this many test files (0: every test file).")
     seed: int = Field(0, description="Seed of the test-file sample.")
     memory_mb: int = Field(6144, ge=256, description="Memory limit of the tracing container.")
@@ -125,7 +127,7 @@ class PromptsConfig(Section):
     protocol: Literal["paper", "project"] = Field(
         "paper",
         description="What the drafting LLM is sent. 'paper': the DL-Bench paper's template, one user message "
-        "(\"Create a prompt using the provided code and its docstring, ... 1. Code: [CODE] 2. Docstring: "
+        '("Create a prompt using the provided code and its docstring, ... 1. Code: [CODE] 2. Docstring: '
         "[DOCSTRING]\"); 'project': this project's instructions (a system message asking for prose only, "
         "no code, at most 200 words) with the class context of a method.",
     )
@@ -149,7 +151,9 @@ ProviderName = Literal["openai", "gold", "null", "mutant", "predictions"]
 
 
 class ModelConfig(Section):
-    provider: ProviderName = Field(description="openai (any OpenAI-compatible endpoint), a reference model, or predictions.")
+    provider: ProviderName = Field(
+        description="openai (any OpenAI-compatible endpoint), a reference model, or predictions."
+    )
     base_url: str | None = None
     model: str | None = Field(None, description="Model id at the endpoint.")
     api_key_env: str = "OPENAI_API_KEY"
@@ -166,7 +170,8 @@ class ModelConfig(Section):
     batch: bool = Field(False, description="provider openai: send requests through the Batch API (cheaper, slower).")
     seed: int = Field(0, description="Seed of the reference models' randomness (mutant).")
     paper_name: str | None = Field(
-        None, description="The paper's name of this model (e.g. 'Claude 3.5 Sonnet'), to set its published figures beside ours (default: the key)."
+        None,
+        description="The paper's name of this model (e.g. 'Claude 3.5 Sonnet'), to set its published figures beside ours (default: the key).",
     )
 
     @model_validator(mode="after")
@@ -182,7 +187,9 @@ class MutationAgreementConfig(Section):
     variants: int = Field(3, ge=0, description="Mutated prompts per task (besides the original).")
     include_original: bool = Field(True, description="Also sample candidates from the unmutated prompt.")
     samples_per_variant: int = Field(2, ge=1, description="Candidates sampled per prompt variant.")
-    tests_per_task: int = Field(10, ge=0, description="Model-written assertions kept per task (0: choose by code agreement).")
+    tests_per_task: int = Field(
+        10, ge=0, description="Model-written assertions kept per task (0: choose by code agreement)."
+    )
     rewriter: Literal["rules", "llm"] = Field(
         "rules", description="rules: seeded lexical/grammatical/naming mutations; llm: paraphrases by the model itself."
     )
@@ -198,7 +205,8 @@ class GenerateConfig(Section):
     models: list[str] = Field(default_factory=lambda: ["gold", "null"], description="Models (keys of 'models') to run.")
     techniques: list[Technique] = Field(default_factory=lambda: ["zero-shot"], description="Prompting techniques.")
     mutation_agreement: MutationAgreementConfig = Field(
-        default_factory=MutationAgreementConfig, description="Technique mutation_agreement: prompt mutations + dual execution agreement."
+        default_factory=MutationAgreementConfig,
+        description="Technique mutation_agreement: prompt mutations + dual execution agreement.",
     )
     cache_dir: str = Field(".cache/dlbench/llm", description="LLM response cache (survives failed jobs).")
 
@@ -207,10 +215,14 @@ class EvaluateConfig(Section):
     backend: Literal["auto", "docker", "local"] = Field(
         "auto", description="auto: docker when an engine answers, else local (not a sandbox)."
     )
-    base_image: str = Field("dlbench/base:bookworm", description="Base image (python:3.11-slim on a machine with a registry).")
+    base_image: str = Field(
+        "dlbench/base:bookworm", description="Base image (python:3.11-slim on a machine with a registry)."
+    )
     timeout_s: float = Field(60.0, gt=0, description="Wall-clock limit per candidate.")
     timeout_factor: float = Field(
-        10.0, ge=0, description="Models other than gold get this many times gold's slowest complete run of the task, "
+        10.0,
+        ge=0,
+        description="Models other than gold get this many times gold's slowest complete run of the task, "
         "within [min_timeout_s, timeout_s] (0: timeout_s for every candidate).",
     )
     min_timeout_s: float = Field(30.0, gt=0, description="The floor of a timeout scaled to gold's runtime.")
@@ -221,7 +233,8 @@ class EvaluateConfig(Section):
     jobs: int = Field(2, ge=1, description="Candidates run at once per job.")
     gold_runs: int = Field(2, ge=1, description="Gold runs used to detect flaky tasks.")
     screen: bool = Field(
-        True, description="Refuse, before running, candidates that use the primitives a forged verdict needs (harness/screen.py)."
+        True,
+        description="Refuse, before running, candidates that use the primitives a forged verdict needs (harness/screen.py).",
     )
     preload: bool = Field(
         True,
@@ -252,12 +265,22 @@ class ImagesConfig(Section):
         if self.cache_dir:
             return Path(self.cache_dir).expanduser()
         return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dlbench" / "uv"
+
     index_url: str | None = Field(None, description="Package index (default: PyPI, or PIP_INDEX_URL).")
     framework_index_url: str | None = Field(
         None, description="Extra index for framework wheels, e.g. https://download.pytorch.org/whl/cpu where reachable."
     )
     frameworks: list[str] = Field(
-        default_factory=lambda: ["torch", "torchvision", "torchaudio", "tensorflow", "tensorflow-cpu", "keras", "jax", "jaxlib"],
+        default_factory=lambda: [
+            "torch",
+            "torchvision",
+            "torchaudio",
+            "tensorflow",
+            "tensorflow-cpu",
+            "keras",
+            "jax",
+            "jaxlib",
+        ],
         description="Distributions installed in a shared framework layer (with their dependencies).",
     )
     reuse_frameworks: bool = Field(
@@ -265,8 +288,12 @@ class ImagesConfig(Section):
         description="Prefer framework versions an existing layer has when the project's constraints and date allow: "
         "saves downloads and disk, but a project's lock then depends on what was built before it on this machine.",
     )
-    repair_rounds: int = Field(2, ge=0, description="Rebuilds that add a distribution for a module the tests cannot import.")
-    check_timeout_s: float = Field(600.0, gt=0, description="Limit of the import and collection check of a built image.")
+    repair_rounds: int = Field(
+        2, ge=0, description="Rebuilds that add a distribution for a module the tests cannot import."
+    )
+    check_timeout_s: float = Field(
+        600.0, gt=0, description="Limit of the import and collection check of a built image."
+    )
 
 
 class StagesConfig(Section):
@@ -307,7 +334,9 @@ class FailuresConfig(Section):
 
 class CompareSource(Section):
     name: str = Field(description="The benchmark's name in the tables and plots.")
-    format: Literal["ds1000", "aicodereval", "dlbench"] = Field(description="Its published record format (docs/ARTIFACTS.md).")
+    format: Literal["ds1000", "aicodereval", "dlbench"] = Field(
+        description="Its published record format (docs/ARTIFACTS.md)."
+    )
     path: str = Field(description="Its file (JSON Lines; .gz is read too).")
 
 
@@ -326,7 +355,8 @@ class PublishedConfig(Section):
 
     tasks: str | None = Field(None, description="Folder of their task files (*.txt); null: no import.")
     repos: str | None = Field(
-        None, description="Folder of their repositories: git bundles NAME.bundle (with NAME.shamap.tsv) or checkouts NAME/."
+        None,
+        description="Folder of their repositories: git bundles NAME.bundle (with NAME.shamap.tsv) or checkouts NAME/.",
     )
     min_tests: int = Field(1, ge=1, description="Tests mining must find for a published function to become a record.")
 
@@ -362,10 +392,14 @@ class Config(Section):
     def _known_models(self) -> Config:
         for i, name in enumerate(self.generate.models):
             if name not in self.models:
-                raise _KeyProblem(f"generate.models.{i}", f"unknown model {name!r} (known: {', '.join(sorted(self.models))})")
+                raise _KeyProblem(
+                    f"generate.models.{i}", f"unknown model {name!r} (known: {', '.join(sorted(self.models))})"
+                )
         for name in ("gold", "null"):
             if name not in self.models or self.models[name].provider != name:
-                raise _KeyProblem(f"models.{name}", f"the reference model {name!r} must be configured with provider: {name}")
+                raise _KeyProblem(
+                    f"models.{name}", f"the reference model {name!r} must be configured with provider: {name}"
+                )
         return self
 
     def files_to_check(self) -> dict[str, str | None]:
@@ -437,7 +471,9 @@ def load_config_file(path: str | Path, root: str | Path = ".") -> Config:
     except OSError as exc:
         raise ConfigError(f"config file {path}: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"config file {path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})") from None
+        raise ConfigError(
+            f"config file {path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})"
+        ) from None
     if raw is not None and not isinstance(raw, dict):
         raise ConfigError(f"config file {path}: top level must be a mapping")
     return load_config(raw, root)

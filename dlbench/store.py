@@ -86,7 +86,9 @@ def _decoded(path: str | Path, lineno: int, raw: bytes) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:  # e.g. a binary file passed by mistake
-        raise ArtifactError(f"{path}:{lineno}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {exc.start + 1})") from None
+        raise ArtifactError(
+            f"{path}:{lineno}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {exc.start + 1})"
+        ) from None
 
 
 def _parse_line(path: str | Path, lineno: int, line: str, model: type[M]) -> M:

@@ -7,6 +7,15 @@ with script_logging(snakemake.log[0]):
     image = inp.image[0] if inp.image else None  # docker backend only
     evaluate = params.evaluate.model_copy(update={"jobs": snakemake.threads})  # candidates at once: the rule's threads
     agreement_file(
-        inp.benchmark, inp.clone, image, out.generations, out.evidence, w.model, w.repo, params.model_cfg,
-        params.generate, evaluate, params.backend,
+        inp.benchmark,
+        inp.clone,
+        image,
+        out.generations,
+        out.evidence,
+        w.model,
+        w.repo,
+        params.model_cfg,
+        params.generate,
+        evaluate,
+        params.backend,
     )

@@ -6,4 +6,6 @@ from dlbench.logs import script_logging
 
 with script_logging(snakemake.log[0]):
     params = snakemake.params
-    build_image_file(Path(snakemake.input.clone), Path(snakemake.output[0]), Path(params.build_log), params.evaluate, params.images)
+    build_image_file(
+        Path(snakemake.input.clone), Path(snakemake.output[0]), Path(params.build_log), params.evaluate, params.images
+    )

@@ -5,4 +5,6 @@ from dlbench.report.card import card_file
 with script_logging(snakemake.log[0]):
     inp = snakemake.input
     threshold = snakemake.params.mutant_kill_threshold
-    card_file(inp.benchmark, inp.repos, inp.merged, inp.agreement, inp.tables, snakemake.output[0], threshold, inp.prompts)
+    card_file(
+        inp.benchmark, inp.repos, inp.merged, inp.agreement, inp.tables, snakemake.output[0], threshold, inp.prompts
+    )

@@ -6,7 +6,9 @@ from dlbench.logs import script_logging
 
 with script_logging(snakemake.log[0]):
     inputs = snakemake.input.keys()
-    evaluate = snakemake.params.evaluate.model_copy(update={"jobs": snakemake.threads})  # candidates at once: the rule's threads
+    evaluate = snakemake.params.evaluate.model_copy(
+        update={"jobs": snakemake.threads}
+    )  # candidates at once: the rule's threads
     gold = snakemake.input.gold  # one file, or none for gold itself
     evaluate_generations(
         Path(snakemake.input.generations),

@@ -6,6 +6,12 @@ with script_logging(snakemake.log[0]):
     w, params = snakemake.wildcards, snakemake.params
     stages = snakemake.input.get("stages")
     generate_file(
-        snakemake.input.benchmark, snakemake.output[0], w.model, w.technique, w.repo, params.model_cfg,
-        params.generate.cache_dir, stages=stages,
+        snakemake.input.benchmark,
+        snakemake.output[0],
+        w.model,
+        w.technique,
+        w.repo,
+        params.model_cfg,
+        params.generate.cache_dir,
+        stages=stages,
     )

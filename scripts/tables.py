@@ -7,8 +7,16 @@ with script_logging(snakemake.log[0]):
     inp, out = snakemake.input, snakemake.output
     paper = inp.paper[0] if inp.paper else None
     write_report(
-        inp.benchmark, inp.evaluations, inp.validation, out.csv, out.tables, out.plots, snakemake.params.report,
-        paper=paper, usage=inp.usage,
-        models=snakemake.params.models, stages=inp.stages[0] if inp.stages else None,
+        inp.benchmark,
+        inp.evaluations,
+        inp.validation,
+        out.csv,
+        out.tables,
+        out.plots,
+        snakemake.params.report,
+        paper=paper,
+        usage=inp.usage,
+        models=snakemake.params.models,
+        stages=inp.stages[0] if inp.stages else None,
     )
     write_table6(inp.failures, out.tables)

@@ -71,7 +71,9 @@ def check_report_in_chromium(report_html: Path, workdir: Path) -> dict:
     proc = headless("--dump-dom", page.as_uri())
     found = re.search(r'<pre id="img-check">(.*?)</pre>', proc.stdout, re.DOTALL)
     assert found, "the check script left no result:\n" + proc.stdout[-2000:] + proc.stderr[-2000:]
-    return json.loads(found.group(1).replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"'))
+    return json.loads(
+        found.group(1).replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"')
+    )
 
 
 def assert_report_shows_plots(workdir: Path, *args: str) -> None:

@@ -10,8 +10,8 @@ from dlbench.generate.mutation_agreement.dual_execution import (
     DUAL,
     NO_CANDIDATE,
     Group,
-    choose,
     bare_code,
+    choose,
     rank,
 )
 

@@ -180,8 +180,8 @@ def test_results_are_cached_by_what_decided_them(runner: HarnessRunner, tmp_path
 
 @pytest.mark.docker
 def test_candidates_run_against_model_tests_in_docker(require_docker, runner: HarnessRunner, tmp_path: Path):
-    from dlbench.images.build import build_project_image
     from dlbench.harness.code import support_files
+    from dlbench.images.build import build_project_image
     from dlbench.records import ImageStatus
 
     cfg = runner.cfg

@@ -18,8 +18,8 @@ from dlbench.generate.mutation_agreement.modeltests import TEST_FILE
 from dlbench.generate.mutation_agreement.technique import TECHNIQUE, agreement_file
 from dlbench.generate.mutation_agreement.variants import Prompt
 from dlbench.llm.client import UnansweredRequests
-from dlbench.standins.llm import LLMStandIn
 from dlbench.records import AgreementRecord, BenchmarkTask, CloneRecord, CloneStatus, Generation, GenStatus
+from dlbench.standins.llm import LLMStandIn
 from dlbench.store import read_jsonl, write_json, write_jsonl
 
 # ---------------------------------------------------------------- a plausible stand-in model
@@ -264,7 +264,19 @@ def config(base_url: str, cache: Path, **agreement) -> Config:
 
 def run_job(tmp: Path, bench: Path, cfg: Config) -> tuple[list[Generation], list[AgreementRecord]]:
     out, evidence = tmp / "gens.jsonl", tmp / "agreement.jsonl"
-    agreement_file(bench, tmp / "clone.json", None, out, evidence, "m1", SLUG, cfg.models["m1"], cfg.generate, cfg.evaluate, "local")
+    agreement_file(
+        bench,
+        tmp / "clone.json",
+        None,
+        out,
+        evidence,
+        "m1",
+        SLUG,
+        cfg.models["m1"],
+        cfg.generate,
+        cfg.evaluate,
+        "local",
+    )
     return read_jsonl(out, Generation), read_jsonl(evidence, AgreementRecord)
 
 
@@ -351,8 +363,17 @@ def test_a_reference_model_gets_a_clear_status(world):
     tmp, bench, _ = world
     cfg = config("http://127.0.0.1:9/v1", tmp / "cache")
     agreement_file(
-        bench, tmp / "clone.json", None, tmp / "g.jsonl", tmp / "a.jsonl", "gold", SLUG, cfg.models["gold"], cfg.generate,
-        cfg.evaluate, "local",
+        bench,
+        tmp / "clone.json",
+        None,
+        tmp / "g.jsonl",
+        tmp / "a.jsonl",
+        "gold",
+        SLUG,
+        cfg.models["gold"],
+        cfg.generate,
+        cfg.evaluate,
+        "local",
     )
     gens = read_jsonl(tmp / "g.jsonl", Generation)
     assert len(gens) == 3 and {g.status for g in gens} == {GenStatus.NO_CODE}

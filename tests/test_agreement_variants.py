@@ -6,8 +6,8 @@ import pytest
 
 from dlbench.generate.mutation_agreement import variants as v
 from dlbench.llm.client import LLMClient
-from dlbench.standins.llm import ScriptedResponder, LLMStandIn
 from dlbench.records import BenchmarkTask
+from dlbench.standins.llm import LLMStandIn, ScriptedResponder
 
 TAIL = """Required signature (keep it exactly):
 ```python

@@ -21,6 +21,7 @@ from tests.workflow_runs import project_copy, snakemake
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("agreement-workflow")]
 
+
 def configure(workdir: Path, base_url: str) -> None:
     path = workdir / "config/config.yaml"
     cfg = yaml.safe_load(path.read_text())

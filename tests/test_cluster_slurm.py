@@ -33,8 +33,15 @@ def slurm(tmp_path_factory) -> dict:
 
 def test_failing_job_fails_the_run_with_its_log(slurm, tmp_path):
     start = time.monotonic()
-    proc = snakemake(tmp_path, "-s", str(ROOT / "tests/data/failing/Snakefile"), "--profile", str(ROOT / "profiles/slurm"),
-                     env=slurm, timeout=300)
+    proc = snakemake(
+        tmp_path,
+        "-s",
+        str(ROOT / "tests/data/failing/Snakefile"),
+        "--profile",
+        str(ROOT / "profiles/slurm"),
+        env=slurm,
+        timeout=300,
+    )
     elapsed = time.monotonic() - start
     output = proc.stdout + proc.stderr
     assert proc.returncode != 0
@@ -50,7 +57,9 @@ def test_sample_workflow_matches_local_run(slurm, tmp_path):
     args = ["--configfile", "tests/data/reference_only.yaml"]
     ran_local = snakemake(local, "results/tables.csv", "--cores", "2", *args, timeout=1200)
     assert ran_local.returncode == 0, ran_local.stderr[-4000:]
-    ran_cluster = snakemake(cluster, "results/tables.csv", "--profile", str(ROOT / "profiles/slurm"), *args, env=slurm, timeout=1800)
+    ran_cluster = snakemake(
+        cluster, "results/tables.csv", "--profile", str(ROOT / "profiles/slurm"), *args, env=slurm, timeout=1800
+    )
     assert ran_cluster.returncode == 0, ran_cluster.stdout[-4000:] + ran_cluster.stderr[-4000:]
     assert "submitted with SLURM jobid" in ran_cluster.stdout + ran_cluster.stderr
     assert (cluster / "results/tables.csv").read_text() == (local / "results/tables.csv").read_text()

@@ -23,7 +23,9 @@ def origin(tmp_path_factory):
 
 
 def selection(url: str, sha: str | None = None, **extra) -> Selection:
-    return Selection(full_name="acme/torchy", slug="acme__torchy", keep=True, reasons=["ok"], clone_url=url, sha=sha, **extra)
+    return Selection(
+        full_name="acme/torchy", slug="acme__torchy", keep=True, reasons=["ok"], clone_url=url, sha=sha, **extra
+    )
 
 
 def test_clone_at_the_default_branch_head_is_recorded(origin, tmp_path):

@@ -10,12 +10,22 @@ import requests
 
 from dlbench.collect.crawl import CrawlError, crawl_topic, crawl_topic_file, merge_crawl, read_topics, topic_query
 from dlbench.collect.github import make_github, open_github
-from dlbench.standins.github import GitHubStandIn, dropped_connection, secondary_rate_limit, server_error
 from dlbench.records import RepoMeta
+from dlbench.standins.github import GitHubStandIn, dropped_connection, secondary_rate_limit, server_error
 from dlbench.store import read_jsonl
 from tests.test_collect_support import crawl_cfg, crawl_topics, make_big_topic, make_world
 
-DL_PYTHON = ["acme/torchy", "acme/oldie", "acme/kerasy", "acme/forky", "acme/notests", "acme/webby", "acme/stale", "acme/unlicensed", "acme/tiny"]
+DL_PYTHON = [
+    "acme/torchy",
+    "acme/oldie",
+    "acme/kerasy",
+    "acme/forky",
+    "acme/notests",
+    "acme/webby",
+    "acme/stale",
+    "acme/unlicensed",
+    "acme/tiny",
+]
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +70,13 @@ def test_crawl_survives_rate_limits_server_errors_and_dropped_connections(world)
     with GitHubStandIn(world) as clean:
         expected = crawl_with(clean, "deep-learning", cfg, per_page=2)
         clean_requests = clean.requests
-    faults = {2: secondary_rate_limit(retry_after=1), 3: server_error(502), 5: secondary_rate_limit(retry_after=None),
-              6: dropped_connection(), 7: server_error(503)}
+    faults = {
+        2: secondary_rate_limit(retry_after=1),
+        3: server_error(502),
+        5: secondary_rate_limit(retry_after=None),
+        6: dropped_connection(),
+        7: server_error(503),
+    }
     with GitHubStandIn(world, faults=faults) as faulty:
         start = time.monotonic()
         got = crawl_with(faulty, "deep-learning", cfg, per_page=2)

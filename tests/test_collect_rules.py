@@ -64,6 +64,8 @@ def test_collect_rules_on_the_sample(tmp_path):
     for slug in slugs:
         record = read_json(tmp_path / f"results/repos/{slug}.json", CloneRecord)
         assert record.status == CloneStatus.OK and (tmp_path / record.path / "pyproject.toml").exists()
-        assert (tmp_path / f"logs/clone_repo/{slug}.log").exists() and (tmp_path / f"benchmarks/clone_repo/{slug}.tsv").exists()
+        assert (tmp_path / f"logs/clone_repo/{slug}.log").exists() and (
+            tmp_path / f"benchmarks/clone_repo/{slug}.tsv"
+        ).exists()
     assert (tmp_path / "benchmarks/select_repos.tsv").exists()
     assert "Nothing to be done" in snakemake(tmp_path, "-n")

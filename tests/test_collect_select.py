@@ -22,9 +22,9 @@ from dlbench.collect.select import (
     select_file,
     select_repos,
 )
-from dlbench.standins.github import GitHubStandIn
 from dlbench.config import Config, LocalRepo, SelectConfig
 from dlbench.records import Selection
+from dlbench.standins.github import GitHubStandIn
 from dlbench.store import read_jsonl
 from dlbench.testfiles import is_test_file
 from tests.test_collect_support import EXPECTED_DROPS, FRAMEWORKS, crawl_cfg, crawl_topics, make_world
@@ -65,8 +65,14 @@ def test_every_drop_has_its_reason_and_keeps_list_their_evidence(world, standin)
     for name, check in EXPECTED_DROPS.items():
         assert not sel[name].keep and sel[name].reasons[0].startswith(check), (name, sel[name].reasons)
     assert sel["torchy"].reasons == [
-        "language: Python", "archived: no", "fork: no", "stars: 900 >= 50", "pushed: 2025-06-01 after 2024-01-01",
-        "license: MIT", "framework: torch (in requirements.txt)", "tests: 2 test files",
+        "language: Python",
+        "archived: no",
+        "fork: no",
+        "stars: 900 >= 50",
+        "pushed: 2025-06-01 after 2024-01-01",
+        "license: MIT",
+        "framework: torch (in requirements.txt)",
+        "tests: 2 test files",
     ]
     assert sel["kerasy"].reasons[-2:] == ["framework: tensorflow (in kerasy/model.py)", "tests: 1 test files"]
     # content requests: a tree each for the 5 repositories passing the metadata checks, then
@@ -93,12 +99,19 @@ def test_allow_archived_and_forks_and_license_policy(world, standin):
 def test_repos_yaml_include_exclude_and_pin(world, standin, tmp_path):
     server, gh, crawled = standin
     repos_yaml = tmp_path / "repos.yaml"
-    repos_yaml.write_text(yaml.safe_dump({
-        "include": [{"repo": "acme/tiny", "reason": "small but well tested"}, {"repo": "acme/rusty", "sha": "abc1234"},
-                    {"repo": "acme/ghost"}],
-        "exclude": [{"repo": "acme/kerasy", "reason": "vendored copy"}],
-        "pin": {"acme/torchy": "deadbeef" * 5},
-    }))
+    repos_yaml.write_text(
+        yaml.safe_dump(
+            {
+                "include": [
+                    {"repo": "acme/tiny", "reason": "small but well tested"},
+                    {"repo": "acme/rusty", "sha": "abc1234"},
+                    {"repo": "acme/ghost"},
+                ],
+                "exclude": [{"repo": "acme/kerasy", "reason": "vendored copy"}],
+                "pin": {"acme/torchy": "deadbeef" * 5},
+            }
+        )
+    )
     crawled_without_rusty = [m for m in crawled if m.full_name != "acme/rusty"]
     before = server.requests
     sel = by_name(select_repos(crawled_without_rusty, config(world).select, [], load_overrides(repos_yaml), gh))
@@ -107,7 +120,11 @@ def test_repos_yaml_include_exclude_and_pin(world, standin, tmp_path):
     assert sel["rusty"].keep and sel["rusty"].sha == "abc1234" and sel["rusty"].stars == 500  # looked up: not crawled
     assert "not found by the crawl" in sel["rusty"].reasons[0]
     assert not sel["ghost"].keep and "not found (404" in sel["ghost"].reasons[0]
-    assert not sel["kerasy"].keep and sel["kerasy"].forced == "exclude" and sel["kerasy"].reasons == ["forced: exclude (vendored copy)"]
+    assert (
+        not sel["kerasy"].keep
+        and sel["kerasy"].forced == "exclude"
+        and sel["kerasy"].reasons == ["forced: exclude (vendored copy)"]
+    )
     assert sel["torchy"].sha == "deadbeef" * 5
     assert not sel["torchy"].keep and sel["torchy"].reasons[0].startswith("content: cannot read the tree at deadbeef")
     paths = [p for _, p, _ in server.log[before:]]
@@ -117,7 +134,9 @@ def test_repos_yaml_include_exclude_and_pin(world, standin, tmp_path):
 
 def test_max_repos_keeps_the_top_by_stars_after_forced_and_local(world, standin, tmp_path):
     _, gh, crawled = standin
-    cfg = config(world, max_repos=2).model_copy(update={"local_repos": [LocalRepo(name="me/local", path=str(tmp_path))]})
+    cfg = config(world, max_repos=2).model_copy(
+        update={"local_repos": [LocalRepo(name="me/local", path=str(tmp_path))]}
+    )
     overrides = ReposFile.model_validate({"include": [{"repo": "acme/tiny"}]})
     sels = select_repos(crawled, cfg.select, cfg.local_repos, overrides, gh)
     kept = [s.full_name for s in sels if s.keep]
@@ -125,7 +144,11 @@ def test_max_repos_keeps_the_top_by_stars_after_forced_and_local(world, standin,
     torchy = by_name(sels)["torchy"]
     assert torchy.reasons[-1] == "max_repos: rank 3 by stars, beyond max_repos 2"
     local = by_name(sels)["local"]
-    assert local.local_path == str(tmp_path.resolve()) and local.slug == "me__local" and local.reasons[0].startswith("local:")
+    assert (
+        local.local_path == str(tmp_path.resolve())
+        and local.slug == "me__local"
+        and local.reasons[0].startswith("local:")
+    )
 
 
 def test_select_file_writes_jsonl_csv_and_kept_slugs(world, tmp_path):
@@ -138,13 +161,27 @@ def test_select_file_writes_jsonl_csv_and_kept_slugs(world, tmp_path):
     assert read_jsonl(out, Selection) == sels and len(sels) == 11
     assert kept_slugs(out) == ["acme__torchy", "acme__kerasy"]
     table = pd.read_csv(csv)
-    assert list(table.columns) == ["full_name", "keep", "forced", "stars", "license", "sha", "local_path", "clone_url", "reasons"]
+    assert list(table.columns) == [
+        "full_name",
+        "keep",
+        "forced",
+        "stars",
+        "license",
+        "sha",
+        "local_path",
+        "clone_url",
+        "reasons",
+    ]
     assert table.set_index("full_name").loc["acme/tiny", "reasons"].startswith("stars: 3 < min_stars 50; content:")
 
 
 @pytest.mark.parametrize(
     "text, problem",
-    [("include: [{repo: nope}]", "include.0.repo"), ("pin: [1]", "pin"), ("exclude: [{repo: a/b, why: x}]", "exclude.0.why")],
+    [
+        ("include: [{repo: nope}]", "include.0.repo"),
+        ("pin: [1]", "pin"),
+        ("exclude: [{repo: a/b, why: x}]", "exclude.0.why"),
+    ],
 )
 def test_bad_repos_yaml_names_the_key(tmp_path, text, problem):
     path = tmp_path / "repos.yaml"
@@ -162,18 +199,27 @@ def test_default_repos_yaml_is_empty_and_valid():
 
 def test_declared_names_from_every_declaration_format():
     # the same reader the image builder uses (dlbench.deps): selection and image never disagree
-    assert declared_names({"requirements-dev.txt": "-r base.txt\nTorch>=2 ; python_version>'3'\n# jax\nnumpy\n"}) == {"torch", "numpy"}
+    assert declared_names({"requirements-dev.txt": "-r base.txt\nTorch>=2 ; python_version>'3'\n# jax\nnumpy\n"}) == {
+        "torch",
+        "numpy",
+    }
     pyproject = '[project]\ndependencies = ["tensorflow-gpu==2.1"]\n[project.optional-dependencies]\nx = ["jax[cpu]"]\n[tool.poetry.dependencies]\nkeras = "^3"\n'
     assert declared_names({"pyproject.toml": pyproject}) == {"tensorflow-gpu", "jax", "keras"}
     setup = "DEPS = ['scikit_learn>=1.0']\nsetup(install_requires=DEPS + ['torch'], description='not a requirement')\n"
     assert declared_names({"setup.py": setup}) == {"scikit-learn", "torch"}
     cfg = "[options]\ninstall_requires =\n    torch>=1\n    numpy\n[options.extras_require]\ngpu = jax\n"
     assert declared_names({"setup.cfg": cfg}) == {"torch", "numpy", "jax"}
-    assert declared_names({"docs/requirements.txt": "tensorflow\n"}) == set()  # documentation builds are not the project's
+    assert (
+        declared_names({"docs/requirements.txt": "tensorflow\n"}) == set()
+    )  # documentation builds are not the project's
 
 
 def test_imports_and_framework_matching():
-    assert imported_names("import os, torch.nn as nn\nfrom tensorflow.keras import layers\nfrom . import x\n") == {"os", "torch", "tensorflow"}
+    assert imported_names("import os, torch.nn as nn\nfrom tensorflow.keras import layers\nfrom . import x\n") == {
+        "os",
+        "torch",
+        "tensorflow",
+    }
     assert imported_names("import jax\nthis is not python (\n") == {"jax"}
     assert match_frameworks({"tensorflow-gpu", "torchvision", "numpy"}, ["torch", "tensorflow"]) == ["tensorflow"]
     assert match_frameworks({"scikit-learn"}, ["scikit_learn"]) == ["scikit_learn"]
@@ -181,8 +227,16 @@ def test_imports_and_framework_matching():
 
 @pytest.mark.parametrize(
     "path, is_test",
-    [("tests/test_a.py", True), ("pkg/a_test.py", True), ("test/testing_utils.py", True), ("test_top.py", True),
-     ("tests/conftest.py", False), ("tests/__init__.py", False), ("pkg/testing.py", False), ("tests/data.json", False)],
+    [
+        ("tests/test_a.py", True),
+        ("pkg/a_test.py", True),
+        ("test/testing_utils.py", True),
+        ("test_top.py", True),
+        ("tests/conftest.py", False),
+        ("tests/__init__.py", False),
+        ("pkg/testing.py", False),
+        ("tests/data.json", False),
+    ],
 )
 def test_test_file_patterns(path, is_test):
     assert is_test_file(path) is is_test
@@ -203,14 +257,27 @@ def test_sample_world_keeps_the_five_libraries_and_drops_every_distractor(tmp_pa
     cfg = Config(crawl=crawl, select=SelectConfig(**raw["select"]))
     paths = crawl_topics(read_topics(ROOT / "resources" / "topics.txt"), tmp_path / "crawl", crawl)
     merge_crawl(paths, tmp_path / "repos.jsonl")
-    sels = select_file(tmp_path / "repos.jsonl", ROOT / "config" / "repos.yaml", tmp_path / "s.jsonl", tmp_path / "s.csv", crawl, cfg.select, [])
+    sels = select_file(
+        tmp_path / "repos.jsonl",
+        ROOT / "config" / "repos.yaml",
+        tmp_path / "s.jsonl",
+        tmp_path / "s.csv",
+        crawl,
+        cfg.select,
+        [],
+    )
     kept = {s.full_name for s in sels if s.keep}
     assert kept == {f"dlbench-sample/{n}" for n in ("visionkit", "nnkit", "textkit", "recokit", "tskit")}
     drops = {s.full_name: s.reasons[0].split(":")[0] for s in sels if not s.keep}
     assert drops == {
-        "deepnotes/dl-snippets": "tests", "webtools-dev/linkcheck": "framework", "oldlab/archived-nets": "archived",
-        "tinyml-hobby/toy-cnn": "stars", "legacy-ai/stale-rnn": "pushed", "forker/visionkit": "fork",
-        "cuda-fans/fast-conv": "language", "nolicense-dev/gan-playground": "license",
+        "deepnotes/dl-snippets": "tests",
+        "webtools-dev/linkcheck": "framework",
+        "oldlab/archived-nets": "archived",
+        "tinyml-hobby/toy-cnn": "stars",
+        "legacy-ai/stale-rnn": "pushed",
+        "forker/visionkit": "fork",
+        "cuda-fans/fast-conv": "language",
+        "nolicense-dev/gan-playground": "license",
     }
 
 

@@ -9,9 +9,9 @@ import time
 
 import pytest
 import requests
-from tests.test_collect_support import make_big_topic, make_world
 
 from dlbench.standins.github import SEARCH_CAP, GitHubStandIn, dropped_connection, secondary_rate_limit, server_error
+from tests.test_collect_support import make_big_topic, make_world
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,11 @@ def test_search_filters_sorts_and_hides_forks_by_default(server):
 
 def test_search_star_and_date_ranges(server):
     assert names(search(server, "topic:deep-learning stars:<=3")) == ["acme/tiny"]
-    assert set(names(search(server, "topic:deep-learning stars:300..500"))) == {"acme/notests", "acme/webby", "acme/rusty"}
+    assert set(names(search(server, "topic:deep-learning stars:300..500"))) == {
+        "acme/notests",
+        "acme/webby",
+        "acme/rusty",
+    }
     assert names(search(server, "topic:deep-learning pushed:<2020-01-01")) == ["acme/stale"]
     assert "acme/stale" not in names(search(server, "topic:deep-learning pushed:>2024-01-01"))
     assert search(server, "topic:x bogus:1").status_code == 422
@@ -67,7 +71,7 @@ def test_pagination_links_and_the_1000_result_cap(tmp_path):
         first = search(s, "topic:big", per_page=100)
         assert first.json()["total_count"] == 1100
         links = first.headers["Link"]
-        assert 'rel="next"' in links and "page=2" in links and "page=10>; rel=\"last\"" in links
+        assert 'rel="next"' in links and "page=2" in links and 'page=10>; rel="last"' in links
         last = search(s, "topic:big", per_page=100, page=10)
         assert len(last.json()["items"]) == 100 and 'rel="next"' not in last.headers["Link"]
         beyond = search(s, "topic:big", per_page=100, page=SEARCH_CAP // 100 + 1)
@@ -80,13 +84,23 @@ def test_pagination_links_and_the_1000_result_cap(tmp_path):
 def test_repo_topics_tree_and_contents(server, world):
     repo = requests.get(f"{server.url}/repos/acme/torchy", timeout=10).json()
     assert repo["full_name"] == "acme/torchy" and repo["license"]["spdx_id"] == "MIT"
-    assert requests.get(f"{server.url}/repos/acme/torchy/topics", timeout=10).json() == {"names": ["deep-learning", "pytorch"]}
+    assert requests.get(f"{server.url}/repos/acme/torchy/topics", timeout=10).json() == {
+        "names": ["deep-learning", "pytorch"]
+    }
     tree = requests.get(f"{server.url}/repos/acme/torchy/git/trees/main", params={"recursive": 1}, timeout=10).json()
     blobs = {e["path"] for e in tree["tree"] if e["type"] == "blob"}
-    assert blobs == {"requirements.txt", "tests/test_layers.py", "tests/test_more.py", "torchy/__init__.py", "torchy/layers.py"}
+    assert blobs == {
+        "requirements.txt",
+        "tests/test_layers.py",
+        "tests/test_more.py",
+        "torchy/__init__.py",
+        "torchy/layers.py",
+    }
     top = requests.get(f"{server.url}/repos/acme/torchy/git/trees/main", timeout=10).json()
     assert {e["path"] for e in top["tree"]} == {"requirements.txt", "tests", "torchy"}
-    content = requests.get(f"{server.url}/repos/acme/torchy/contents/tests/test_more.py", params={"ref": "main"}, timeout=10).json()
+    content = requests.get(
+        f"{server.url}/repos/acme/torchy/contents/tests/test_more.py", params={"ref": "main"}, timeout=10
+    ).json()
     assert content["encoding"] == "base64"
     assert base64.b64decode(content["content"]) == (world.parent / "src/torchy/tests/test_more.py").read_bytes()
     listing = requests.get(f"{server.url}/repos/acme/torchy/contents/tests", timeout=10).json()
@@ -95,8 +109,13 @@ def test_repo_topics_tree_and_contents(server, world):
 
 @pytest.mark.parametrize(
     "path, status",
-    [("/repos/acme/nope", 404), ("/repos/acme/torchy/contents/missing.py", 404),
-     ("/repos/acme/torchy/git/trees/nobranch", 404), ("/repos/acme/oldie/git/trees/main", 409), ("/nothing", 404)],
+    [
+        ("/repos/acme/nope", 404),
+        ("/repos/acme/torchy/contents/missing.py", 404),
+        ("/repos/acme/torchy/git/trees/nobranch", 404),
+        ("/repos/acme/oldie/git/trees/main", 409),
+        ("/nothing", 404),
+    ],
 )
 def test_errors_look_like_github(server, path, status):
     r = requests.get(server.url + path, timeout=10)
@@ -142,7 +161,9 @@ def test_fault_schedule_by_request_number(world):
 def test_runs_as_a_module(world):
     proc = subprocess.Popen(
         [sys.executable, "-m", "dlbench.standins.github", "--data", str(world), "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     try:
         url = proc.stdout.readline().strip().rsplit(" ", 1)[-1]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from datetime import datetime, timedelta, UTC
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,10 @@ KERASY = {  # framework only in an import, tests in the *_test.py style
     "kerasy/model.py": "import os\nfrom tensorflow.keras import layers\n",
     "kerasy/model_test.py": "def test_model():\n    assert True\n",
 }
-NOTESTS = {"pyproject.toml": '[project]\nname = "notests"\ndependencies = ["jax[cpu]>=0.4"]\n', "notests/core.py": "import jax\n"}
+NOTESTS = {
+    "pyproject.toml": '[project]\nname = "notests"\ndependencies = ["jax[cpu]>=0.4"]\n',
+    "notests/core.py": "import jax\n",
+}
 WEBBY = {
     "requirements.txt": "flask\nrequests\n",
     "webby/app.py": "import flask\n",
@@ -51,8 +54,15 @@ WORLD: dict[str, tuple[dict[str, str] | None, dict[str, Any]]] = {
     "pytorchonly": (None, {"stargazers_count": 650, "topics": ["pytorch"]}),
 }
 EXPECTED_DROPS = {
-    "notests": "tests:", "webby": "framework:", "oldie": "archived:", "forky": "fork:", "rusty": "language:",
-    "tiny": "stars:", "stale": "pushed:", "unlicensed": "license:", "pytorchonly": "content:",
+    "notests": "tests:",
+    "webby": "framework:",
+    "oldie": "archived:",
+    "forky": "fork:",
+    "rusty": "language:",
+    "tiny": "stars:",
+    "stale": "pushed:",
+    "unlicensed": "license:",
+    "pytorchonly": "content:",
 }
 
 
@@ -68,7 +78,7 @@ def make_git_repo(path: Path, files: dict[str, str], commits: int = 1) -> list[s
     git(path, "config", "user.name", "t")
     shas = []
     for i in range(commits):
-        for rel, text in (files.items() if i == 0 else [("CHANGES.txt", f"change {i}\n")]):
+        for rel, text in files.items() if i == 0 else [("CHANGES.txt", f"change {i}\n")]:
             target = path / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
@@ -89,14 +99,28 @@ def repo_json(name: str, i: int = 0, owner: str = OWNER, **overrides: Any) -> di
     license_key = overrides.pop("license", "mit")
     pushed = datetime(2025, 6, 1, tzinfo=UTC) - timedelta(days=i)
     obj = {
-        "id": 1000 + i, "name": name, "full_name": f"{owner}/{name}", "owner": {"login": owner},
-        "description": f"{name} library", "language": "Python", "topics": ["deep-learning"],
-        "stargazers_count": 10, "forks_count": 1,
-        "created_at": "2020-01-01T00:00:00Z", "updated_at": pushed.isoformat().replace("+00:00", "Z"),
+        "id": 1000 + i,
+        "name": name,
+        "full_name": f"{owner}/{name}",
+        "owner": {"login": owner},
+        "description": f"{name} library",
+        "language": "Python",
+        "topics": ["deep-learning"],
+        "stargazers_count": 10,
+        "forks_count": 1,
+        "created_at": "2020-01-01T00:00:00Z",
+        "updated_at": pushed.isoformat().replace("+00:00", "Z"),
         "pushed_at": pushed.isoformat().replace("+00:00", "Z"),
-        "license": None if license_key is None else {"key": license_key, "spdx_id": license_key.upper(), "name": license_key},
-        "archived": False, "fork": False, "default_branch": "main",
-        "html_url": f"https://github.com/{owner}/{name}", "size": 10, "bundle": None, "head_sha": None,
+        "license": None
+        if license_key is None
+        else {"key": license_key, "spdx_id": license_key.upper(), "name": license_key},
+        "archived": False,
+        "fork": False,
+        "default_branch": "main",
+        "html_url": f"https://github.com/{owner}/{name}",
+        "size": 10,
+        "bundle": None,
+        "head_sha": None,
     }
     obj.update(overrides)
     return obj

@@ -33,14 +33,26 @@ def with_change(path: str, value) -> dict:
 BAD = {
     "unknown key": (with_change("crawl.per_topicc", 5), "config key 'crawl.per_topicc': unknown key"),
     "unknown top-level key": (with_change("modles", {}), "config key 'modles': unknown key"),
-    "wrong type": (with_change("mine.min_tests", "three"), "config key 'mine.min_tests': Input should be a valid integer"),
+    "wrong type": (
+        with_change("mine.min_tests", "three"),
+        "config key 'mine.min_tests': Input should be a valid integer",
+    ),
     "wrong type in list": (with_change("report.k", [1, "x"]), "config key 'report.k.1'"),
-    "out of range": (with_change("evaluate.timeout_s", -1), "config key 'evaluate.timeout_s': Input should be greater than 0"),
+    "out of range": (
+        with_change("evaluate.timeout_s", -1),
+        "config key 'evaluate.timeout_s': Input should be greater than 0",
+    ),
     "missing file": (with_change("topics", "resources/no-such-topics.txt"), "config key 'topics': file not found"),
     "missing label sheet": (with_change("labels.sheets", ["nope.csv"]), "config key 'labels.sheets.0': file not found"),
-    "unknown model": (with_change("generate.models", ["gold", "null", "gpt-5"]), "config key 'generate.models.2': unknown model 'gpt-5'"),
+    "unknown model": (
+        with_change("generate.models", ["gold", "null", "gpt-5"]),
+        "config key 'generate.models.2': unknown model 'gpt-5'",
+    ),
     "unknown provider": (with_change("models.gold", {"provider": "anthropic"}), "config key 'models.gold.provider'"),
-    "openai model without id": (with_change("models.gpt", {"provider": "openai"}), "config key 'models.gpt': provider 'openai' needs 'model'"),
+    "openai model without id": (
+        with_change("models.gpt", {"provider": "openai"}),
+        "config key 'models.gpt': provider 'openai' needs 'model'",
+    ),
     "unquoted null key": ({"models": {None: {"provider": "null"}}}, "quote it"),
     "bad backend": (with_change("evaluate.backend", "podman"), "config key 'evaluate.backend'"),
     "bad date": (with_change("report.cutoffs", ["2024-13-01"]), "config key 'report.cutoffs.0'"),
@@ -82,7 +94,10 @@ def test_snakemake_fails_before_any_job(case, tmp_path):
     configfile.write_text(yaml.safe_dump(json.loads(json.dumps(raw, default=str))))
     proc = subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", "--configfile", str(configfile), "--directory", str(ROOT)],
-        capture_output=True, text=True, cwd=ROOT, timeout=120,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
     )
     output = proc.stdout + proc.stderr
     assert proc.returncode != 0

@@ -52,7 +52,9 @@ def git_checkout(root):
     write_tree(root, library(2))
     for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "lib"]):
         subprocess.run(["git", *args], cwd=root, check=True)
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=root, check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 @pytest.fixture(scope="module")
@@ -93,4 +95,3 @@ def test_a_changed_mining_setting_reruns_exactly_what_it_affects(mined, mine, ex
         assert planned_jobs(mined) == expected
     finally:
         write_config(mined)
-

@@ -51,7 +51,11 @@ einops = "^0.7"
         ("numpy", "runtime"), ("torch>=2", "extra:torch"), ("pytest", "extra:test"), ("ruff", "group:lint"),
         ("ruff", "group:dev"), ("coverage", "group:dev"), ("einops>=0.7", "group:extra"),
     ]  # fmt: skip
-    assert group_kind("extra:test") == "test" and group_kind("extra:torch") == "optional" and group_kind("group:docs") == "docs"
+    assert (
+        group_kind("extra:test") == "test"
+        and group_kind("extra:torch") == "optional"
+        and group_kind("group:docs") == "docs"
+    )
 
 
 def test_setup_py_is_read_statically_never_run() -> None:
@@ -96,7 +100,9 @@ def test_direct_urls_and_broken_files_are_recorded_not_raised() -> None:
     }))  # fmt: skip
     assert specs(found) == ["numpy"]
     reasons = " | ".join(f"{s.source}: {s.reason}" for s in found.skipped)
-    assert "direct URL" in reasons and "pyproject.toml: not valid TOML" in reasons and "setup.py does not parse" in reasons
+    assert (
+        "direct URL" in reasons and "pyproject.toml: not valid TOML" in reasons and "setup.py does not parse" in reasons
+    )
 
 
 def test_dependency_files_selection_reads() -> None:
@@ -114,7 +120,13 @@ def test_test_imports_skip_stdlib_own_modules_and_optional_imports() -> None:
                            "def test_x():\n    import apex\n    pytest.importorskip('cv2')\n",
     })  # fmt: skip
     imports = third_party_imports(tree)
-    assert sorted(imports) == ["cv2", "numpy", "pytest", "sklearn", "yaml"]  # not horovod, apex (optional), acme, helpers
+    assert sorted(imports) == [
+        "cv2",
+        "numpy",
+        "pytest",
+        "sklearn",
+        "yaml",
+    ]  # not horovod, apex (optional), acme, helpers
     assert [distribution_for(m) for m in ("sklearn", "cv2", "yaml", "numpy")] == [
         "scikit-learn", "opencv-python-headless", "pyyaml", "numpy"]  # fmt: skip
     assert module_imports("from . import x\nimport a.b\n") == {"a"}
@@ -165,7 +177,12 @@ def test_an_extra_named_like_a_tested_part_of_the_project_is_installed_whole(tmp
     }  # fmt: skip
     write_tree(tmp_path, files)
     chosen = {r.spec: r.group for r in plan_environment(disk_tree(tmp_path)).requirements}
-    assert chosen == {"numpy": "runtime", "torch>=2": "extra:pytorch", "transformers>=4": "extra:transformers", "pytest": "test"}
+    assert chosen == {
+        "numpy": "runtime",
+        "torch>=2": "extra:pytorch",
+        "transformers>=4": "extra:transformers",
+        "pytest": "test",
+    }
 
 
 def test_own_extras_from_ci_and_the_all_idiom_of_setup_py(tmp_path: Path) -> None:
@@ -175,7 +192,7 @@ def test_own_extras_from_ci_and_the_all_idiom_of_setup_py(tmp_path: Path) -> Non
         "setup.py": 'VISION = ["pillow"]\nEXTRAS = {"vision": VISION, "plots": ["matplotlib"]}\n'
         'EXTRAS["all"] = list(set(sum(EXTRAS.values(), [])))\nsetup(name="acme", extras_require=EXTRAS)\n',
         "setup.cfg": "[metadata]\nname = acme\n",
-        ".github/workflows/ci.yml": "steps:\n  - run: pip install -e \".[all]\" && python -m pytest\n",
+        ".github/workflows/ci.yml": 'steps:\n  - run: pip install -e ".[all]" && python -m pytest\n',
         "acme/__init__.py": "",
     }
     write_tree(tmp_path, files)

@@ -3,7 +3,8 @@ dated locks, dropping what cannot be resolved, preferring an existing framework'
 
 from __future__ import annotations
 
-from datetime import datetime, UTC
+from datetime import UTC, datetime
+
 import pytest
 
 from dlbench.config import ImagesConfig

@@ -16,8 +16,8 @@ import pytest
 from dlbench.config import LLMEndpoint, PromptsConfig
 from dlbench.generate.jobs import generate_file, journal_path
 from dlbench.llm.client import LLMClient, UnansweredRequests
-from dlbench.standins.llm import Fault, ScriptedResponder, LLMStandIn
 from dlbench.records import Generation, GenStatus, PromptSource
+from dlbench.standins.llm import Fault, LLMStandIn, ScriptedResponder
 from dlbench.store import read_jsonl, write_jsonl
 from dlbench.tasks.prompts import draft_prompts_file
 from tests.test_generate_run import REPOS, make_config, make_tasks
@@ -71,7 +71,10 @@ def test_fault_fails_the_job_and_the_rerun_asks_only_what_was_unanswered(bench, 
 def test_unreachable_endpoint_fails_the_job_naming_the_connection_error(bench, tmp_path):
     out = tmp_path / "generations.jsonl"
     cfg = make_config(closed_port_url(), tmp_path / "cache/llm", max_retries=0)
-    with pytest.raises(UnansweredRequests, match="2 of 2 candidates got no answer .*2x gave up after 1 attempts: APIConnectionError: Connection error. Not written"):
+    with pytest.raises(
+        UnansweredRequests,
+        match="2 of 2 candidates got no answer .*2x gave up after 1 attempts: APIConnectionError: Connection error. Not written",
+    ):
         generate_file(bench, out, "m1", "zero-shot", REPO, cfg.models["m1"], cfg.generate.cache_dir)
     assert not out.exists()
 

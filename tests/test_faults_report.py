@@ -25,8 +25,15 @@ OUTCOMES = {T1: {"t.py::a": P, "t.py::b": P}, T2: {"t.py::c": P}, T3: {"t.py::d"
 
 def fault(task_id: str, model: str, sample: int, status: EvalStatus, technique: str = "zero-shot") -> Evaluation:
     return Evaluation(
-        task_id=task_id, model=model, technique=technique, sample=sample, status=status, passed=False,
-        tests={}, duration_s=0.0, detail="HTTP 500: injected server_error",
+        task_id=task_id,
+        model=model,
+        technique=technique,
+        sample=sample,
+        status=status,
+        passed=False,
+        tests={},
+        duration_s=0.0,
+        detail="HTTP 500: injected server_error",
     )
 
 

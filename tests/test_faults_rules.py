@@ -46,7 +46,9 @@ CONFIG = {
 
 
 def write_config(workdir, **sections) -> None:
-    config = {key: CONFIG[key] | sections.get(key, {}) if isinstance(CONFIG[key], dict) else CONFIG[key] for key in CONFIG}
+    config = {
+        key: CONFIG[key] | sections.get(key, {}) if isinstance(CONFIG[key], dict) else CONFIG[key] for key in CONFIG
+    }
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
 
 
@@ -114,7 +116,9 @@ def test_an_unreachable_endpoint_fails_the_run_and_leaves_no_output(tmp_path):
     (tmp_path / "topics.txt").write_text("deep-learning\n")
     model = {"provider": "openai", "model": "m", "base_url": closed_port_url(), "max_retries": 0}
     config = CONFIG | {"models": {"gold": {"provider": "gold"}, "null": {"provider": "null"}, "m1": model}}
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config | {"generate": {"models": ["m1"], "cache_dir": ".cache/llm"}}))
+    (tmp_path / "config.yaml").write_text(
+        yaml.safe_dump(config | {"generate": {"models": ["m1"], "cache_dir": ".cache/llm"}})
+    )
     target = f"results/generations/m1/zero-shot/{REPOS[0]}.jsonl"
     proc = snakemake(tmp_path, "-c1", target, timeout=300)
     assert proc.returncode != 0 and not (tmp_path / target).exists()
@@ -131,7 +135,10 @@ def test_labels_and_prompt_settings_rerun_the_tasks_rules(tmp_path):
     downstream = {"merge_labels": 1, "assemble": 1}
     for change, expected in [
         ({"labels": config["labels"] | {"require_labels": True}}, downstream),
-        ({"prompts": {"llm": {"base_url": closed_port_url(), "model": "m"}}}, {"draft_prompts": 2, "export_annotation": 1, **downstream}),
+        (
+            {"prompts": {"llm": {"base_url": closed_port_url(), "model": "m"}}},
+            {"draft_prompts": 2, "export_annotation": 1, **downstream},
+        ),
         ({"prompts": {"cache_dir": ".cache/elsewhere"}}, {}),  # where answers are kept changes no prompt
     ]:
         (tmp_path / "config.yaml").write_text(yaml.safe_dump(config | change))

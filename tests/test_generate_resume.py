@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 from dlbench.llm.responses import request_key
-from dlbench.standins.llm import LLMStandIn
 from dlbench.records import Generation
+from dlbench.standins.llm import LLMStandIn
 from dlbench.store import read_jsonl, write_jsonl
 from tests.test_generate_run import REPOS, make_config, make_tasks
 

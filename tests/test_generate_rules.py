@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from dlbench.standins.llm import LLMStandIn
 from dlbench.records import Generation, StagePrediction, StageReport
+from dlbench.standins.llm import LLMStandIn
 from dlbench.store import read_json, read_jsonl, write_jsonl
 from tests.test_generate_run import REPOS, make_tasks
 

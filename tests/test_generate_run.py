@@ -10,8 +10,8 @@ import pytest
 
 from dlbench.config import Config
 from dlbench.generate.jobs import generate_file, journal_path, usage_table, write_usage
-from dlbench.standins.llm import ScriptedResponder, LLMStandIn
 from dlbench.records import BenchmarkTask, Generation, GenStatus, StagePrediction
+from dlbench.standins.llm import LLMStandIn, ScriptedResponder
 from dlbench.store import read_jsonl, write_jsonl
 
 SOURCES = {
@@ -93,7 +93,9 @@ def test_two_models_three_techniques_end_to_end(world, tmp_path):
             for technique in ("zero-shot", "few-shot", "stage-few-shot"):
                 for repo in REPOS:
                     out = tmp_path / "generations" / model / technique / f"{repo}.jsonl"
-                    generate_file(bench, out, model, technique, repo, cfg.models[model], cfg.generate.cache_dir, stages=stages)
+                    generate_file(
+                        bench, out, model, technique, repo, cfg.models[model], cfg.generate.cache_dir, stages=stages
+                    )
                     outputs.append(out)
         served = server.served
         bodies = [r.body for r in server.log]
@@ -134,9 +136,13 @@ def test_rerun_is_served_from_the_cache(world, tmp_path):
     _, bench, _ = world
     with LLMStandIn() as server:
         cfg = make_config(server.base_url, tmp_path / "cache" / "llm")
-        first = generate_file(bench, tmp_path / "a.jsonl", "m1", "zero-shot", REPOS[0], cfg.models["m1"], cfg.generate.cache_dir)
+        first = generate_file(
+            bench, tmp_path / "a.jsonl", "m1", "zero-shot", REPOS[0], cfg.models["m1"], cfg.generate.cache_dir
+        )
         before = server.served
-        again = generate_file(bench, tmp_path / "b.jsonl", "m1", "zero-shot", REPOS[0], cfg.models["m1"], cfg.generate.cache_dir)
+        again = generate_file(
+            bench, tmp_path / "b.jsonl", "m1", "zero-shot", REPOS[0], cfg.models["m1"], cfg.generate.cache_dir
+        )
         assert server.served == before == 2
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
     assert [g.code for g in first] == [g.code for g in again]
@@ -149,7 +155,9 @@ def test_extraction_statuses_reach_the_records(world, tmp_path):
     )
     with LLMStandIn(responder=script) as server:
         cfg = make_config(server.base_url, tmp_path / "cache" / "llm")
-        gens = generate_file(bench, tmp_path / "a.jsonl", "m1", "zero-shot", REPOS[0], cfg.models["m1"], cfg.generate.cache_dir)
+        gens = generate_file(
+            bench, tmp_path / "a.jsonl", "m1", "zero-shot", REPOS[0], cfg.models["m1"], cfg.generate.cache_dir
+        )
     assert [(g.status, g.code is None) for g in gens] == [(GenStatus.NO_CODE, True), (GenStatus.SYNTAX_ERROR, False)]
     assert gens[0].raw == "Sorry, no."
 
@@ -159,7 +167,9 @@ def test_stage_few_shot_without_stages_fails_clearly(world, tmp_path):
     with LLMStandIn() as server:
         cfg = make_config(server.base_url, tmp_path / "cache" / "llm")
         with pytest.raises(ValueError, match="predicted stages"):
-            generate_file(bench, tmp_path / "a.jsonl", "m1", "stage-few-shot", REPOS[0], cfg.models["m1"], cfg.generate.cache_dir)
+            generate_file(
+                bench, tmp_path / "a.jsonl", "m1", "stage-few-shot", REPOS[0], cfg.models["m1"], cfg.generate.cache_dir
+            )
 
 
 def test_reference_models(world, tmp_path):
@@ -167,11 +177,17 @@ def test_reference_models(world, tmp_path):
     cfg = make_config(None, tmp_path / "cache" / "llm")
     repo = REPOS[1]
     mine = [t for t in tasks if t.slug == repo]
-    gold = generate_file(bench, tmp_path / "gold.jsonl", "gold", "reference", repo, cfg.models["gold"], cfg.generate.cache_dir)
+    gold = generate_file(
+        bench, tmp_path / "gold.jsonl", "gold", "reference", repo, cfg.models["gold"], cfg.generate.cache_dir
+    )
     assert [g.code for g in gold] == [t.ground_truth for t in mine]
-    null = generate_file(bench, tmp_path / "null.jsonl", "null", "reference", repo, cfg.models["null"], cfg.generate.cache_dir)
+    null = generate_file(
+        bench, tmp_path / "null.jsonl", "null", "reference", repo, cfg.models["null"], cfg.generate.cache_dir
+    )
     assert all(g.code.rstrip().endswith("raise NotImplementedError") for g in null)
-    mutant = generate_file(bench, tmp_path / "mutant.jsonl", "mutant", "reference", repo, cfg.models["mutant"], cfg.generate.cache_dir)
+    mutant = generate_file(
+        bench, tmp_path / "mutant.jsonl", "mutant", "reference", repo, cfg.models["mutant"], cfg.generate.cache_dir
+    )
     for task in mine:
         ms = [g for g in mutant if g.task_id == task.task_id]
         assert len(ms) == 3 and len({g.code for g in ms}) == 3 and all(g.detail for g in ms)
@@ -193,7 +209,9 @@ def test_predictions_provider(world, tmp_path):
     cfg.models["ext"] = cfg.models["gold"].model_copy(
         update={"provider": "predictions", "predictions": str(preds), "model": "ext"}
     )
-    gens = generate_file(bench, tmp_path / "p.jsonl", "ext", "zero-shot", REPOS[0], cfg.models["ext"], cfg.generate.cache_dir)
+    gens = generate_file(
+        bench, tmp_path / "p.jsonl", "ext", "zero-shot", REPOS[0], cfg.models["ext"], cfg.generate.cache_dir
+    )
     assert [(g.task_id, g.sample, g.status) for g in gens] == [
         (first.task_id, 0, GenStatus.SYNTAX_ERROR),
         (first.task_id, 1, GenStatus.OK),
@@ -204,7 +222,12 @@ def test_predictions_provider(world, tmp_path):
 def test_repository_without_tasks_writes_an_empty_file(world, tmp_path):
     _, bench, _ = world
     cfg = make_config(None, tmp_path / "cache")
-    assert generate_file(bench, tmp_path / "e.jsonl", "gold", "reference", "nobody__here", cfg.models["gold"], cfg.generate.cache_dir) == []
+    assert (
+        generate_file(
+            bench, tmp_path / "e.jsonl", "gold", "reference", "nobody__here", cfg.models["gold"], cfg.generate.cache_dir
+        )
+        == []
+    )
     assert (tmp_path / "e.jsonl").read_text() == ""
 
 
@@ -215,7 +238,9 @@ def test_tasks_sharing_a_prompt_share_one_request_but_keep_their_records(world, 
     write_jsonl(bench, [tasks[0], twin])
     with LLMStandIn() as server:
         cfg = make_config(server.base_url, tmp_path / "cache" / "llm")
-        gens = generate_file(bench, tmp_path / "a.jsonl", "m1", "zero-shot", REPOS[0], cfg.models["m1"], cfg.generate.cache_dir)
+        gens = generate_file(
+            bench, tmp_path / "a.jsonl", "m1", "zero-shot", REPOS[0], cfg.models["m1"], cfg.generate.cache_dir
+        )
         assert server.served == 1
     assert [g.task_id for g in gens] == [tasks[0].task_id, twin.task_id]
     assert gens[0].code == gens[1].code and gens[0].cache_key == gens[1].cache_key
@@ -227,11 +252,17 @@ def test_batch_mode_gives_the_same_candidates_in_one_batch(world, tmp_path):
     with LLMStandIn() as server:
         cfg = make_config(server.base_url, tmp_path / "cache" / "llm")
         cfg.models["m1b"] = cfg.models["m1"].model_copy(update={"batch": True})
-        direct = generate_file(bench, tmp_path / "a.jsonl", "m1", "few-shot", REPOS[2], cfg.models["m1"], cfg.generate.cache_dir)
-        batched = generate_file(bench, tmp_path / "b.jsonl", "m1b", "few-shot", REPOS[2], cfg.models["m1b"], cfg.generate.cache_dir)
+        direct = generate_file(
+            bench, tmp_path / "a.jsonl", "m1", "few-shot", REPOS[2], cfg.models["m1"], cfg.generate.cache_dir
+        )
+        batched = generate_file(
+            bench, tmp_path / "b.jsonl", "m1b", "few-shot", REPOS[2], cfg.models["m1b"], cfg.generate.cache_dir
+        )
         assert len(server.batches.jobs) == 0  # everything was in the cache already
         cfg.generate.cache_dir = str(tmp_path / "fresh" / "llm")
-        fresh = generate_file(bench, tmp_path / "c.jsonl", "m1b", "few-shot", REPOS[2], cfg.models["m1b"], cfg.generate.cache_dir)
+        fresh = generate_file(
+            bench, tmp_path / "c.jsonl", "m1b", "few-shot", REPOS[2], cfg.models["m1b"], cfg.generate.cache_dir
+        )
         assert len(server.batches.jobs) == 1
     assert [g.code for g in direct] == [g.code for g in batched] == [g.code for g in fresh]
     assert all(g.status == GenStatus.OK and g.input_tokens > 0 for g in fresh)

@@ -40,9 +40,10 @@ o._exit({status})
 BYPASS = hostile("return x\n", FORGE.format(collected="", duration="", status=0))
 # The same forgery written to satisfy every cross-check of the grader.
 FULL_FORGERY = hostile(
-    "return x\n", FORGE.format(collected='ev({"ev": "collected", "ids": names})', duration=', "duration": 0.001', status=1)
+    "return x\n",
+    FORGE.format(collected='ev({"ev": "collected", "ids": names})', duration=', "duration": 0.001', status=1),
 )
-ALWAYS_EQUAL = '''\
+ALWAYS_EQUAL = """\
 class _Same:
     def tolist(self):
         return self
@@ -53,8 +54,10 @@ class _Same:
 
 def relu(x):
     return _Same()
-'''
-PATCHED_ASSERT = "import numpy as np\n\n\ndef relu(x):\n    np.testing.assert_allclose = lambda *a, **k: None\n    return x\n"
+"""
+PATCHED_ASSERT = (
+    "import numpy as np\n\n\ndef relu(x):\n    np.testing.assert_allclose = lambda *a, **k: None\n    return x\n"
+)
 
 
 def test_bypass_is_refused_by_the_screen(clone: CloneRecord, tmp_path: Path) -> None:
@@ -112,7 +115,9 @@ def test_evidence_folders_of_similar_task_ids_differ(tmp_path: Path) -> None:
     assert evidence_dir(tmp_path, "o__r", a) == evidence_dir(tmp_path, "o__r", a.model_copy())
 
 
-def test_changed_grader_changes_the_candidate_hash_and_the_rule_digest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_changed_grader_changes_the_candidate_hash_and_the_rule_digest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from dlbench.harness import code
 
     before, rule_before = candidate_hash(RELU, OPS, "local", CFG), code.digest(code.grader_files())
@@ -135,7 +140,9 @@ def test_cli_bad_input_is_a_message_and_exit_2(tmp_path: Path, capsys: pytest.Ca
     tasks.write_text("{not json\n")
     preds.write_text("")
     out = str(tmp_path / "out.jsonl")
-    assert main(["evaluate", "--tasks", str(tasks), "--predictions", str(preds), "--out", out, "--backend", "local"]) == 2
+    assert (
+        main(["evaluate", "--tasks", str(tasks), "--predictions", str(preds), "--out", out, "--backend", "local"]) == 2
+    )
     assert "not JSON" in capsys.readouterr().err
     missing = str(tmp_path / "nope.jsonl")
     assert main(["evaluate", "--tasks", missing, "--predictions", str(preds), "--out", out, "--backend", "local"]) == 2

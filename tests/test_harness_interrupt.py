@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.images.build import docker_client
 from dlbench.harness.sandbox import LABEL, OWNER_LABEL, owner_id, remove_orphans
+from dlbench.images.build import docker_client
 from dlbench.records import CloneRecord, CloneStatus, ImageRecord
 from dlbench.store import write_json
 from tests.test_harness_projects import TASKS, project, project_image  # noqa: F401 (fixtures)
@@ -41,11 +41,17 @@ evaluate_repo(clone, {task.task_id: task}, [gen], image, "docker", cfg, 1, Path(
 
 def containers_of(pid: int) -> list:
     owner = owner_id(pid) or f"gone:{pid}"
-    return [c for c in docker_client().containers.list(all=True, filters={"label": LABEL}) if c.labels.get(OWNER_LABEL) == owner]
+    return [
+        c
+        for c in docker_client().containers.list(all=True, filters={"label": LABEL})
+        if c.labels.get(OWNER_LABEL) == owner
+    ]
 
 
 def start_evaluator(project: Path, image: ImageRecord, tmp_path: Path) -> tuple[subprocess.Popen, str]:
-    clone = CloneRecord(full_name="proj/calc", slug=image.repo, clone_url="", path=str(project), sha="0" * 40, status=CloneStatus.OK)
+    clone = CloneRecord(
+        full_name="proj/calc", slug=image.repo, clone_url="", path=str(project), sha="0" * 40, status=CloneStatus.OK
+    )
     write_json(tmp_path / "clone.json", clone)
     write_json(tmp_path / "image.json", image)
     (tmp_path / "evaluator.py").write_text(EVALUATOR)
@@ -67,7 +73,9 @@ def wait_for(found, proc: subprocess.Popen, limit_s: float = 90.0):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_interrupted_evaluator_removes_its_containers(sig: int, project: Path, project_image: ImageRecord, tmp_path: Path) -> None:
+def test_interrupted_evaluator_removes_its_containers(
+    sig: int, project: Path, project_image: ImageRecord, tmp_path: Path
+) -> None:
     proc, owner = start_evaluator(project, project_image, tmp_path)
     time.sleep(2)  # the candidate is running
     proc.send_signal(sig)
@@ -84,6 +92,8 @@ def test_containers_of_a_killed_evaluator_are_removed_by_the_next_run(
     assert alive and not {c.short_id for c in alive} & set(remove_orphans(docker_client()))  # its evaluator lives
     proc.kill()
     proc.wait(timeout=30)
-    assert docker_client().containers.list(all=True, filters={"label": f"{OWNER_LABEL}={owner}"})  # kill -9: left behind
+    assert docker_client().containers.list(
+        all=True, filters={"label": f"{OWNER_LABEL}={owner}"}
+    )  # kill -9: left behind
     assert {c.short_id for c in alive} <= set(remove_orphans(docker_client()))
     assert docker_client().containers.list(all=True, filters={"label": f"{OWNER_LABEL}={owner}"}) == []

@@ -147,7 +147,7 @@ def test_pathological_candidates_are_syntax_errors_not_crashes(candidate: str, m
         patch_source(MODULE, "target", candidate)
 
 
-PROPERTY_MODULE = '''\
+PROPERTY_MODULE = """\
 class Dataset:
     @property
     def x(self):
@@ -156,7 +156,7 @@ class Dataset:
     @x.setter
     def x(self, x_new):
         self._x = x_new
-'''
+"""
 SETTER = "@x.setter\ndef x(self, x_new):\n    self._x = list(x_new)\n"
 
 
@@ -169,5 +169,8 @@ def test_a_property_setter_task_replaces_the_setter_not_the_getter() -> None:
     data.x = (1, 2)
     assert data.x == [1, 2] and patched.count("@property") == 1
     getter = "@property\ndef x(self):\n    return tuple(self._x)\n"
-    assert "return tuple(self._x)" in patch_source(PROPERTY_MODULE, "Dataset.x", getter, "m.py", line=2).split("@x.setter")[0]
+    assert (
+        "return tuple(self._x)"
+        in patch_source(PROPERTY_MODULE, "Dataset.x", getter, "m.py", line=2).split("@x.setter")[0]
+    )
     assert patch_source(PROPERTY_MODULE, "Dataset.x", SETTER, "m.py").count("@property") == 1  # no line: the last one

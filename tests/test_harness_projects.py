@@ -164,7 +164,11 @@ FILES = {
     "tests/test_broken.py": TEST_BROKEN,
     "tests/test_optional.py": TEST_OPTIONAL,
 }
-KEPT = ["tests/test_ops.py::test_relu_positive", "tests/test_ops.py::test_relu_negative", "tests/test_ops.py::test_relu_writes_home_and_tmp"]
+KEPT = [
+    "tests/test_ops.py::test_relu_positive",
+    "tests/test_ops.py::test_relu_negative",
+    "tests/test_ops.py::test_relu_writes_home_and_tmp",
+]
 # A parametrized test gold runs in part keeps the case that ran, by its own id.
 DEVICES = "tests/test_ops.py::test_relu_devices"
 KEPT_CASES = [f"{DEVICES}[cpu]"]
@@ -181,7 +185,8 @@ DROPPED = {
 SCALE_TESTS = [
     "tests/test_ops.py::test_scale_double",
     "tests/test_ops.py::test_scale_zero",
-    "tests/test_broken.py::test_scale_with_the_missing_dependency"]
+    "tests/test_broken.py::test_scale_with_the_missing_dependency",
+]
 CFG = EvaluateConfig(timeout_s=30, memory_mb=512, pids=64, gold_runs=2, jobs=1)
 
 
@@ -194,7 +199,10 @@ def task(name: str, tests: list[str]) -> BenchmarkTask:
 
 
 TASKS = [task("relu", KEPT + [DEVICES] + [t for t in DROPPED if "[" not in t]), task("scale", SCALE_TESTS)]
-GOLD = {"relu": "def relu(x):\n    return [v if v > 0 else 0 for v in x]\n", "scale": "def scale(x, k):\n    return [v * k for v in x]\n"}
+GOLD = {
+    "relu": "def relu(x):\n    return [v if v > 0 else 0 for v in x]\n",
+    "scale": "def scale(x, k):\n    return [v * k for v in x]\n",
+}
 
 
 def body(name: str, model: str) -> str:
@@ -209,7 +217,12 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def run_benchmark(project: Path, out: Path, backend: str, image: ImageRecord | None) -> dict:
     """Gold (two runs), then null on gold's test sets, then validation: every file the rules write."""
     clone = out / "clone.json"
-    write_json(clone, CloneRecord(full_name="proj/calc", slug=SLUG, clone_url="", path=str(project), sha="0" * 40, status=CloneStatus.OK))
+    write_json(
+        clone,
+        CloneRecord(
+            full_name="proj/calc", slug=SLUG, clone_url="", path=str(project), sha="0" * 40, status=CloneStatus.OK
+        ),
+    )
     bench = out / "bench.jsonl"
     write_jsonl(bench, TASKS)
     image_file = None
@@ -218,7 +231,10 @@ def run_benchmark(project: Path, out: Path, backend: str, image: ImageRecord | N
         write_json(image_file, image)
     files = {}
     for model in ("gold", "null"):
-        gens = [Generation(task_id=t.task_id, model=model, technique="reference", code=body(t.function, model)) for t in TASKS]
+        gens = [
+            Generation(task_id=t.task_id, model=model, technique="reference", code=body(t.function, model))
+            for t in TASKS
+        ]
         write_jsonl(out / f"{model}.gens.jsonl", gens)
         files[model] = out / f"{model}.jsonl"
         evaluate_generations(
@@ -254,10 +270,17 @@ def check_benchmark(result: dict) -> None:
     assert relu_null.causes[KEPT[0]] == "NotImplementedError"
     gold = next(e for e in result["gold"] if e.task_id == TASKS[0].task_id)
     assert gold.causes["tests/test_ops.py::test_relu_gpu"] == "skipped: Skipped: needs a GPU"
-    events = (evidence_dir(result["evidence"], SLUG, Generation(task_id=gold.task_id, model="gold", technique="reference", code="")) / "events.jsonl")
+    events = (
+        evidence_dir(
+            result["evidence"], SLUG, Generation(task_id=gold.task_id, model="gold", technique="reference", code="")
+        )
+        / "events.jsonl"
+    )
     config = next(json.loads(line) for line in events.read_text().splitlines() if '"config"' in line)
     assert config["inifile"].endswith("pyproject.toml")
-    assert {"-v", "--color=yes", "-rA", "--tb=long", "--strict-markers", "--cov=calc", "-n 2"} <= set(config["neutralised"])
+    assert {"-v", "--color=yes", "-rA", "--tb=long", "--strict-markers", "--cov=calc", "-n 2"} <= set(
+        config["neutralised"]
+    )
 
 
 def test_project_configuration_would_stop_a_plain_harness_run(project: Path, tmp_path: Path) -> None:
@@ -276,8 +299,8 @@ def test_local_project_configuration_gold_test_sets_and_causes(project: Path, tm
 
 @pytest.fixture(scope="module")
 def project_image(require_docker: None, project: Path, tmp_path_factory: pytest.TempPathFactory) -> ImageRecord:
-    from dlbench.images.build import build_project_image
     from dlbench.harness.code import support_files
+    from dlbench.images.build import build_project_image
 
     log = tmp_path_factory.mktemp("image") / "build.log"
     record = build_project_image(project, SLUG, "0" * 40, CFG.base_image, log, support_files())
@@ -285,5 +308,7 @@ def project_image(require_docker: None, project: Path, tmp_path_factory: pytest.
     return record
 
 
-def test_docker_project_configuration_gold_test_sets_and_causes(project: Path, project_image: ImageRecord, tmp_path: Path) -> None:
+def test_docker_project_configuration_gold_test_sets_and_causes(
+    project: Path, project_image: ImageRecord, tmp_path: Path
+) -> None:
     check_benchmark(run_benchmark(project, tmp_path, "docker", project_image))

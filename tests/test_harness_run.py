@@ -126,7 +126,9 @@ def make_task(name: str, qualname: str, tests: list[str], source: str) -> Benchm
 
 REPO_SHA = hashlib.sha1(json.dumps(FILES, sort_keys=True).encode()).hexdigest()
 RELU = make_task("relu", "relu", RELU_TESTS, GOLD_RELU)
-SCALE = make_task("scale", "scale", ["tests/test_ops.py::test_scale"], "def scale(x, k):\n    return np.asarray(x) * k\n")
+SCALE = make_task(
+    "scale", "scale", ["tests/test_ops.py::test_scale"], "def scale(x, k):\n    return np.asarray(x) * k\n"
+)
 MEAN = make_task(
     "mean", "Meter.mean", ["tests/test_ops.py::test_meter_mean"],
     "def mean(self):\n    return self.total / self.count if self.count else 0.0\n",
@@ -142,7 +144,9 @@ def gen(task: BenchmarkTask, code: str | None, model: str = "m", sample: int = 0
 def hostile(body: str, at_import: str = "") -> str:
     """A relu candidate: ``at_import`` runs when the module is imported (through a helper
     called by a module constant: the patch keeps those), ``body`` at every call."""
-    setup = "def _setup():\n" + textwrap.indent(textwrap.dedent(at_import) or "pass\n", "    ") + "\n\n_SETUP = _setup()\n"
+    setup = (
+        "def _setup():\n" + textwrap.indent(textwrap.dedent(at_import) or "pass\n", "    ") + "\n\n_SETUP = _setup()\n"
+    )
     return setup + "\n\ndef relu(x):\n" + textwrap.indent(textwrap.dedent(body), "    ")
 
 
@@ -160,7 +164,8 @@ HOSTILE = {
         "import numpy as np\nopen('/tmp/evil', 'w').write('x')\ntry:\n    open('/work/repo/tinyml/ops.py', 'a').write('#')\nexcept OSError:\n    pass\n",
     ),
     "read what an earlier candidate left in /tmp": hostile(
-        "import os\nif os.path.exists('/tmp/evil'):\n    return np.maximum(np.asarray(x), 0)\nreturn x\n", "import numpy as np\n"
+        "import os\nif os.path.exists('/tmp/evil'):\n    return np.maximum(np.asarray(x), 0)\nreturn x\n",
+        "import numpy as np\n",
     ),
     "os._exit(0) at import": hostile("return x\n", "import os\nos._exit(0)\n"),
     "monkeypatch pytest runner": hostile(
@@ -249,13 +254,18 @@ HOSTILE = {
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory: pytest.TempPathFactory) -> CloneRecord:
     repo = write_tree(tmp_path_factory.mktemp("repo") / SLUG, FILES)
-    return CloneRecord(full_name="tiny/tinyml", slug=SLUG, clone_url="", path=str(repo), sha=REPO_SHA, status=CloneStatus.OK)
+    return CloneRecord(
+        full_name="tiny/tinyml", slug=SLUG, clone_url="", path=str(repo), sha=REPO_SHA, status=CloneStatus.OK
+    )
 
 
 def test_local_fixture_from_an_installed_plugin(clone: CloneRecord, tmp_path: Path) -> None:
     tasks = {PLUGIN_RELU.task_id: PLUGIN_RELU}
     gens = [gen(PLUGIN_RELU, GOLD_RELU), gen(PLUGIN_RELU, NULL_RELU, sample=1)]
-    assert by_status(evaluate_repo(clone, tasks, gens, None, "local", CFG, jobs=1, evidence_root=tmp_path)) == ["pass", "fail"]
+    assert by_status(evaluate_repo(clone, tasks, gens, None, "local", CFG, jobs=1, evidence_root=tmp_path)) == [
+        "pass",
+        "fail",
+    ]
 
 
 def by_status(results: list[Evaluation]) -> list[str]:
@@ -266,23 +276,42 @@ def by_status(results: list[Evaluation]) -> list[str]:
 
 
 def test_local_gold_passes_null_fails_and_resumes(clone: CloneRecord, tmp_path: Path) -> None:
-    gens = [gen(RELU, GOLD_RELU), gen(RELU, NULL_RELU, sample=1), gen(SCALE, SCALE.ground_truth), gen(MEAN, MEAN.ground_truth)]
+    gens = [
+        gen(RELU, GOLD_RELU),
+        gen(RELU, NULL_RELU, sample=1),
+        gen(SCALE, SCALE.ground_truth),
+        gen(MEAN, MEAN.ground_truth),
+    ]
     gens.append(gen(MEAN, "def mean(self):\n    raise NotImplementedError\n", sample=1))
     results = evaluate_repo(clone, TASKS, gens, None, "local", CFG, jobs=2, evidence_root=tmp_path)
     assert by_status(results) == ["pass", "fail", "pass", "pass", "fail"]
     assert results[1].exception == "NotImplementedError" and results[1].tests[RELU_TESTS[0]] == TestOutcome.FAILED
     evidence = evidence_dir(tmp_path, SLUG, gens[0])
-    assert {p.name for p in evidence.iterdir()} >= {"patched.py", "command.txt", "output.txt", "events.jsonl", "evaluation.json"}
+    assert {p.name for p in evidence.iterdir()} >= {
+        "patched.py",
+        "command.txt",
+        "output.txt",
+        "events.jsonl",
+        "evaluation.json",
+    }
     assert "raise NotImplementedError" not in Path(clone.path, "tinyml/ops.py").read_text()  # the checkout is untouched
     resumed = evaluate_repo(clone, TASKS, gens, None, "local", CFG, jobs=1, evidence_root=tmp_path)
     assert resumed == results  # same hash: read back from the evidence (same durations), nothing ran
     tight = CFG.model_copy(update={"timeout_s": 1e-6})
     again = evaluate_repo(clone, TASKS, gens, None, "local", tight, jobs=1, evidence_root=tmp_path)
-    assert by_status(again) == ["timeout", "timeout", "timeout", "timeout", "timeout"]  # other limits: a new hash, ran again
+    assert by_status(again) == [
+        "timeout",
+        "timeout",
+        "timeout",
+        "timeout",
+        "timeout",
+    ]  # other limits: a new hash, ran again
 
 
 def test_local_unknown_test_ids_are_missing_not_fatal(clone: CloneRecord, tmp_path: Path) -> None:
-    stale = make_task("relu", "relu", [*RELU_TESTS, "tests/test_ops.py::test_gone", "tests/test_gone.py::test_x"], GOLD_RELU)
+    stale = make_task(
+        "relu", "relu", [*RELU_TESTS, "tests/test_ops.py::test_gone", "tests/test_gone.py::test_x"], GOLD_RELU
+    )
     [result] = evaluate_repo(clone, {stale.task_id: stale}, [gen(stale, GOLD_RELU)], None, "local", CFG, 1, tmp_path)
     assert result.status == EvalStatus.FAIL
     assert [o.value for o in result.tests.values()] == ["passed", "passed", "passed", "missing", "missing"]
@@ -291,9 +320,17 @@ def test_local_unknown_test_ids_are_missing_not_fatal(clone: CloneRecord, tmp_pa
 def test_local_statuses_before_any_run(clone: CloneRecord, tmp_path: Path) -> None:
     gens = [gen(RELU, None), gen(RELU, "def relu(x:\n"), gen(RELU, "def other():\n    pass\n")]
     gens.append(Generation(task_id="nope", model="m", technique="t", code="x = 1\n"))
-    unanswered = gen(RELU, None).model_copy(update={"status": GenStatus.API_ERROR, "detail": "connection refused", "sample": 9})
+    unanswered = gen(RELU, None).model_copy(
+        update={"status": GenStatus.API_ERROR, "detail": "connection refused", "sample": 9}
+    )
     results = evaluate_repo(clone, TASKS, [*gens, unanswered], None, "local", CFG, jobs=1, evidence_root=tmp_path)
-    assert by_status(results) == ["no_code", "syntax_error", "patch_error", "patch_error", "api_error"]  # the endpoint's fault, not no_code
+    assert by_status(results) == [
+        "no_code",
+        "syntax_error",
+        "patch_error",
+        "patch_error",
+        "api_error",
+    ]  # the endpoint's fault, not no_code
 
 
 @pytest.mark.parametrize(
@@ -301,7 +338,9 @@ def test_local_statuses_before_any_run(clone: CloneRecord, tmp_path: Path) -> No
              "forged report lines", "kill its parent", "edit the tests", "spoofed PASSED on stdout"],
 )  # fmt: skip
 def test_local_hostile_candidates_do_not_pass(name: str, clone: CloneRecord, tmp_path: Path) -> None:
-    results = evaluate_repo(clone, TASKS, [gen(RELU, HOSTILE[name]), gen(RELU, GOLD_RELU)], None, "local", CFG, 1, tmp_path)
+    results = evaluate_repo(
+        clone, TASKS, [gen(RELU, HOSTILE[name]), gen(RELU, GOLD_RELU)], None, "local", CFG, 1, tmp_path
+    )
     assert not results[0].passed, results[0]
     assert results[1].status == EvalStatus.PASS, results[1]
 
@@ -336,8 +375,8 @@ def test_evaluate_predictions_file(clone: CloneRecord, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def image(require_docker: None, clone: CloneRecord, tmp_path_factory: pytest.TempPathFactory) -> ImageRecord:
-    from dlbench.images.build import build_project_image
     from dlbench.harness.code import support_files
+    from dlbench.images.build import build_project_image
 
     log = tmp_path_factory.mktemp("image") / "build.log"
     record = build_project_image(Path(clone.path), SLUG, REPO_SHA, CFG.base_image, log, support_files())
@@ -351,7 +390,9 @@ def hostile_results(image: ImageRecord, clone: CloneRecord, tmp_path_factory: py
     gens = []
     for i, code in enumerate(HOSTILE.values()):
         gens += [gen(RELU, code, sample=i), gen(RELU, GOLD_RELU, model="gold", sample=i)]
-    results = evaluate_repo(clone, TASKS, gens, image, "docker", CFG, jobs=1, evidence_root=tmp_path_factory.mktemp("ev"))
+    results = evaluate_repo(
+        clone, TASKS, gens, image, "docker", CFG, jobs=1, evidence_root=tmp_path_factory.mktemp("ev")
+    )
     yield {name: (results[2 * i], results[2 * i + 1]) for i, name in enumerate(HOSTILE)}
 
 
@@ -397,7 +438,9 @@ def test_docker_gold_passes_null_fails_naive_agrees(image: ImageRecord, clone: C
         gen(SCALE, "def scale(x, k):\n    return x\n"),
     ]
     warm = evaluate_repo(clone, TASKS, gens, image, "docker", CFG, jobs=2, evidence_root=tmp_path / "warm")
-    naive = evaluate_repo(clone, TASKS, gens, image, "docker", CFG, jobs=1, evidence_root=tmp_path / "naive", mode="naive")
+    naive = evaluate_repo(
+        clone, TASKS, gens, image, "docker", CFG, jobs=1, evidence_root=tmp_path / "naive", mode="naive"
+    )
     assert by_status(warm) == by_status(naive) == ["pass", "fail", "pass", "fail"]
     assert warm[3].tests == {"tests/test_ops.py::test_scale": TestOutcome.FAILED}
 
@@ -406,7 +449,13 @@ def test_docker_gold_passes_null_fails_naive_agrees(image: ImageRecord, clone: C
 @pytest.mark.xdist_group("harness_docker")  # one worker builds the image and runs the hostile set
 def test_docker_broken_image_is_image_error_for_every_candidate(clone: CloneRecord, tmp_path: Path) -> None:
     broken = ImageRecord(
-        repo=SLUG, sha=REPO_SHA, base_image="b", tag=None, status=ImageStatus.IMAGE_ERROR, error="pip failed", build_log="x"
+        repo=SLUG,
+        sha=REPO_SHA,
+        base_image="b",
+        tag=None,
+        status=ImageStatus.IMAGE_ERROR,
+        error="pip failed",
+        build_log="x",
     )
     results = evaluate_repo(clone, TASKS, [gen(RELU, GOLD_RELU), gen(MEAN, None)], broken, "docker", CFG, 1, tmp_path)
     assert by_status(results) == ["image_error", "no_code"]
@@ -457,8 +506,8 @@ def test_docker_container_killed_from_outside_is_an_infrastructure_fault_run_aga
     image: ImageRecord, clone: CloneRecord, tmp_path: Path
 ) -> None:
     from dlbench.harness.evaluate import InfrastructureFaults, evaluate_generations
-    from dlbench.images.build import docker_client
     from dlbench.harness.sandbox import owner_id
+    from dlbench.images.build import docker_client
     from dlbench.store import write_json
 
     slow = hostile("import time\ntime.sleep(8)\nreturn np.maximum(np.asarray(x), 0)\n", "import numpy as np\n")

@@ -79,7 +79,10 @@ LEGIT = textwrap.dedent(
         ("x = ().__class__.__base__.__subclasses__()\n", ".__subclasses__ (line 1)"),
         ("class A:\n    def __eq__(self, o):\n        return True\n", "A.__eq__ returns a constant (line 1)"),
         ("class A:\n    __bool__ = lambda self: True\n", "A.__bool__ returns a constant (line 1)"),
-        ("import numpy as np\nnp.testing.assert_allclose = print\n", "assignment to module attribute np.testing.assert_allclose (line 2)"),
+        (
+            "import numpy as np\nnp.testing.assert_allclose = print\n",
+            "assignment to module attribute np.testing.assert_allclose (line 2)",
+        ),
         ("import numpy\nnumpy.allclose = print\n", "assignment to module attribute numpy.allclose (line 2)"),
         ("import numpy as np\nsetattr(np.testing, 'assert_equal', print)\n", "setattr on module np.testing (line 2)"),
     ],
@@ -94,15 +97,24 @@ def test_legitimate_numpy_code_passes_the_screen():
 
 
 def test_screen_catches_the_forging_hostiles():
-    for name in ["monkeypatch pytest runner", "rogue plugin turns failures into passes", "forged report lines",
-                 "forge the supervisor's answer", "os._exit(0) at import", "kill its parent"]:
+    for name in [
+        "monkeypatch pytest runner",
+        "rogue plugin turns failures into passes",
+        "forged report lines",
+        "forge the supervisor's answer",
+        "os._exit(0) at import",
+        "kill its parent",
+    ]:
         assert screen(HOSTILE[name]), name
     assert screen(TARGETED_FORGERY)
 
 
 def test_refused_candidates_never_run_and_later_ones_are_unaffected(clone: CloneRecord, tmp_path: Path):
-    gens = [gen(RELU, TARGETED_FORGERY, sample=0), gen(RELU, HOSTILE["forged report lines"], sample=1),
-            gen(RELU, GOLD_RELU, model="gold", sample=2)]
+    gens = [
+        gen(RELU, TARGETED_FORGERY, sample=0),
+        gen(RELU, HOSTILE["forged report lines"], sample=1),
+        gen(RELU, GOLD_RELU, model="gold", sample=2),
+    ]
     forged, lines, gold = evaluate_repo(clone, TASKS, gens, None, "local", SCREENED, jobs=1, evidence_root=tmp_path)
     for refused in (forged, lines):
         assert refused.status == EvalStatus.SANDBOX_VIOLATION and not refused.passed
@@ -114,7 +126,9 @@ def test_refused_candidates_never_run_and_later_ones_are_unaffected(clone: Clone
 
 def test_screen_follows_the_original_modules_names_and_allows_what_it_already_does():
     original = "import numpy as np\nimport importlib\n\n\nclass Key:\n    def __hash__(self):\n        return 0\n"
-    assert screen("def f(x):\n    np.allclose = print\n", original) == ["assignment to module attribute np.allclose (line 2)"]
+    assert screen("def f(x):\n    np.allclose = print\n", original) == [
+        "assignment to module attribute np.allclose (line 2)"
+    ]
     assert screen("import importlib.util\n", original) == []  # the module imports importlib itself
     assert screen("import importlib\n", "import importlib.util\n") == ["import importlib (line 1)"]  # not a parent
     assert screen("class Key:\n    def __hash__(self):\n        return 0\n", original) == []

@@ -47,7 +47,9 @@ CASES = {
 def table() -> pd.DataFrame:
     tasks = [task(name) for name in CASES]
     gold = [
-        ev(n, "gold", s, r, "KeyError: 'x'" if s == F else None) for n, (g, _, _, _) in CASES.items() for r, s in enumerate(g)
+        ev(n, "gold", s, r, "KeyError: 'x'" if s == F else None)
+        for n, (g, _, _, _) in CASES.items()
+        for r, s in enumerate(g)
     ]
     null = [ev(n, "null", s) for n, (_, nl, _, _) in CASES.items() for s in nl]
     return validation_table(tasks, gold, null)
@@ -58,7 +60,10 @@ def test_every_reason_in_order() -> None:
     for name, (_, _, usable, reason) in CASES.items():
         row = rows.loc[f"o__r:m.py:{name}"]
         assert bool(row["usable"]) is usable, name
-        assert pd.isna(row["reason"]) if reason is None else str(row["reason"]).startswith(reason), (name, row["reason"])
+        assert pd.isna(row["reason"]) if reason is None else str(row["reason"]).startswith(reason), (
+            name,
+            row["reason"],
+        )
     assert rows.loc["o__r:m.py:flaky", "gold_passes"] == 1 and rows.loc["o__r:m.py:flaky", "gold_runs"] == 2
 
 
@@ -165,7 +170,11 @@ def test_a_test_gold_runs_in_part_keeps_its_cases_by_their_ids() -> None:
     assert kept == ["t.py::test_dev[cpu]"]
     null = shown("null", {"t.py::test_dev[cpu]": (TestOutcome.FAILED, "NotImplementedError")})
     row = validation_table([task_of(["t.py::test_dev"])], [gold], [null]).iloc[0]
-    assert bool(row["usable"]) and row["tests_kept"] == 1 and row["dropped"].startswith("t.py::test_dev[cuda]: skipped: no CUDA")
+    assert (
+        bool(row["usable"])
+        and row["tests_kept"] == 1
+        and row["dropped"].startswith("t.py::test_dev[cuda]: skipped: no CUDA")
+    )
     # The case graded is the one gold ran: a candidate skipping it does not pass.
     assert not passes_on(shown("m", {"t.py::test_dev[cpu]": (TestOutcome.SKIPPED, "skipped: x")}), kept)
 

@@ -114,9 +114,14 @@ def test_missing_canaries_are_a_violation() -> None:
 
 
 def test_tamper_event_and_file_violations() -> None:
-    tamper = session(item(T1), item(T2)) + ['{"ev": "tamper", "stage": "collection", "what": ["runner.call_and_report"]}']
+    tamper = session(item(T1), item(T2)) + [
+        '{"ev": "tamper", "stage": "collection", "what": ["runner.call_and_report"]}'
+    ]
     assert "runner.call_and_report" in verdict(tamper).detail
-    assert verdict(session(item(T1), item(T2)), violations=["changed tests/test_a.py"]).status == EvalStatus.SANDBOX_VIOLATION
+    assert (
+        verdict(session(item(T1), item(T2)), violations=["changed tests/test_a.py"]).status
+        == EvalStatus.SANDBOX_VIOLATION
+    )
     assert verdict(session(item(T1), item(T2)), output_exceeded=True).status == EvalStatus.SANDBOX_VIOLATION
 
 

@@ -12,8 +12,8 @@ import pytest
 from dlbench.config import EvaluateConfig
 from dlbench.harness.evaluate import evaluate_repo
 from dlbench.harness.local import LocalSession
-from dlbench.harness.shipped.plugin import neutralise
 from dlbench.harness.run import preload_for
+from dlbench.harness.shipped.plugin import neutralise
 from dlbench.harness.verdict import describe
 from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, EvalStatus, Generation
 from tests.test_mine_callgraph import write_tree
@@ -54,7 +54,9 @@ def thready_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONPATH", str(site))
 
 
-def test_preload_imports_the_projects_modules_and_refuses_thread_starters(checkout: Path, thready_installed: None) -> None:
+def test_preload_imports_the_projects_modules_and_refuses_thread_starters(
+    checkout: Path, thready_installed: None
+) -> None:
     with LocalSession(checkout, CFG, preload_for(checkout)) as session:
         ready = session.start()
     assert "numpy" in ready["preloaded"]  # found in the project's sources, installed
@@ -66,7 +68,9 @@ def test_preload_imports_the_projects_modules_and_refuses_thread_starters(checko
 
 
 def clone_of(checkout: Path) -> CloneRecord:
-    return CloneRecord(full_name="warm/lib", slug=SLUG, clone_url="", path=str(checkout), sha="0" * 40, status=CloneStatus.OK)
+    return CloneRecord(
+        full_name="warm/lib", slug=SLUG, clone_url="", path=str(checkout), sha="0" * 40, status=CloneStatus.OK
+    )
 
 
 def test_changing_the_supervisors_home_is_a_violation_and_the_next_candidate_gets_a_fresh_one(
@@ -80,7 +84,10 @@ def test_changing_the_supervisors_home_is_a_violation_and_the_next_candidate_get
             (home / "poison").write_text("x")
             return np.asarray(x) * 2
         """)  # fmt: skip
-    gens = [Generation(task_id=TASK.task_id, model="m", technique="t", sample=k, code=c) for k, c in enumerate([poison, GOLD])]
+    gens = [
+        Generation(task_id=TASK.task_id, model="m", technique="t", sample=k, code=c)
+        for k, c in enumerate([poison, GOLD])
+    ]
     first, second = evaluate_repo(clone_of(checkout), {TASK.task_id: TASK}, gens, None, "local", CFG, 1, tmp_path)
     assert first.status == EvalStatus.SANDBOX_VIOLATION and "changed the supervisor's home: poison" in first.detail
     assert second.status == EvalStatus.PASS, second.detail
@@ -97,7 +104,9 @@ def test_changing_the_supervisors_home_is_a_violation_and_the_next_candidate_get
         (["--durations", "--capture=no"], ["--capture=no"], ["--durations"]),  # a value never eats the next option
     ],
 )  # fmt: skip
-def test_neutralise_drops_conflicting_options_with_their_values(args: list[str], kept: list[str], dropped: list[str]) -> None:
+def test_neutralise_drops_conflicting_options_with_their_values(
+    args: list[str], kept: list[str], dropped: list[str]
+) -> None:
     assert neutralise(args) == (kept, dropped)
 
 

@@ -14,16 +14,16 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import docker
 import pytest
 
+import docker
+from dlbench.config import ImagesConfig
 from dlbench.images.build import (
     RUNNER_UID,
     build_project_image,
     docker_client,
     ensure_base_image,
 )
-from dlbench.config import ImagesConfig
 from dlbench.records import ImageRecord, ImageStatus
 
 # One xdist worker builds the shared images (with --dist loadgroup).
@@ -93,7 +93,9 @@ def numpy_image(base: str, built: list[str], tmp_path_factory: pytest.TempPathFa
     repo, sha = make_repo(tmp_path_factory.mktemp("tiny"), "numpy\n")
     support = {"plugin.py": f"NONCE = {uuid.uuid4().hex!r}\n".encode(), "bin/supervise": b"#!/bin/sh\n"}
     logs = tmp_path_factory.mktemp("logs")
-    return build(repo, sha, base, logs / "build.log", built, support), build(repo, sha, base, logs / "again.log", built, support)
+    return build(repo, sha, base, logs / "build.log", built, support), build(
+        repo, sha, base, logs / "again.log", built, support
+    )
 
 
 def run(engine: docker.DockerClient, tag: str, command: list[str]) -> tuple[int, str]:
@@ -114,7 +116,9 @@ def test_build_then_reuse(engine, numpy_image: tuple[ImageRecord, ImageRecord]) 
     assert not first.reused and first.build_seconds > 0
     assert f"# built {first.tag}" in Path(first.build_log).read_text()
     assert f"# reused {first.tag}" in Path(second.build_log).read_text()
-    assert first.environment.lock == second.environment.lock and any(p.startswith("numpy==") for p in first.environment.lock)
+    assert first.environment.lock == second.environment.lock and any(
+        p.startswith("numpy==") for p in first.environment.lock
+    )
     assert second.reused and second.status == ImageStatus.OK
     assert (second.tag, second.image_id, second.recipe_hash) == (first.tag, first.image_id, first.recipe_hash)
     assert first.tag.startswith("dlbench/project-acme__tiny:") and first.recipe_hash.startswith(first.tag.split(":")[1])
@@ -279,5 +283,7 @@ def test_machine_faults_are_raised_not_recorded(base, tmp_path: Path) -> None:
     repo, sha = make_repo(tmp_path / "repo", "numpy\n")
     (tmp_path / "cache").write_text("a file where the download cache should be")
     with pytest.raises(BuildInfrastructureError, match="acme__tiny"):
-        build_project_image(repo, "acme__tiny", sha, base, tmp_path / "f.log", images=ImagesConfig(cache_dir=str(tmp_path / "cache")))
+        build_project_image(
+            repo, "acme__tiny", sha, base, tmp_path / "f.log", images=ImagesConfig(cache_dir=str(tmp_path / "cache"))
+        )
     assert "# INFRASTRUCTURE" in (tmp_path / "f.log").read_text()

@@ -65,7 +65,11 @@ def test_imports_go_to_lower_floors(module):
 
 def test_nothing_imports_the_code_that_runs_beside_the_candidate():
     host = {m: found for m, found in OURS.items() if part(m) != SHIPPED}
-    assert not {m: sorted(i for i in found if part(i) == SHIPPED) for m, found in host.items() if any(part(i) == SHIPPED for i in found)}
+    assert not {
+        m: sorted(i for i in found if part(i) == SHIPPED)
+        for m, found in host.items()
+        if any(part(i) == SHIPPED for i in found)
+    }
     shipped = {i for m, found in OURS.items() if part(m) == SHIPPED for i in found}
     assert shipped <= {PROTOCOL}, "the shipped code imports only the protocol"
     assert MODULES[PROTOCOL] <= {"__future__", "__future__.annotations"}, "the protocol ships alone: it imports nothing"

@@ -8,7 +8,7 @@ import pytest
 
 from dlbench.config import LLMEndpoint, ModelConfig
 from dlbench.llm import ChatRequest, LLMClient, MissingAPIKeyError
-from dlbench.standins.llm import Fault, Reply, ScriptedResponder, LLMStandIn
+from dlbench.standins.llm import Fault, LLMStandIn, Reply, ScriptedResponder
 
 ASK = [{"role": "user", "content": "Complete the function:\n\ndef add(a, b):\n    '''Add.'''\n"}]
 

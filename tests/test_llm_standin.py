@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from dlbench.standins.llm import Fault, ScriptedResponder, LLMStandIn, code_responder
+from dlbench.standins.llm import Fault, LLMStandIn, ScriptedResponder, code_responder
 
 
 def post(url: str, body: dict) -> tuple[int, dict, dict]:

@@ -25,9 +25,8 @@ def library(n_modules: int) -> dict[str, str]:
     files = {"pkg/__init__.py": ""}
     for i in range(n_modules):
         files[f"pkg/m{i}.py"] = f"def f{i}(x):\n    return x + {i}\n"
-        files[f"tests/test_m{i}.py"] = (
-            f"from pkg.m{i} import f{i}\n\n"
-            + "".join(f"def test_{j}():\n    assert f{i}({j})\n\n" for j in range(3))
+        files[f"tests/test_m{i}.py"] = f"from pkg.m{i} import f{i}\n\n" + "".join(
+            f"def test_{j}():\n    assert f{i}({j})\n\n" for j in range(3)
         )
     return files
 
@@ -79,7 +78,12 @@ def test_mine_checkout_writes_the_three_artifacts(tmp_path):
 
 def clone_record(tmp_path, status: CloneStatus, path: str) -> str:
     record = CloneRecord(
-        full_name="acme/lib", slug="acme__lib", clone_url="file:///x", path=path, sha=None, status=status,
+        full_name="acme/lib",
+        slug="acme__lib",
+        clone_url="file:///x",
+        path=path,
+        sha=None,
+        status=status,
         error=None if status == CloneStatus.OK else "boom",
     )
     target = tmp_path / "acme__lib.json"

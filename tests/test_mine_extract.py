@@ -46,7 +46,7 @@ def relu(x):
 
 LAYERS_V2 = LAYERS_V1.replace("    return max(x, 0)\n", "    y = max(x, 0)\n    return y\n")
 
-TESTS = '''\
+TESTS = """\
 from lib.layers import Dense, relu
 
 
@@ -63,11 +63,13 @@ def test_b():
 def test_c():
     Dense(3).forward(0.5)
     relu(3)
-'''
+"""
 
 
 def git(root: Path, *args: str, when: str | None = None) -> str:
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@x", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@x")
+    env = dict(
+        os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@x", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@x"
+    )
     if when:
         env |= {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
     return subprocess.run(["git", "-C", str(root), *args], env=env, check=True, capture_output=True, text=True).stdout
@@ -127,7 +129,11 @@ def test_extracted_records(tmp_path):
             def _private(self): ...
         '''
     )
-    assert forward.tests == ["tests/test_layers.py::test_a", "tests/test_layers.py::test_b", "tests/test_layers.py::test_c"]
+    assert forward.tests == [
+        "tests/test_layers.py::test_a",
+        "tests/test_layers.py::test_b",
+        "tests/test_layers.py::test_c",
+    ]
     # Dates come from the function's own lines: forward never changed, relu did.
     assert (forward.first_added, forward.last_modified) == (date(2023, 3, 1), date(2023, 3, 1))
     # The skeleton of an __init__ task must not give its body away.
@@ -146,15 +152,14 @@ def test_blame_batches_ranges_and_parses_porcelain(tmp_path):
     dates = blame_dates(root, sha, "lib/layers.py", [(24, 26), (1, 2)])
     assert dates == {(24, 26): (date(2023, 3, 1), date(2024, 6, 15)), (1, 2): (date(2023, 3, 1), date(2023, 3, 1))}
     assert blame_dates(root, sha, "missing.py", [(1, 2)]) == {}
-    porcelain = (
-        "a" * 40 + " 1 1 1\ncommitter-time 0\ncommitter-tz +0100\n\tx = 1\n"
-        + "a" * 40 + " 2 5\n\ty = 2\n"
-    )
+    porcelain = "a" * 40 + " 1 1 1\ncommitter-time 0\ncommitter-tz +0100\n\tx = 1\n" + "a" * 40 + " 2 5\n\ty = 2\n"
     assert parse_porcelain(porcelain) == {1: date(1970, 1, 1), 5: date(1970, 1, 1)}
 
 
 def test_checkout_without_git_has_no_dates(tmp_path):
-    root = write_tree(tmp_path / "plain", {"lib/__init__.py": "", "lib/layers.py": LAYERS_V1, "tests/test_layers.py": TESTS})
+    root = write_tree(
+        tmp_path / "plain", {"lib/__init__.py": "", "lib/layers.py": LAYERS_V1, "tests/test_layers.py": TESTS}
+    )
     result = mine(root, "acme/lib", None, 3, MineConfig(cache_dir=str(tmp_path / "c"), tested_by="called"))
     assert {f.qualname for f in result.functions} == {"Dense.__init__", "Dense.forward", "relu"}
     assert all(f.first_added is None and f.sha is None for f in result.functions)

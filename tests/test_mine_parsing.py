@@ -8,8 +8,8 @@ from dlbench.config import MineConfig
 from dlbench.mine.api import mine
 from dlbench.mine.bodies import summarize_bodies
 from dlbench.mine.extract import extract_definitions
-from dlbench.parsing import Unparsable, parse_ast, parse_cst
 from dlbench.mine.symbols import summarize_source
+from dlbench.parsing import Unparsable, parse_ast, parse_cst
 from tests.test_mine_api import library
 from tests.test_mine_callgraph import write_tree
 

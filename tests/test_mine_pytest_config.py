@@ -57,7 +57,10 @@ def test_testpaths_limit_collection_and_tasks(tmp_path):
     files = dict(LIB)
     files["pyproject.toml"] = '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
     result = mine_tree(tmp_path, files, min_tests=3)
-    assert [t.node_id for t in result.tests] == ["tests/test_core.py::test_one", "tests/test_core.py::TestCore::test_three"]
+    assert [t.node_id for t in result.tests] == [
+        "tests/test_core.py::test_one",
+        "tests/test_core.py::TestCore::test_three",
+    ]
     assert [f.qualname for f in result.functions] == []  # used_by_tests: 2 tests; benchmarks not collected
     result = mine_tree(tmp_path / "all", dict(LIB), min_tests=3)
     assert [f.qualname for f in result.functions] == ["used_by_benchmarks"]

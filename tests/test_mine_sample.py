@@ -25,7 +25,9 @@ MIN_TESTS = 3
 
 def truth_for(repo: str, min_tests: int) -> dict[str, list[str]]:
     rows = [json.loads(line) for line in (SAMPLE / "truth.jsonl").read_text().splitlines() if line.strip()]
-    return {f"{r['path']}:{r['qualname']}": r["tests"] for r in rows if r["repo"] == repo and len(r["tests"]) >= min_tests}
+    return {
+        f"{r['path']}:{r['qualname']}": r["tests"] for r in rows if r["repo"] == repo and len(r["tests"]) >= min_tests
+    }
 
 
 def score(found: dict[str, list[str]], truth: dict[str, list[str]]) -> tuple[float, float, int]:
@@ -39,7 +41,11 @@ def score(found: dict[str, list[str]], truth: dict[str, list[str]]) -> tuple[flo
 @pytest.mark.parametrize("library", LIBRARIES)
 def test_sample_precision_recall(library, tmp_path):
     checkout = tmp_path / library
-    subprocess.run(["git", "clone", "-q", str(SAMPLE / "bundles" / f"{library}.bundle"), str(checkout)], check=True, capture_output=True)
+    subprocess.run(
+        ["git", "clone", "-q", str(SAMPLE / "bundles" / f"{library}.bundle"), str(checkout)],
+        check=True,
+        capture_output=True,
+    )
     repo = f"dlbench-sample/{library}"
     # The sample's truth counts functions that fixtures and setUp call (its README's rule).
     cfg = MineConfig(cache_dir=str(tmp_path / "cache"), tested_by="reached")

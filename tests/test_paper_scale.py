@@ -11,7 +11,11 @@ pytestmark = pytest.mark.slow
 
 def test_paper_scale_plans_under_2000_jobs(tmp_path, monkeypatch):
     monkeypatch.setenv("DLBENCH_NO_DOCKER", "1")
-    topics = [t.strip() for t in (ROOT / "resources/topics.txt").read_text().splitlines() if t.strip() and not t.startswith("#")]
+    topics = [
+        t.strip()
+        for t in (ROOT / "resources/topics.txt").read_text().splitlines()
+        if t.strip() and not t.startswith("#")
+    ]
     materialise_upstream(tmp_path, topics)
     configfile = tmp_path / "paper.yaml"
     configfile.write_text(yaml.safe_dump(paper_config(topics)))

@@ -18,12 +18,24 @@ from dlbench.report.metrics import (
 
 # 1 - C(5-c, k) / C(5, k), worked by hand: C(5,1)=5, C(5,3)=10, C(5,5)=1
 HAND = {
-    (0, 1): Fraction(0), (1, 1): Fraction(1, 5), (2, 1): Fraction(2, 5), (3, 1): Fraction(3, 5),
-    (4, 1): Fraction(4, 5), (5, 1): Fraction(1),
-    (0, 3): Fraction(0), (1, 3): 1 - Fraction(4, 10), (2, 3): 1 - Fraction(1, 10), (3, 3): Fraction(1),
-    (4, 3): Fraction(1), (5, 3): Fraction(1),
-    (0, 5): Fraction(0), (1, 5): Fraction(1), (2, 5): Fraction(1), (3, 5): Fraction(1),
-    (4, 5): Fraction(1), (5, 5): Fraction(1),
+    (0, 1): Fraction(0),
+    (1, 1): Fraction(1, 5),
+    (2, 1): Fraction(2, 5),
+    (3, 1): Fraction(3, 5),
+    (4, 1): Fraction(4, 5),
+    (5, 1): Fraction(1),
+    (0, 3): Fraction(0),
+    (1, 3): 1 - Fraction(4, 10),
+    (2, 3): 1 - Fraction(1, 10),
+    (3, 3): Fraction(1),
+    (4, 3): Fraction(1),
+    (5, 3): Fraction(1),
+    (0, 5): Fraction(0),
+    (1, 5): Fraction(1),
+    (2, 5): Fraction(1),
+    (3, 5): Fraction(1),
+    (4, 5): Fraction(1),
+    (5, 5): Fraction(1),
 }
 
 

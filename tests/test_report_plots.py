@@ -32,8 +32,15 @@ def test_every_plot_is_a_valid_png(tmp_path):
     written = plots_of(tmp_path, with_mutant=True)
     names = sorted(p.name for p in written)
     assert names == sorted(
-        ["pass1_stage.png", "pass1_task.png", "pass1_data.png", "pass1_cutoff.png",
-         "mutant_kill_stage.png", "mutant_kill_task.png", "mutant_kill_data.png"]
+        [
+            "pass1_stage.png",
+            "pass1_task.png",
+            "pass1_data.png",
+            "pass1_cutoff.png",
+            "mutant_kill_stage.png",
+            "mutant_kill_task.png",
+            "mutant_kill_data.png",
+        ]
     )
     assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == names  # no temporary files left
     for path in written:

@@ -9,7 +9,7 @@ import pytest
 from dlbench.report.stats import cognitive_complexity, cyclomatic_complexity, lines_of_code
 
 # SonarSource's white-paper example, in Python (its labelled ``continue`` has no Python form)
-SUM_OF_PRIMES = '''
+SUM_OF_PRIMES = """
 def sum_of_primes(limit):
     total = 0
     for i in range(1, limit + 1):      # +1
@@ -18,9 +18,9 @@ def sum_of_primes(limit):
                 break
         total += i
     return total
-'''
+"""
 
-FLAT_CHAIN = '''
+FLAT_CHAIN = """
 def word(number):
     if number == 1:                    # +1
         return "one"
@@ -28,9 +28,9 @@ def word(number):
         return "a couple"
     else:                              # +1
         return "lots"
-'''
+"""
 
-MIXED = '''
+MIXED = """
 def f(x, items):
     try:
         if x and y and z or w:         # +1 if, +2 boolean sequences
@@ -45,14 +45,14 @@ def f(x, items):
         while a:                       # +2 (nested function: nesting 1)
             a -= 1
     return value
-'''
+"""
 
-METHOD = '''
+METHOD = """
     def visit(self, node):
         if node is None:               # +1
             return 0
         return self.visit(node.left)   # +1 recursion through self
-'''
+"""
 
 
 @pytest.mark.parametrize(
@@ -64,14 +64,14 @@ def test_cognitive_complexity_follows_sonarsource_rules(source, expected):
 
 
 def test_else_if_written_as_nested_if_nests():
-    nested = textwrap.dedent('''
+    nested = textwrap.dedent("""
     def h(a, b):
         if a:              # +1
             pass
         else:              # +1
             if b:          # +2 (nesting 1)
                 pass
-    ''')
+    """)
     assert cognitive_complexity(nested) == 4
 
 

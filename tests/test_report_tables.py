@@ -14,6 +14,7 @@ import pytest
 from dlbench.config import ReportConfig
 from dlbench.records import TABLE_COLUMNS, BenchmarkTask, EvalStatus, Evaluation, TestOutcome
 from dlbench.report.render import write_live_table, write_report
+from dlbench.report.slices import slice_names
 from dlbench.report.tables import (
     adequacy_table,
     load_inputs,
@@ -22,7 +23,6 @@ from dlbench.report.tables import (
     run_table,
     write_long_table,
 )
-from dlbench.report.slices import slice_names
 from dlbench.store import write_jsonl
 
 P, F, M = TestOutcome.PASSED, TestOutcome.FAILED, TestOutcome.MISSING
@@ -42,19 +42,41 @@ def task(task_id: str) -> BenchmarkTask:
     repo, stage, kind, data, modified, tests = TASKS[task_id]
     name = task_id.rsplit(":", 1)[1]
     return BenchmarkTask(
-        task_id=task_id, repo=repo, sha="0" * 40, path="a.py", function=name, class_name=None,
-        signature=f"def {name}(x):", prompt="p", ground_truth=f"def {name}(x):\n    if x:\n        return 1\n    return 0\n",
-        tests=tests, stage=stage, task=kind, data=data, first_added=None, last_modified=modified,
-        qualname=name, slug=repo, start_line=1, end_line=4,
+        task_id=task_id,
+        repo=repo,
+        sha="0" * 40,
+        path="a.py",
+        function=name,
+        class_name=None,
+        signature=f"def {name}(x):",
+        prompt="p",
+        ground_truth=f"def {name}(x):\n    if x:\n        return 1\n    return 0\n",
+        tests=tests,
+        stage=stage,
+        task=kind,
+        data=data,
+        first_added=None,
+        last_modified=modified,
+        qualname=name,
+        slug=repo,
+        start_line=1,
+        end_line=4,
     )
 
 
 def ev(task_id: str, model: str, technique: str, sample: int, tests: dict, run: int = 0, exception: str | None = None):
     passed = all(o == P for o in tests.values())
     return Evaluation(
-        task_id=task_id, model=model, technique=technique, run=run, sample=sample,
-        status=EvalStatus.PASS if passed else EvalStatus.FAIL, passed=passed, tests=tests,
-        duration_s=0.1, exception=None if passed else exception,
+        task_id=task_id,
+        model=model,
+        technique=technique,
+        run=run,
+        sample=sample,
+        status=EvalStatus.PASS if passed else EvalStatus.FAIL,
+        passed=passed,
+        tests=tests,
+        duration_s=0.1,
+        exception=None if passed else exception,
     )
 
 
@@ -179,7 +201,10 @@ def test_validation_table_needs_its_columns(tmp_path):
         read_validation(bad, ["x"])
     good = tmp_path / "v.csv"
     good.write_text("task_id,usable,reason\nx,False,gold fails\n")
-    assert read_validation(good, ["x", "y"]) == ({"x": False, "y": False}, {"x": "gold fails", "y": "not in validation table"})
+    assert read_validation(good, ["x", "y"]) == (
+        {"x": False, "y": False},
+        {"x": "gold fails", "y": "not in validation table"},
+    )
 
 
 def test_run_table_gives_mean_variance_and_std_of_per_run_pass1(world):
@@ -204,8 +229,14 @@ def test_adequacy_flags_tasks_whose_tests_kill_few_mutants(world):
 
 def report(world: dict, root: Path, **extra) -> pd.DataFrame:
     return write_report(
-        world["benchmark"], world["evaluations"], world["validation"],
-        root / "tables.csv", root / "tables", root / "plots", CFG, **extra,
+        world["benchmark"],
+        world["evaluations"],
+        world["validation"],
+        root / "tables.csv",
+        root / "tables",
+        root / "plots",
+        CFG,
+        **extra,
     )
 
 
@@ -232,20 +263,32 @@ def test_readable_tables_are_written_for_people(world, tmp_path):
         "M,Zero-Shot,all,overall,all,pass@1,50.0,Table 1\nOther,zero-shot,all,overall,all,pass@1,9.9,Table 1\n"
     )
     usage = tmp_path / "usage.csv"
-    usage.write_text("model,technique,input_tokens,output_tokens,cost_usd\nm,zero-shot,100,20,0.5\nm,zero-shot,50,5,0.25\n")
+    usage.write_text(
+        "model,technique,input_tokens,output_tokens,cost_usd\nm,zero-shot,100,20,0.5\nm,zero-shot,50,5,0.25\n"
+    )
     report(world, out, paper=paper, usage=usage)
     tables = out / "tables"
-    for name in ("table1_overall", "table2_live", "table3_categories", "table7_passk", "table8_runs",
-                 "dataset", "failures", "paper_comparison", "usage"):
+    for name in (
+        "table1_overall",
+        "table2_live",
+        "table3_categories",
+        "table7_passk",
+        "table8_runs",
+        "dataset",
+        "failures",
+        "paper_comparison",
+        "usage",
+    ):
         assert (tables / f"{name}.md").read_text().startswith("## "), name
         assert r"\begin{tabular}" in (tables / f"{name}.tex").read_text(), name
     table1 = (tables / "table1_overall.md").read_text()
     assert "| m | zero-shot | 44.4 | 50.0 | 3 |" in table1
     assert "| s | zero-shot | 2 | 50.0 | 555.56 | 23.6 | 3 |" in (tables / "table8_runs.md").read_text()
     assert "| M" not in (tables / "paper_comparison.md").read_text()
-    assert "| m | zero-shot | all | overall | all | pass@1 | 44.4 | 50.0 | -5.6 | 3 | Table 1 |" in (
-        tables / "paper_comparison.md"
-    ).read_text()
+    assert (
+        "| m | zero-shot | all | overall | all | pass@1 | 44.4 | 50.0 | -5.6 | 3 | Table 1 |"
+        in (tables / "paper_comparison.md").read_text()
+    )
     assert "| m | zero-shot | 150 | 25 | 0.7500 |" in (tables / "usage.md").read_text()
     assert "| stage | Training | 2 | 2 | 4.0 | 2.0 | 1.0 |" in (tables / "dataset.md").read_text()
     failures = pd.read_csv(tables / "failures.csv")
@@ -272,7 +315,9 @@ def test_live_table_is_the_slice_of_its_cutoff(world, tmp_path):
 
 def test_no_evaluations_yet_gives_a_header_only_table_and_every_readable_table(world, tmp_path):
     out = tmp_path / "out"
-    table = write_report(world["benchmark"], [], world["validation"], out / "tables.csv", out / "tables", out / "plots", CFG)
+    table = write_report(
+        world["benchmark"], [], world["validation"], out / "tables.csv", out / "tables", out / "plots", CFG
+    )
     assert table.empty
     assert (out / "tables.csv").read_text() == ",".join(TABLE_COLUMNS) + "\n"
     assert (out / "tables/table1_overall.md").exists() and (out / "tables/dataset.md").exists()

@@ -67,7 +67,9 @@ def test_detail_is_read_when_the_exception_is_missing():
 
 def test_detail_of_a_failing_run_lists_node_ids_and_is_not_read_for_exceptions():
     detail = "tests/test_errors.py::test_raises_ValueError: failed"
-    assert tx.classify("fail", {"tests/test_errors.py::test_raises_ValueError": "failed"}, None, detail) == tx.WRONG_RESULT
+    assert (
+        tx.classify("fail", {"tests/test_errors.py::test_raises_ValueError": "failed"}, None, detail) == tx.WRONG_RESULT
+    )
 
 
 def test_failed_tests_without_exception_text_are_wrong_results_and_nothing_is_other():
@@ -79,7 +81,12 @@ def test_failed_tests_without_exception_text_are_wrong_results_and_nothing_is_ot
 
 def test_every_kind_has_a_top_level_category():
     assert {tx.top_level(k) for k in tx.KINDS} == {
-        "Syntax", "Runtime", "Functional", "Performance", "Infrastructure", "Other"
+        "Syntax",
+        "Runtime",
+        "Functional",
+        "Performance",
+        "Infrastructure",
+        "Other",
     }
     assert tx.top_level(tx.SHAPE_MISMATCH) == "Runtime" and tx.SHAPE_MISMATCH in tx.DL_SPECIFIC
 

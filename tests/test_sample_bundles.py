@@ -1,4 +1,5 @@
 """The sample bundles: clone, match repos.json, span 2023-2025, equal src/, and pass their suites."""
+
 from __future__ import annotations
 
 import json
@@ -84,7 +85,11 @@ def test_clone_equals_source_tree(clones, name):
 def test_library_suite_passes_from_clone(clones, name):
     proc = subprocess.run(
         [sys.executable, *sw.SUITE_ARGS, "tests"],
-        cwd=clones[name], env=dict(os.environ, **sw.SUITE_ENV), capture_output=True, text=True, timeout=120,
+        cwd=clones[name],
+        env=dict(os.environ, **sw.SUITE_ENV),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     summary = proc.stdout.strip().splitlines()[-1]
     assert proc.returncode == 0, proc.stdout[-3000:]
@@ -101,7 +106,11 @@ def test_content_distractors(clones):
 
 
 def test_builder_is_deterministic(tmp_path, heads):
-    proc = subprocess.run([sys.executable, str(SAMPLE / "build_sample.py"), "--out", str(tmp_path)],
-                          check=True, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, str(SAMPLE / "build_sample.py"), "--out", str(tmp_path)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     assert json.loads(proc.stdout) == heads
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{n}.bundle" for n in ALL_BUNDLES)

@@ -1,4 +1,5 @@
 """github/repos.json: GitHub-shaped objects, sample libraries first per topic, every distractor present."""
+
 from __future__ import annotations
 
 import re
@@ -14,14 +15,32 @@ sys.path.insert(0, str(SAMPLE))  # the sample scripts are plain modules, not a p
 import sample_world as sw  # noqa: E402
 
 REPOS = sw.load_repos()
-TOPICS = {line.strip() for line in (ROOT / "resources" / "topics.txt").read_text().splitlines()
-          if line.strip() and not line.startswith("#")}
+TOPICS = {
+    line.strip()
+    for line in (ROOT / "resources" / "topics.txt").read_text().splitlines()
+    if line.strip() and not line.startswith("#")
+}
 ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 FIELDS = {
-    "id": int, "name": str, "full_name": str, "owner": dict, "description": str, "language": str,
-    "topics": list, "stargazers_count": int, "forks_count": int, "watchers_count": int,
-    "open_issues_count": int, "created_at": str, "updated_at": str, "pushed_at": str,
-    "archived": bool, "fork": bool, "default_branch": str, "html_url": str, "size": int,
+    "id": int,
+    "name": str,
+    "full_name": str,
+    "owner": dict,
+    "description": str,
+    "language": str,
+    "topics": list,
+    "stargazers_count": int,
+    "forks_count": int,
+    "watchers_count": int,
+    "open_issues_count": int,
+    "created_at": str,
+    "updated_at": str,
+    "pushed_at": str,
+    "archived": bool,
+    "fork": bool,
+    "default_branch": str,
+    "html_url": str,
+    "size": int,
 }
 # Metadata rules of the default config's `select` section (config/config.yaml).
 MIN_STARS, PUSHED_AFTER = 50, "2023-06-01"

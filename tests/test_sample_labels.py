@@ -1,4 +1,5 @@
 """labels/annotator_*.csv: reproducible, one row per task, and the disagreements the merge must handle."""
+
 from __future__ import annotations
 
 import csv
@@ -32,8 +33,9 @@ SHEETS = {a: read_sheet(a) for a in ANNOTATORS}
 
 
 def test_sheets_are_reproducible(tmp_path):
-    subprocess.run([sys.executable, str(SAMPLE / "make_labels.py"), "--out", str(tmp_path)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(SAMPLE / "make_labels.py"), "--out", str(tmp_path)], check=True, capture_output=True
+    )
     for a in ANNOTATORS:
         assert (tmp_path / f"annotator_{a}.csv").read_bytes() == (sw.LABELS_DIR / f"annotator_{a}.csv").read_bytes()
 

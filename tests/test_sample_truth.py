@@ -1,4 +1,5 @@
 """truth.jsonl: well-formed, enough tasks, follows the documented rule, equals the runtime trace."""
+
 from __future__ import annotations
 
 import re
@@ -31,8 +32,12 @@ def node_ids_of(library: str, qualname: str) -> list[str]:
 def test_truth_equals_runtime_trace_of_the_bundles(tmp_path):
     for name in sw.LIBRARIES:
         sw.clone_bundle(name, tmp_path / name)
-    proc = subprocess.run([sys.executable, str(SAMPLE / "check_truth.py"), "--repos-root", str(tmp_path)],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(SAMPLE / "check_truth.py"), "--repos-root", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert f"{len(TRUTH)} functions traced, 0 differences" in proc.stdout
 
@@ -73,7 +78,12 @@ def test_rows_are_well_formed():
         ("visionkit", "to_grayscale", "tests/test_color.py::TestGrayscale::test_shape", True),
         # an inherited method resolves to the base class defining it
         ("recokit", "BaseRecommender.recommend", "tests/test_models.py::test_popularity_recommend", True),
-        ("tskit", "BaseScaler.fit_transform", "tests/test_preprocessing.py::TestStandardScaler::test_fit_transform", True),
+        (
+            "tskit",
+            "BaseScaler.fit_transform",
+            "tests/test_preprocessing.py::TestStandardScaler::test_fit_transform",
+            True,
+        ),
         # fixtures count transitively (vocab -> tokenized_corpus -> whitespace_tokenize)
         ("textkit", "Vocabulary.build", "tests/test_vocab.py::test_encode_known", True),
         ("textkit", "whitespace_tokenize", "tests/test_vocab.py::test_encode_known", True),
@@ -88,8 +98,13 @@ def test_rule_cases(library, qualname, node_id, reached):
 
 def test_library_internal_helpers_are_not_reached():
     qualnames = {key[2] for key in TRUTH}
-    assert not qualnames & {"check_image", "_as_boxes", "_pair", "BaseScaler._check_fitted",
-                            "MatrixFactorization.score_items"}
+    assert not qualnames & {
+        "check_image",
+        "_as_boxes",
+        "_pair",
+        "BaseScaler._check_fitted",
+        "MatrixFactorization.score_items",
+    }
 
 
 def test_diff_reports_every_kind_of_mismatch():

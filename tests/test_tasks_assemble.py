@@ -11,14 +11,14 @@ import pytest
 
 from dlbench.config import PromptsConfig, SelectConfig
 from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, repo_slug
+from dlbench.report.card import card_file
+from dlbench.report.slices import in_slice, slice_cutoff, slice_names, slice_of
 from dlbench.store import read_jsonl, write_json, write_jsonl
 from dlbench.tasks.assemble import BenchmarkPaths, assemble_files
-from dlbench.report.card import card_file
-from dlbench.tasks.repos import read_repos_csv
 from dlbench.tasks.merge import agreement_csv, merge_labels
 from dlbench.tasks.prompts import draft_prompts
+from dlbench.tasks.repos import read_repos_csv
 from dlbench.tasks.sheets import SheetRow
-from dlbench.report.slices import in_slice, slice_cutoff, slice_names, slice_of
 from tests.test_tasks_prompts import make_function
 
 GOOD, THIN, BROKEN = "owner/good", "owner/thin", "owner/broken"
@@ -41,8 +41,14 @@ def world(tmp_path):
         slug = repo_slug(name)
         ok = name != BROKEN
         clone = CloneRecord(
-            full_name=name, slug=slug, clone_url=f"file:///{slug}", path=f"results/repos/{slug}", sha="c" * 40 if ok else None,
-            status=CloneStatus.OK if ok else CloneStatus.CLONE_ERROR, error=None if ok else "not found", license="MIT",
+            full_name=name,
+            slug=slug,
+            clone_url=f"file:///{slug}",
+            path=f"results/repos/{slug}",
+            sha="c" * 40 if ok else None,
+            status=CloneStatus.OK if ok else CloneStatus.CLONE_ERROR,
+            error=None if ok else "not found",
+            license="MIT",
         )
         write_json(tmp_path / "repos" / f"{slug}.json", clone)
         write_jsonl(tmp_path / "mine" / slug / "functions.jsonl", fns)
@@ -66,7 +72,9 @@ def world(tmp_path):
 
 def run_assemble(tmp_path, out_name: str, cfg: SelectConfig | None = None):
     fn_paths, clones, ids = world(tmp_path)
-    out = BenchmarkPaths(*(tmp_path / out_name / n for n in ("dlbench.jsonl", "dlbench.parquet", "dlbench.schema.json", "repos.csv")))
+    out = BenchmarkPaths(
+        *(tmp_path / out_name / n for n in ("dlbench.jsonl", "dlbench.parquet", "dlbench.schema.json", "repos.csv"))
+    )
     cfg = cfg or SelectConfig(min_tests_per_function=2, min_docstring_coverage=0.5)
     assembly = assemble_files(tmp_path / "merged.jsonl", fn_paths, clones, out, cfg)
     return out, assembly, ids
@@ -113,11 +121,29 @@ def test_parquet_round_trip_and_schema(tmp_path):
     frame = pd.read_parquet(out.parquet)
     assert list(frame.columns) == list(BenchmarkTask.model_fields)
     assert frame["first_added"].iloc[0] == date(2023, 1, 5)
-    back = [BenchmarkTask.model_validate({k: from_pandas(k, v) for k, v in row.items()}) for row in frame.to_dict("records")]
+    back = [
+        BenchmarkTask.model_validate({k: from_pandas(k, v) for k, v in row.items()}) for row in frame.to_dict("records")
+    ]
     assert back == assembly.tasks
     schema = json.loads(out.schema.read_text())
     assert schema["title"] == "BenchmarkTask"
-    contract = ["task_id", "repo", "sha", "path", "function", "class_name", "signature", "prompt", "ground_truth", "tests", "stage", "task", "data", "first_added", "last_modified"]
+    contract = [
+        "task_id",
+        "repo",
+        "sha",
+        "path",
+        "function",
+        "class_name",
+        "signature",
+        "prompt",
+        "ground_truth",
+        "tests",
+        "stage",
+        "task",
+        "data",
+        "first_added",
+        "last_modified",
+    ]
     assert set(contract) <= set(schema["required"])
 
 
@@ -128,7 +154,9 @@ def write_card(tmp_path, out: BenchmarkPaths, adequacy: str | None = None, thres
         tables.mkdir(exist_ok=True)
         (tables / "adequacy.csv").write_text(adequacy)
     card_path = tmp_path / "card" / "README.md"
-    card = card_file(out.jsonl, out.repos, tmp_path / "merged.jsonl", tmp_path / "agreement.csv", tables, card_path, threshold)
+    card = card_file(
+        out.jsonl, out.repos, tmp_path / "merged.jsonl", tmp_path / "agreement.csv", tables, card_path, threshold
+    )
     assert card_path.read_text() == card
     return card
 
@@ -163,7 +191,7 @@ def test_dataset_card_flags_weak_tests(tmp_path):
         "owner__good:lib/boxes.py:none,owner/good,,,,True,0,0,,False",
     ]
     card = write_card(tmp_path, out, ADEQUACY_HEADER + "\n".join(rows) + "\n", threshold=0.6)
-    section = card[card.index("## Test adequacy"):card.index("## Discarded tasks")]
+    section = card[card.index("## Test adequacy") : card.index("## Discarded tasks")]
     assert "kill fewer than 0.6 of their mutants are flagged" in section
     assert "3 of 4 tasks have mutants; mean kill rate 0.58; 2 tasks flagged (kill rate < 0.6)." in section
     assert "| task | kill rate | mutants |" in section
@@ -197,7 +225,11 @@ def test_repos_csv_round_trip(tmp_path):
 
 
 def test_live_slices():
-    assert slice_names([date(2025, 1, 1), date(2024, 1, 1), date(2024, 1, 1)]) == ["all", "after-2024-01-01", "after-2025-01-01"]
+    assert slice_names([date(2025, 1, 1), date(2024, 1, 1), date(2024, 1, 1)]) == [
+        "all",
+        "after-2024-01-01",
+        "after-2025-01-01",
+    ]
     assert slice_cutoff("after-2024-06-01") == date(2024, 6, 1) and slice_cutoff("all") is None
     with pytest.raises(ValueError, match="not a slice name"):
         slice_cutoff("before-2024")
@@ -205,5 +237,7 @@ def test_live_slices():
     cutoff = date(2024, 6, 1)
     assert slice_of(late, cutoff) and not slice_of(early, cutoff) and not slice_of(unknown, cutoff)
     assert slice_of(unknown, None) and in_slice(unknown, "all")
-    assert slice_of({"last_modified": "2024-07-01"}, cutoff) and slice_of({"last_modified": pd.Timestamp("2024-07-01")}, cutoff)
+    assert slice_of({"last_modified": "2024-07-01"}, cutoff) and slice_of(
+        {"last_modified": pd.Timestamp("2024-07-01")}, cutoff
+    )
     assert not slice_of({"last_modified": None}, cutoff) and not slice_of({"last_modified": float("nan")}, cutoff)

@@ -153,8 +153,17 @@ def test_ties_missing_and_unknown_votes_are_listed_never_resolved():
 
 
 def test_keep_discard_by_majority_with_reason():
-    sheets = rows("ann1", {T[0]: {"keep": "no", "notes": "trivial getter"}, T[1]: {"keep": "no", "notes": "flaky"}, T[2]: {"stage": "Training"}})
-    sheets += rows("ann2", {T[0]: {"keep": "n", "notes": "too easy"}, T[1]: {"stage": "Training"}, T[2]: {"keep": "yes"}})
+    sheets = rows(
+        "ann1",
+        {
+            T[0]: {"keep": "no", "notes": "trivial getter"},
+            T[1]: {"keep": "no", "notes": "flaky"},
+            T[2]: {"stage": "Training"},
+        },
+    )
+    sheets += rows(
+        "ann2", {T[0]: {"keep": "n", "notes": "too easy"}, T[1]: {"stage": "Training"}, T[2]: {"keep": "yes"}}
+    )
     sheets += rows("ann3", {T[0]: {"stage": "Training", "keep": "yes"}, T[1]: {"keep": "", "notes": ""}})
     result = merge_labels(PROMPTS, sheets)
     by_id = {label.task_id: label for label in result.labels}
@@ -168,9 +177,27 @@ def test_keep_discard_by_majority_with_reason():
 
 def test_edited_prompt_rules():
     draft = PROMPTS[1].prompt  # c "edits" T[1] back to its draft: not an edit
-    sheets = rows("a", {T[0]: {"edited_prompt": "Better prompt."}, T[1]: {"edited_prompt": "One."}, T[2]: {"edited_prompt": "X."}, T[3]: {"edited_prompt": "P."}})
-    sheets += rows("b", {T[0]: {"edited_prompt": "Better   prompt.\n"}, T[1]: {"edited_prompt": ""}, T[2]: {"edited_prompt": "Y."}, T[3]: {"edited_prompt": "Q."}})
-    sheets += rows("c", {T[0]: {"edited_prompt": "Other."}, T[1]: {"edited_prompt": f"  {draft}  "}, T[3]: {"edited_prompt": "Q."}})
+    sheets = rows(
+        "a",
+        {
+            T[0]: {"edited_prompt": "Better prompt."},
+            T[1]: {"edited_prompt": "One."},
+            T[2]: {"edited_prompt": "X."},
+            T[3]: {"edited_prompt": "P."},
+        },
+    )
+    sheets += rows(
+        "b",
+        {
+            T[0]: {"edited_prompt": "Better   prompt.\n"},
+            T[1]: {"edited_prompt": ""},
+            T[2]: {"edited_prompt": "Y."},
+            T[3]: {"edited_prompt": "Q."},
+        },
+    )
+    sheets += rows(
+        "c", {T[0]: {"edited_prompt": "Other."}, T[1]: {"edited_prompt": f"  {draft}  "}, T[3]: {"edited_prompt": "Q."}}
+    )
     result = merge_labels(PROMPTS, sheets)
     by_id = {label.task_id: label for label in result.labels}
     assert (by_id[T[0]].prompt, by_id[T[0]].prompt_source) == ("Better prompt.", "edited")  # 2 of 3 editors
@@ -193,7 +220,13 @@ def test_unlabelled_tasks_keep_the_draft_unless_labels_are_required():
 
 def test_agreement_rows():
     sheets = rows("a", {t: {"stage": "Training", "task": "General", "data": "Text"} for t in T})
-    sheets += rows("b", {T[0]: {"stage": "Training", "task": "General", "data": "Text"}, T[1]: {"stage": "Inference", "task": "General", "data": "Image"}})
+    sheets += rows(
+        "b",
+        {
+            T[0]: {"stage": "Training", "task": "General", "data": "Text"},
+            T[1]: {"stage": "Inference", "task": "General", "data": "Image"},
+        },
+    )
     result = merge_labels(PROMPTS, sheets)
     by_dim = {a.dimension: a for a in result.agreement}
     assert list(by_dim) == ["stage", "task", "data", "keep", "overall"]
@@ -210,7 +243,13 @@ def labelstudio_export(path, annotations: dict[str, list[dict]]) -> None:
     """A Label Studio JSON export as the tool writes it (tasks with annotation results)."""
     tasks = []
     for i, (task_id, anns) in enumerate(annotations.items(), 1):
-        tasks.append({"id": i, "data": {"task_id": task_id, "repo": "owner/lib", "code": "...", "prompt": "..."}, "annotations": anns})
+        tasks.append(
+            {
+                "id": i,
+                "data": {"task_id": task_id, "repo": "owner/lib", "code": "...", "prompt": "..."},
+                "annotations": anns,
+            }
+        )
     path.write_text(json.dumps(tasks))
 
 
@@ -229,8 +268,14 @@ def test_labelstudio_export_parsing(tmp_path):
     labelstudio_export(
         path,
         {
-            T[0]: [ls_annotation(1, stage="Training", task="General", keep="yes"), ls_annotation({"id": 2, "email": "b@x.org"}, stage="Inference", notes="hm")],
-            T[1]: [ls_annotation(1, data="Text", edited_prompt="New prompt."), ls_annotation(3, cancelled=True, stage="Training")],
+            T[0]: [
+                ls_annotation(1, stage="Training", task="General", keep="yes"),
+                ls_annotation({"id": 2, "email": "b@x.org"}, stage="Inference", notes="hm"),
+            ],
+            T[1]: [
+                ls_annotation(1, data="Text", edited_prompt="New prompt."),
+                ls_annotation(3, cancelled=True, stage="Training"),
+            ],
         },
     )
     parsed = read_sheet(path)
@@ -243,10 +288,28 @@ def test_labelstudio_export_parsing(tmp_path):
 
 def test_labelstudio_json_min_export_parsing(tmp_path):
     path = tmp_path / "ls_min.json"
-    path.write_text(json.dumps([
-        {"id": 1, "task_id": T[0], "code": "...", "stage": "Training", "keep": "no", "notes": "dup", "annotator": 4},
-        {"id": 2, "task_id": T[1], "task": "General", "edited_prompt": ["Line one.", "Line two."], "annotator": 4},
-    ]))
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "id": 1,
+                    "task_id": T[0],
+                    "code": "...",
+                    "stage": "Training",
+                    "keep": "no",
+                    "notes": "dup",
+                    "annotator": 4,
+                },
+                {
+                    "id": 2,
+                    "task_id": T[1],
+                    "task": "General",
+                    "edited_prompt": ["Line one.", "Line two."],
+                    "annotator": 4,
+                },
+            ]
+        )
+    )
     parsed = read_sheet(path)
     assert [(r.annotator, r.task_id, r.stage, r.task, r.keep, r.edited_prompt, r.notes) for r in parsed] == [
         ("ls_min/4", T[0], "Training", "", "no", "", "dup"),
@@ -257,7 +320,10 @@ def test_labelstudio_json_min_export_parsing(tmp_path):
 def test_merge_files_end_to_end(tmp_path):
     write_jsonl(tmp_path / "prompts.jsonl", PROMPTS)
     csv_sheet = tmp_path / "ann_csv.csv"
-    csv_sheet.write_text("\ufefftask_id,repo,stage,task,data,keep,edited_prompt,notes\n" + f"{T[0]},owner/lib,Training,general,text,yes,,\n")
+    csv_sheet.write_text(
+        "\ufefftask_id,repo,stage,task,data,keep,edited_prompt,notes\n"
+        + f"{T[0]},owner/lib,Training,general,text,yes,,\n"
+    )
     ls_sheet = tmp_path / "ann_ls.json"
     labelstudio_export(ls_sheet, {T[0]: [ls_annotation(5, stage="Training", task="General", data="Image")]})
     out = MergePaths(tmp_path / "merged.jsonl", tmp_path / "agreement.csv", tmp_path / "disagreements.csv")
@@ -291,7 +357,15 @@ SAMPLE = "dlbench-sample__"
 @pytest.fixture(scope="module")
 def sample_merge():
     sheets = read_sheets(SAMPLE_SHEETS)
-    drafts = {r.task_id: PromptRecord(task_id=r.task_id, repo=r.task_id.split(":")[0].replace("__", "/"), prompt=f"Draft for {r.task_id}.", source="template") for r in sheets}
+    drafts = {
+        r.task_id: PromptRecord(
+            task_id=r.task_id,
+            repo=r.task_id.split(":")[0].replace("__", "/"),
+            prompt=f"Draft for {r.task_id}.",
+            source="template",
+        )
+        for r in sheets
+    }
     return merge_labels(list(drafts.values()), sheets)
 
 
@@ -313,7 +387,12 @@ def test_sample_sheets_spellings_ties_discards_and_edits(sample_merge):
     by_name = {label.task_id.split(":", 2)[-1]: label for label in sample_merge.labels}
     assert {name for name, label in by_name.items() if not label.keep} == {"hflip", "Vocabulary.size"}
     assert by_name["hflip"].discard_reason.startswith("discarded by 2 of 3 annotators: annotator_1: trivial wrapper")
-    assert {name for name, label in by_name.items() if label.prompt_source == "edited"} == {"iou", "sliding_windows", "ndcg_at_k", "Adam.step"}
+    assert {name for name, label in by_name.items() if label.prompt_source == "edited"} == {
+        "iou",
+        "sliding_windows",
+        "ndcg_at_k",
+        "Adam.step",
+    }
     skipped = by_name["clip_boxes"]
     assert skipped.votes["keep"][2] is None and skipped.votes["stage"][2] is None and skipped.annotators == 3
     assert all(label.stage in (*STAGES, None) and label.data in (*DATA, None) for label in sample_merge.labels)

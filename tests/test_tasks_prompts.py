@@ -11,10 +11,9 @@ from datetime import date
 import pytest
 
 from dlbench.config import LLMEndpoint, PromptsConfig, load_config_file
-from dlbench.standins.llm import Fault, ScriptedResponder, LLMStandIn
 from dlbench.records import FunctionRecord, PromptSource, task_id_for
+from dlbench.standins.llm import Fault, LLMStandIn, ScriptedResponder
 from dlbench.store import read_jsonl, write_jsonl
-from tests.conftest import ROOT
 from dlbench.tasks.prompts import (
     CLASS_CONTEXT,
     PROJECT_SYSTEM_PROMPT,
@@ -25,6 +24,7 @@ from dlbench.tasks.prompts import (
     draft_prompts_file,
     template_prompt,
 )
+from tests.conftest import ROOT
 
 METHOD_SOURCE = '''    def forward(self, x: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         """Apply the layer to a batch.
@@ -37,10 +37,10 @@ METHOD_SOURCE = '''    def forward(self, x: np.ndarray, mask: np.ndarray | None 
         return hidden if mask is None else np.where(mask[:, None], hidden, 0.0)
 '''
 
-FUNCTION_SOURCE = '''def iou(box_a, box_b, eps=1e-9):
+FUNCTION_SOURCE = """def iou(box_a, box_b, eps=1e-9):
     intersection_width = max(0.0, min(box_a[2], box_b[2]) - max(box_a[0], box_b[0]))
     return intersection_width
-'''
+"""
 
 
 def make_function(
@@ -83,7 +83,10 @@ def test_template_prompt_states_signature_class_and_inputs_without_the_body():
     fn = make_function()
     prompt = template_prompt(fn, [SIGNATURE, CLASS_CONTEXT])
     assert "Implement the method `forward` of class `Dense` in `lib/layers.py`." in prompt
-    assert "Required signature (keep it exactly):\n```python\ndef forward(self, x: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:\n```" in prompt
+    assert (
+        "Required signature (keep it exactly):\n```python\ndef forward(self, x: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:\n```"
+        in prompt
+    )
     assert "class Dense:\n    def __init__(self, weight, bias): ..." in prompt
     assert prompt.index("Required signature") < prompt.index("Class context")  # in the order asked
     assert "- x: np.ndarray" in prompt and "- mask: np.ndarray | None (default None)" in prompt
@@ -97,7 +100,9 @@ def test_default_template_has_none_of_the_projects_additions():
     prompt = template_prompt(fn)
     assert "Required signature" not in prompt and "class Dense:" not in prompt and "```" not in prompt
     assert prompt.endswith("Returns: np.ndarray")
-    assert template_prompt(fn, [CLASS_CONTEXT]).endswith("```") and "Required signature" not in template_prompt(fn, [CLASS_CONTEXT])
+    assert template_prompt(fn, [CLASS_CONTEXT]).endswith("```") and "Required signature" not in template_prompt(
+        fn, [CLASS_CONTEXT]
+    )
     plain = make_function(qualname="iou", path="lib/boxes.py")
     assert template_prompt(plain, [CLASS_CONTEXT]) == template_prompt(plain)  # a function has no class to show
 
@@ -132,7 +137,10 @@ def test_template_drafting_is_deterministic(tmp_path):
         ("   \n", "empty response"),
         ("I'm sorry, but I can't help with that.", "refusal"),
         ("```python\ndef forward(self, x):\n    return x\n```", "code instead of prose"),
-        ("Implement `forward`:\n```python\nlayer.forward(x)\n```\nIt returns the activations.", "code instead of prose"),
+        (
+            "Implement `forward`:\n```python\nlayer.forward(x)\n```\nIt returns the activations.",
+            "code instead of prose",
+        ),
         ("def forward(self, x):\n    hidden = x\n    return hidden", "code instead of prose"),
         ("Compute it as hidden = np.maximum(x @ self.weight + self.bias, 0.0) and return.", "leaks the implementation"),
     ],
@@ -145,11 +153,16 @@ def test_unusable_llm_answers_are_recognised(answer, reason):
 def test_the_papers_protocol_accepts_a_prompt_that_shows_a_call():
     answer = "Implement `forward`, which applies the layer to a batch:\n```python\nlayer.forward(x, mask)\n```\nIt returns the activations."
     assert check_llm_text(answer, make_function(), "paper") is None
-    assert check_llm_text("```python\ndef forward(self, x):\n    return x\n```", make_function(), "paper") == "code instead of prose"
+    assert (
+        check_llm_text("```python\ndef forward(self, x):\n    return x\n```", make_function(), "paper")
+        == "code instead of prose"
+    )
 
 
 def test_a_prose_answer_is_accepted():
-    answer = "Implement `Dense.forward`, which applies the dense layer with a ReLU to a batch `x` and zeroes masked rows."
+    answer = (
+        "Implement `Dense.forward`, which applies the dense layer with a ReLU to a batch `x` and zeroes masked rows."
+    )
     assert check_llm_text(answer, make_function()) is None
 
 
@@ -173,8 +186,18 @@ def llm_functions() -> list[FunctionRecord]:
 def test_llm_drafting_survives_faults_falls_back_and_never_pays_twice(tmp_path):
     functions = llm_functions()
     write_jsonl(tmp_path / "functions.jsonl", functions)
-    with LLMStandIn(ScriptedResponder(ANSWERS), faults=[Fault("rate_limit", retry_after=0.05), Fault("server_error"), Fault("rate_limit", retry_after=0.05)]) as server:
-        endpoint = LLMEndpoint(base_url=server.base_url, model="draft-model", concurrency=2, max_retries=4, price_in_per_mtok=1.0, price_out_per_mtok=2.0)
+    with LLMStandIn(
+        ScriptedResponder(ANSWERS),
+        faults=[Fault("rate_limit", retry_after=0.05), Fault("server_error"), Fault("rate_limit", retry_after=0.05)],
+    ) as server:
+        endpoint = LLMEndpoint(
+            base_url=server.base_url,
+            model="draft-model",
+            concurrency=2,
+            max_retries=4,
+            price_in_per_mtok=1.0,
+            price_out_per_mtok=2.0,
+        )
         cfg = PromptsConfig(llm=endpoint, cache_dir=str(tmp_path / "cache"))  # the paper's protocol, no additions
         first = draft_prompts_file(tmp_path / "functions.jsonl", tmp_path / "first.jsonl", cfg)
         assert server.served == 4 and [r.status for r in server.log].count(200) == 4
@@ -187,7 +210,9 @@ def test_llm_drafting_survives_faults_falls_back_and_never_pays_twice(tmp_path):
     forward = by_name["Dense.forward"]
     assert (forward.source, forward.model, forward.status) == (PromptSource.LLM, "draft-model", "ok")
     assert forward.prompt == PROSE and (forward.protocol, forward.additions) == ("paper", [])
-    assert forward.input_tokens > 0 and forward.cost_usd == pytest.approx((forward.input_tokens + 2 * forward.output_tokens) / 1e6)
+    assert forward.input_tokens > 0 and forward.cost_usd == pytest.approx(
+        (forward.input_tokens + 2 * forward.output_tokens) / 1e6
+    )
     expected = {"Dense.backward": "empty response", "iou": "refusal", "area": "code instead of prose"}
     for name, reason in expected.items():
         record = by_name[name]
@@ -207,7 +232,10 @@ def test_the_default_build_sends_the_papers_template(tmp_path):
     """The default configuration, given a drafting LLM, sends exactly the paper's request
     through the openai client, and keeps the answer as the prompt with nothing appended."""
     cfg = load_config_file(ROOT / "config/config.yaml", root=ROOT).prompts
-    functions = [make_function(qualname="Dense.forward"), make_function(path="lib/boxes.py", qualname="iou", docstring="Intersection over union.")]
+    functions = [
+        make_function(qualname="Dense.forward"),
+        make_function(path="lib/boxes.py", qualname="iou", docstring="Intersection over union."),
+    ]
     with LLMStandIn(ScriptedResponder([PROSE])) as server:
         endpoint = LLMEndpoint(base_url=server.base_url, model="gpt-4o", api_key_env="NO_SUCH_KEY")
         records = draft_prompts(functions, cfg.model_copy(update={"llm": endpoint, "cache_dir": str(tmp_path)}))
@@ -215,10 +243,17 @@ def test_the_default_build_sends_the_papers_template(tmp_path):
     forward_code = METHOD_SOURCE.replace("\n    ", "\n").strip()  # dedented
     expected = [
         [{"role": "user", "content": PAPER_REQUEST.format(code=forward_code, docstring="Apply the layer to a batch.")}],
-        [{"role": "user", "content": PAPER_REQUEST.format(code=FUNCTION_SOURCE.strip(), docstring="Intersection over union.")}],
+        [
+            {
+                "role": "user",
+                "content": PAPER_REQUEST.format(code=FUNCTION_SOURCE.strip(), docstring="Intersection over union."),
+            }
+        ],
     ]
     assert sorted(sent.values(), key=str) == sorted(expected, key=str)
-    assert [(r.prompt, r.source, r.protocol, r.additions) for r in records] == [(PROSE, PromptSource.LLM, "paper", [])] * 2
+    assert [(r.prompt, r.source, r.protocol, r.additions) for r in records] == [
+        (PROSE, PromptSource.LLM, "paper", [])
+    ] * 2
 
 
 def test_the_projects_protocol_and_additions_are_options(tmp_path):
@@ -235,4 +270,7 @@ def test_the_projects_protocol_and_additions_are_options(tmp_path):
     assert record.prompt.endswith("class Dense:\n    def __init__(self, weight, bias): ...\n```")
     assert (record.protocol, record.additions) == ("project", [SIGNATURE, CLASS_CONTEXT])
     [template] = draft_prompts([fn], cfg)
-    assert (template.protocol, template.additions) == (None, [SIGNATURE, CLASS_CONTEXT]) and "Required signature" in template.prompt
+    assert (template.protocol, template.additions) == (
+        None,
+        [SIGNATURE, CLASS_CONTEXT],
+    ) and "Required signature" in template.prompt

@@ -24,7 +24,9 @@ PROMPTS = draft_prompts(FUNCTIONS, PromptsConfig(llm=None))
 def export(tmp_path) -> SheetPaths:
     write_jsonl(tmp_path / "prompts.jsonl", PROMPTS)
     write_jsonl(tmp_path / "functions.jsonl", FUNCTIONS)
-    out = SheetPaths(*(tmp_path / "out" / n for n in ("sheet.csv", "sheet.xlsx", "labelstudio.json", "labelstudio_config.xml")))
+    out = SheetPaths(
+        *(tmp_path / "out" / n for n in ("sheet.csv", "sheet.xlsx", "labelstudio.json", "labelstudio_config.xml"))
+    )
     assert export_sheets_files([tmp_path / "prompts.jsonl"], [tmp_path / "functions.jsonl"], out) == 3
     return out
 
@@ -79,7 +81,12 @@ def test_a_filled_in_xlsx_round_trips_through_merge(tmp_path):
         "alice.xlsx",
         {
             0: {"stage": "Training", "task": "Classification", "data": "Image", "keep": "yes"},  # drop-down values
-            1: {"stage": "inference", "task": "general", "data": "structured array", "notes": 42},  # typed, a number in notes
+            1: {
+                "stage": "inference",
+                "task": "general",
+                "data": "structured array",
+                "notes": 42,
+            },  # typed, a number in notes
             2: {"keep": "no", "notes": "tests only check shapes"},
         },
     )
@@ -88,7 +95,12 @@ def test_a_filled_in_xlsx_round_trips_through_merge(tmp_path):
         "bob.xlsx",
         {
             0: {"stage": "training", "task": "classification", "data": "images"},
-            1: {"stage": "Model Construction", "task": "General", "data": "Structured Array", "edited_prompt": "Write `Dense.backward`."},
+            1: {
+                "stage": "Model Construction",
+                "task": "General",
+                "data": "Structured Array",
+                "edited_prompt": "Write `Dense.backward`.",
+            },
             2: {"keep": "No", "stage": "Deployment"},  # an unknown label
         },
     )
@@ -96,7 +108,12 @@ def test_a_filled_in_xlsx_round_trips_through_merge(tmp_path):
     assert [(r.task_id, r.notes) for r in rows] == [(ids[0], ""), (ids[1], "42"), (ids[2], "tests only check shapes")]
     write_jsonl(tmp_path / "prompts.jsonl", PROMPTS)
     paths = MergePaths(tmp_path / "merged.jsonl", tmp_path / "agreement.csv", tmp_path / "disagreements.csv")
-    merge_labels_files([tmp_path / "prompts.jsonl"], [tmp_path / "out" / "alice.xlsx", tmp_path / "out" / "bob.xlsx"], paths, LabelsConfig())
+    merge_labels_files(
+        [tmp_path / "prompts.jsonl"],
+        [tmp_path / "out" / "alice.xlsx", tmp_path / "out" / "bob.xlsx"],
+        paths,
+        LabelsConfig(),
+    )
     merged = {m.task_id: m for m in read_jsonl(paths.merged, MergedLabel)}
     first, second, third = (merged[i] for i in ids)
     assert (first.stage, first.task, first.data, first.keep) == ("Training", "Classification", "Image", True)

@@ -41,15 +41,28 @@ def prepare(tmp_path) -> list[str]:
     ids = []
     for name in REPOS:
         slug = repo_slug(name)
-        fns = [make_function(name, qualname=q, last_modified=date(2024, 9, 1)) for q in ("Dense.forward", "Dense.backward")]
+        fns = [
+            make_function(name, qualname=q, last_modified=date(2024, 9, 1)) for q in ("Dense.forward", "Dense.backward")
+        ]
         ids += [f.task_id for f in fns]
         write_jsonl(tmp_path / "results/mine" / slug / "functions.jsonl", fns)
-        clone = CloneRecord(full_name=name, slug=slug, clone_url="file:///x", path="x", sha="b" * 40, status=CloneStatus.OK, license="Apache-2.0")
+        clone = CloneRecord(
+            full_name=name,
+            slug=slug,
+            clone_url="file:///x",
+            path="x",
+            sha="b" * 40,
+            status=CloneStatus.OK,
+            license="Apache-2.0",
+        )
         write_json(tmp_path / "results/repos" / f"{slug}.json", clone)
     ids.sort()
     sheet = "task_id,stage,task,data,keep,notes\n" + f"{ids[0]},training,general,text,,\n{ids[1]},,,,no,broken tests\n"
     (tmp_path / "ann.csv").write_text(sheet)
-    adequacy = "task_id,repo,stage,task,data,usable,mutants,killed,kill_rate,flagged\n" + f"{ids[0]},owner/alpha,Training,,,True,4,1,0.25,True\n"
+    adequacy = (
+        "task_id,repo,stage,task,data,usable,mutants,killed,kill_rate,flagged\n"
+        + f"{ids[0]},owner/alpha,Training,,,True,4,1,0.25,True\n"
+    )
     (tmp_path / "results/tables").mkdir(parents=True)  # the report's output, made by hand here
     (tmp_path / "results/tables/adequacy.csv").write_text(adequacy)
     (tmp_path / "topics.txt").write_text("deep-learning\n")
@@ -66,7 +79,18 @@ def prepare(tmp_path) -> list[str]:
 
 
 def snakemake(tmp_path, *targets: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "snakemake", "--cores", "1", "--directory", str(tmp_path), "-s", str(tmp_path / "Snakefile"), *targets]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--cores",
+        "1",
+        "--directory",
+        str(tmp_path),
+        "-s",
+        str(tmp_path / "Snakefile"),
+        *targets,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
 
 
@@ -75,7 +99,9 @@ def test_rules_build_sheets_labels_and_benchmark(tmp_path):
     ids = prepare(tmp_path)
     run = snakemake(tmp_path, "results/benchmark/README.md", "results/labels/sheet.xlsx")
     assert run.returncode == 0, run.stderr[-3000:]
-    prompts = [p for name in REPOS for p in read_jsonl(tmp_path / f"results/prompts/{repo_slug(name)}.jsonl", PromptRecord)]
+    prompts = [
+        p for name in REPOS for p in read_jsonl(tmp_path / f"results/prompts/{repo_slug(name)}.jsonl", PromptRecord)
+    ]
     assert sorted(p.task_id for p in prompts) == ids
     merged = read_jsonl(tmp_path / "results/labels/merged.jsonl", MergedLabel)
     assert [(m.task_id, m.stage, m.keep) for m in merged[:2]] == [(ids[0], "Training", True), (ids[1], None, False)]

@@ -38,14 +38,9 @@ def test_dropped_only_when_tests_ran_and_none_executed_it() -> None:
         trace("t::c", "passed", [KEY]),
     ]
     traces += [trace("t::s", "skipped", []), trace("t::x", "timeout", [])]
-    kept, dropped = dynamic_check(
-        [task(["t::a", "t::c"]), task(["t::a", "t::b", "t::gone"])], traces
-    )
+    kept, dropped = dynamic_check([task(["t::a", "t::c"]), task(["t::a", "t::b", "t::gone"])], traces)
     assert [k.tests for k in kept] == [["t::a", "t::c"]]  # one listed test executed it
-    assert (
-        dropped[0].traced == ["t::a", "t::b"]
-        and "2 of its 3 listed tests" in dropped[0].reason
-    )
+    assert dropped[0].traced == ["t::a", "t::b"] and "2 of its 3 listed tests" in dropped[0].reason
 
 
 def test_kept_when_no_listed_test_ran_to_a_verdict() -> None:
@@ -59,9 +54,7 @@ def test_variants_merge_with_the_worst_outcome_and_only_candidates() -> None:
         {"node_id": "t.py::test_p[1]", "outcome": "passed", "seconds": 1.0, "called": [KEY], "direct": [KEY], "executed": [KEY, "x.py:g"]},
         {"node_id": "t.py::test_p[2]", "outcome": "failed", "seconds": 2.0, "called": [], "direct": [], "executed": ["pkg/ops.py:h"]},
     ]  # fmt: skip
-    (merged,) = trace_records(
-        [json.dumps(r) for r in raw], "acme/p", frozenset({KEY, "pkg/ops.py:h"})
-    )
+    (merged,) = trace_records([json.dumps(r) for r in raw], "acme/p", frozenset({KEY, "pkg/ops.py:h"}))
     assert (merged.node_id, merged.outcome, merged.variants, merged.seconds) == (
         "t.py::test_p",
         "failed",

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import docker
 import pytest
 
+import docker
 from dlbench.config import ImagesConfig, MineConfig
-from dlbench.images.build import build_project_image
 from dlbench.harness.code import support_files
+from dlbench.images.build import build_project_image
 from dlbench.mine.tests import find_tests_file
 from dlbench.mine.trace_check import dynamic_check
 from dlbench.records import CloneRecord, CloneStatus, FunctionRecord, ImageStatus, TraceRecord
@@ -26,9 +26,13 @@ SCALE = "pkg/ops.py:scale"
 
 def test_trace_tests_in_the_project_image(engine: docker.DockerClient, base: str, tmp_path: Path) -> None:  # noqa: F811
     repo, sha = make_repo(tmp_path / "tiny", "numpy\n", TEST_OPS + NOT_ROOT)
-    image = build_project_image(repo, "acme__tiny", sha, base, tmp_path / "build.log", support_files(), images=ImagesConfig())
+    image = build_project_image(
+        repo, "acme__tiny", sha, base, tmp_path / "build.log", support_files(), images=ImagesConfig()
+    )
     assert image.status == ImageStatus.OK, image.error
-    clone = CloneRecord(full_name="acme/tiny", slug="acme__tiny", clone_url="", path=str(repo), sha=sha, status=CloneStatus.OK)
+    clone = CloneRecord(
+        full_name="acme/tiny", slug="acme__tiny", clone_url="", path=str(repo), sha=sha, status=CloneStatus.OK
+    )
     write_json(tmp_path / "clone.json", clone)
     write_json(tmp_path / "image.json", image)
     cfg = MineConfig(cache_dir=str(tmp_path / "cache"))

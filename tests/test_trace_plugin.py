@@ -130,16 +130,10 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def traced(
-    project: Path, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, TraceRecord]:
+def traced(project: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, TraceRecord]:
     """The project's tests run once with the tracer, as records by node id."""
-    repo = load_repo(
-        project, MineConfig(cache_dir=str(tmp_path_factory.mktemp("cache")))
-    )
-    plan = plan_trace(
-        repo, find_test_cases(repo.table, "acme/proj", repo.layout), TraceConfig()
-    )
+    repo = load_repo(project, MineConfig(cache_dir=str(tmp_path_factory.mktemp("cache"))))
+    plan = plan_trace(repo, find_test_cases(repo.table, "acme/proj", repo.layout), TraceConfig())
     work = tmp_path_factory.mktemp("trace")
     (work / f"{PLUGIN_MODULE}.py").write_bytes(PLUGIN_SOURCE.read_bytes())
     (work / "support.json").write_text(json.dumps(plan.support))
@@ -157,9 +151,7 @@ def traced(
         "PYTHONPATH": f"{work}{os.pathsep}{project}",
         "PYTEST_ADDOPTS": "-p no:randomly -p no:xdist",
     }
-    subprocess.run(
-        argv, cwd=project, env=env, capture_output=True, timeout=120, check=False
-    )
+    subprocess.run(argv, cwd=project, env=env, capture_output=True, timeout=120, check=False)
     lines = (work / "out.jsonl").read_text().splitlines()
     return {r.node_id: r for r in trace_records(lines, "acme/proj", plan.candidates)}
 
@@ -211,13 +203,9 @@ def test_a_removed_hook_is_installed_again(traced: dict[str, TraceRecord]) -> No
     assert traced["tests/test_ops.py::test_zz_after_unhook"].executed == keys("scale", "helper")
 
 
-def test_static_graph_scored_against_the_trace(
-    project: Path, traced: dict[str, TraceRecord], tmp_path: Path
-) -> None:
+def test_static_graph_scored_against_the_trace(project: Path, traced: dict[str, TraceRecord], tmp_path: Path) -> None:
     repo = load_repo(project, MineConfig(cache_dir=str(tmp_path), tested_by="reached"))
-    static = build_calls(
-        repo, find_test_cases(repo.table, "acme/proj", repo.layout), "acme/proj"
-    )
+    static = build_calls(repo, find_test_cases(repo.table, "acme/proj", repo.layout), "acme/proj")
     result = score(static, list(traced.values()), "direct")
     # passed: test_scale, test_box, test_box_again, test_shifted, test_param, test_unhooks, test_zz_after_unhook
     assert result.tests == 7

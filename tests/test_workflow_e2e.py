@@ -51,7 +51,12 @@ def test_every_sample_task_is_usable_and_counted(finished_run):
     unusable = [r for r in rows if r["usable"].lower() != "true"]
     assert not unusable, unusable
     tables = pd.read_csv(finished_run / "results/tables.csv", keep_default_na=False)
-    overall = tables[(tables.model == "gold") & (tables.dimension == "overall") & (tables.slice == "all") & (tables.metric == "pass@1")]
+    overall = tables[
+        (tables.model == "gold")
+        & (tables.dimension == "overall")
+        & (tables.slice == "all")
+        & (tables.metric == "pass@1")
+    ]
     assert overall.n_tasks.iloc[0] == len(tasks)
 
 
@@ -64,8 +69,21 @@ def test_evaluations_come_from_per_test_reports(finished_run):
 def test_every_rule_wrote_a_log(finished_run):
     logs = list((finished_run / "logs").rglob("*.log"))
     rules = {p.relative_to(finished_run / "logs").parts[0].removesuffix(".log") for p in logs}
-    for rule in ["crawl_topic", "select_repos", "clone_repo", "find_tests", "call_graph", "extract_functions",
-                 "draft_prompts", "merge_labels", "assemble", "generate", "evaluate", "validate_tasks", "tables"]:
+    for rule in [
+        "crawl_topic",
+        "select_repos",
+        "clone_repo",
+        "find_tests",
+        "call_graph",
+        "extract_functions",
+        "draft_prompts",
+        "merge_labels",
+        "assemble",
+        "generate",
+        "evaluate",
+        "validate_tasks",
+        "tables",
+    ]:
         assert any(r.startswith(rule) or rule.startswith(r) for r in rules), (rule, sorted(rules))
 
 

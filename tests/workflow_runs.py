@@ -9,7 +9,18 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-IGNORE = shutil.ignore_patterns(".venv", ".git", "results", "logs", "benchmarks", ".snakemake", ".cache", "__pycache__", "*.egg-info", ".pytest_cache")
+IGNORE = shutil.ignore_patterns(
+    ".venv",
+    ".git",
+    "results",
+    "logs",
+    "benchmarks",
+    ".snakemake",
+    ".cache",
+    "__pycache__",
+    "*.egg-info",
+    ".pytest_cache",
+)
 
 
 def project_copy(dest: Path) -> Path:
@@ -23,5 +34,10 @@ def snakemake(workdir: Path, *args: str, timeout: float = 900, env: dict | None 
     full_env = {**os.environ, **(env or {})}
     full_env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{full_env.get('PATH', '')}"
     return subprocess.run(
-        [sys.executable, "-m", "snakemake", *args], cwd=workdir, capture_output=True, text=True, timeout=timeout, env=full_env
+        [sys.executable, "-m", "snakemake", *args],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=full_env,
     )

@@ -52,8 +52,14 @@ def clone_repo(sel: Selection, dest: str | Path, retries: int = 3, backoff_s: fl
 
 def _record(sel: Selection, path: str, sha: str | None, status: CloneStatus, **extra) -> CloneRecord:
     return CloneRecord(
-        full_name=sel.full_name, slug=sel.slug, clone_url=sel.clone_url, path=path,
-        sha=sha, status=status, license=sel.license, **extra,
+        full_name=sel.full_name,
+        slug=sel.slug,
+        clone_url=sel.clone_url,
+        path=path,
+        sha=sha,
+        status=status,
+        license=sel.license,
+        **extra,
     )
 
 
@@ -167,7 +173,9 @@ def _worktree(repo: Repo, dest: Path, sha: str) -> tuple[Path, str, bool]:
 # ------------------------------------------------------------------ workflow entry
 
 
-def clone_file(selection: str | Path, slug: str, out_json: str | Path, repos_dir: str | Path, cfg: CrawlConfig) -> CloneRecord:
+def clone_file(
+    selection: str | Path, slug: str, out_json: str | Path, repos_dir: str | Path, cfg: CrawlConfig
+) -> CloneRecord:
     """Check out the kept repository ``slug`` of a selection file; write its CloneRecord.
 
     Retries follow ``cfg`` (the GitHub client's settings), at most ``MAX_CLONE_RETRIES``:

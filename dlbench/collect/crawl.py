@@ -69,7 +69,9 @@ def _crawl_topic(gh: Github, topic: str, cfg: CrawlConfig) -> list[RepoMeta]:
             break  # this window held every remaining result
         if fewest == max_stars:
             # a whole window of repositories with the same stars: star ranges cannot split it
-            log.warning("topic %s: over %d repositories with %d stars; some are out of reach", topic, SEARCH_CAP, fewest)
+            log.warning(
+                "topic %s: over %d repositories with %d stars; some are out of reach", topic, SEARCH_CAP, fewest
+            )
             fewest -= 1
         if fewest < 0:
             break
@@ -97,7 +99,9 @@ def _crawl_window(
     return fetched, fewest
 
 
-def crawl_topic_file(topic: str, out: str | Path, cfg: CrawlConfig, gh: Github | None = None, force: bool = False) -> bool:
+def crawl_topic_file(
+    topic: str, out: str | Path, cfg: CrawlConfig, gh: Github | None = None, force: bool = False
+) -> bool:
     """Write ``out`` (RepoMeta JSONL) for one topic; skip without a request if it exists.
 
     Returns whether the topic was crawled.

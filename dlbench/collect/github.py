@@ -18,9 +18,9 @@ from contextlib import ExitStack, contextmanager
 from github import Auth, Github, GithubRetry
 from github.Repository import Repository
 
-from dlbench.standins.github import GitHubStandIn
 from dlbench.config import CrawlConfig
 from dlbench.records import RepoMeta
+from dlbench.standins.github import GitHubStandIn
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,11 @@ def make_retry(cfg: CrawlConfig) -> GithubRetry:
 
 
 def make_github(
-    base_url: str, cfg: CrawlConfig, interval_s: float = GITHUB_INTERVAL_S, per_page: int = MAX_PER_PAGE, token: str | None = None
+    base_url: str,
+    cfg: CrawlConfig,
+    interval_s: float = GITHUB_INTERVAL_S,
+    per_page: int = MAX_PER_PAGE,
+    token: str | None = None,
 ) -> Github:
     """A lazy PyGithub client for ``base_url`` with ``cfg``'s retries."""
     return Github(

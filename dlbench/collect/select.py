@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from dlbench.collect.github import fetch_meta, open_github
 from dlbench.config import CrawlConfig, LocalRepo, SelectConfig
-from dlbench.deps.declared import declared_requirements, is_dependency_file, canonical_name
+from dlbench.deps.declared import canonical_name, declared_requirements, is_dependency_file
 from dlbench.deps.imports import module_imports
 from dlbench.deps.tree import SourceTree
 from dlbench.logs import Progress
@@ -115,9 +115,19 @@ def metadata_verdict(meta: RepoMeta, cfg: SelectConfig) -> Verdict:
     """Every metadata check, each failing one recorded."""
     v = Verdict()
     v.check(meta.language == LANGUAGE, f"language: {LANGUAGE}", f"language: {meta.language or 'none'}, not {LANGUAGE}")
-    v.check(cfg.allow_archived or not meta.archived, "archived: no" if not meta.archived else "archived: allowed", "archived: repository is archived")
-    v.check(cfg.allow_forks or not meta.fork, "fork: no" if not meta.fork else "fork: allowed", "fork: repository is a fork")
-    v.check(meta.stars >= cfg.min_stars, f"stars: {meta.stars} >= {cfg.min_stars}", f"stars: {meta.stars} < min_stars {cfg.min_stars}")
+    v.check(
+        cfg.allow_archived or not meta.archived,
+        "archived: no" if not meta.archived else "archived: allowed",
+        "archived: repository is archived",
+    )
+    v.check(
+        cfg.allow_forks or not meta.fork, "fork: no" if not meta.fork else "fork: allowed", "fork: repository is a fork"
+    )
+    v.check(
+        meta.stars >= cfg.min_stars,
+        f"stars: {meta.stars} >= {cfg.min_stars}",
+        f"stars: {meta.stars} < min_stars {cfg.min_stars}",
+    )
     if cfg.pushed_after is not None:
         pushed = meta.pushed_at.date() if meta.pushed_at else None
         v.check(
@@ -132,7 +142,9 @@ def metadata_verdict(meta: RepoMeta, cfg: SelectConfig) -> Verdict:
 def _license_check(v: Verdict, spdx: str | None, cfg: SelectConfig) -> None:
     known = spdx not in (None, "NOASSERTION")  # GitHub's NOASSERTION: a license it cannot name
     if cfg.licenses is not None:
-        v.check(spdx in cfg.licenses, f"license: {spdx} allowed", f"license: {spdx or 'none'} not in allowed {cfg.licenses}")
+        v.check(
+            spdx in cfg.licenses, f"license: {spdx} allowed", f"license: {spdx or 'none'} not in allowed {cfg.licenses}"
+        )
     elif cfg.require_license:
         v.check(known, f"license: {spdx}", f"license: {'none' if spdx is None else 'unrecognised (NOASSERTION)'}")
     else:
@@ -207,6 +219,7 @@ def inspect_content(gh: Github, full_name: str, ref: str, frameworks: list[str])
 
 def _files_to_read(blobs: list[str]) -> list[str]:
     """Requirement files first, then a bounded sample of library (then test) ``.py`` files."""
+
     def depth_first(paths: Iterable[str]) -> list[str]:
         return sorted(paths, key=lambda p: (p.count("/"), p))
 
@@ -231,7 +244,11 @@ def content_verdict(v: Verdict, found: ContentFindings, cfg: SelectConfig) -> No
         f"framework: none of {cfg.frameworks} in requirements or imports ({found.files_read} files read)",
     )
     n = len(found.test_files)
-    v.check(n >= cfg.min_test_files, f"tests: {n} test files", f"tests: {n} test files < min_test_files {cfg.min_test_files}")
+    v.check(
+        n >= cfg.min_test_files,
+        f"tests: {n} test files",
+        f"tests: {n} test files < min_test_files {cfg.min_test_files}",
+    )
 
 
 # ------------------------------------------------------------------ selection
@@ -239,8 +256,15 @@ def content_verdict(v: Verdict, found: ContentFindings, cfg: SelectConfig) -> No
 
 def _selection(meta: RepoMeta, keep: bool, reasons: list[str], sha: str | None, forced: str | None = None) -> Selection:
     return Selection(
-        full_name=meta.full_name, slug=repo_slug(meta.full_name), keep=keep, reasons=reasons,
-        clone_url=meta.clone_url, sha=sha, license=meta.license, stars=meta.stars, forced=forced,
+        full_name=meta.full_name,
+        slug=repo_slug(meta.full_name),
+        keep=keep,
+        reasons=reasons,
+        clone_url=meta.clone_url,
+        sha=sha,
+        license=meta.license,
+        stars=meta.stars,
+        forced=forced,
     )
 
 
@@ -254,7 +278,9 @@ def judge(meta: RepoMeta, cfg: SelectConfig, overrides: ReposFile, gh: Github) -
     included = overrides.included(meta.full_name)
     if included is not None:
         overridden = [f"{r} (overridden)" for r in verdict.fails]
-        return _selection(meta, True, [f"forced: include ({included.reason or 'config/repos.yaml'})", *overridden], sha, "include")
+        return _selection(
+            meta, True, [f"forced: include ({included.reason or 'config/repos.yaml'})", *overridden], sha, "include"
+        )
     if verdict.fails:
         return _selection(meta, False, [*verdict.fails, "content: not checked (metadata checks failed)"], sha)
     found = inspect_content(gh, meta.full_name, sha or meta.default_branch, cfg.frameworks)
@@ -276,9 +302,13 @@ def apply_max_repos(selections: list[Selection], max_repos: int | None) -> None:
 def local_selection(local: LocalRepo) -> Selection:
     path = str(Path(local.path).resolve())
     return Selection(
-        full_name=local.name, slug=repo_slug(local.name), keep=True,
+        full_name=local.name,
+        slug=repo_slug(local.name),
+        keep=True,
         reasons=[f"local: repository on disk at {local.path} (config local_repos)"],
-        clone_url=path, sha=local.sha, local_path=path,
+        clone_url=path,
+        sha=local.sha,
+        local_path=path,
     )
 
 
@@ -307,9 +337,13 @@ def _fetch_included(gh: Github, override: RepoOverride) -> Selection:
     except GithubException as exc:
         log.warning("forced include %s: %s", override.repo, exc.status)
         return Selection(
-            full_name=override.repo, slug=repo_slug(override.repo), keep=False, forced="include",
+            full_name=override.repo,
+            slug=repo_slug(override.repo),
+            keep=False,
+            forced="include",
             reasons=[f"forced: include ({reason}) failed: repository not found ({exc.status} {_message(exc)})"],
-            clone_url="", sha=override.sha,
+            clone_url="",
+            sha=override.sha,
         )
     return _selection(meta, True, [f"forced: include ({reason}); not found by the crawl"], override.sha, "include")
 

@@ -32,7 +32,9 @@ from dlbench.records import DeclaredRequirement, DroppedRequirement
 REQUIREMENTS_NAME = re.compile(r"(?:[\w.-]*[-_.])?requirements(?:[-_.][\w.-]*)?\.(?:txt|in)", re.IGNORECASE)
 ENVIRONMENT_NAME = re.compile(r"(?:[\w-]*[-_.])?environment(?:[-_.][\w.-]*)?\.ya?ml", re.IGNORECASE)
 CI_FILES = re.compile(r"(\.github/workflows/[^/]+|\.circleci/config|\.gitlab-ci|azure-pipelines)\.ya?ml")
-INCLUDE_OPTION = re.compile(r"^(?:(?P<short>-[rc])\s*|(?P<long>--requirement|--constraint)(?:\s+|=))(?P<target>[^\s-]\S*)")
+INCLUDE_OPTION = re.compile(
+    r"^(?:(?P<short>-[rc])\s*|(?P<long>--requirement|--constraint)(?:\s+|=))(?P<target>[^\s-]\S*)"
+)
 PIP_INSTALL = re.compile(r"\b(?:uv\s+)?pip3?\s+install\b(?P<args>.*)")
 # pip options that take a value: the value is not a requirement.
 OPTIONS_WITH_VALUE = {
@@ -178,7 +180,9 @@ def _read_requirements_file(tree: SourceTree, path: str, text: str, found: Decla
     _requirements_lines(tree, path, text, found, seen, _requirements_group(path))
 
 
-def _requirements_lines(tree: SourceTree, path: str, text: str, found: Declarations, seen: set[str], group: str) -> None:
+def _requirements_lines(
+    tree: SourceTree, path: str, text: str, found: Declarations, seen: set[str], group: str
+) -> None:
     """One requirements file, its ``-r`` includes inlined into the same group, once each."""
     if path in seen:
         return
@@ -199,13 +203,18 @@ def _include(tree: SourceTree, base: PurePosixPath, target: str, constraint: boo
     if text is None:
         return  # outside the tree or missing: nothing to read
     if constraint:
-        found.constraints += [line for line in _logical_lines(text) if not line.startswith("-") and not isinstance(_parse(line), str)]
+        found.constraints += [
+            line for line in _logical_lines(text) if not line.startswith("-") and not isinstance(_parse(line), str)
+        ]
     else:
         _requirements_lines(tree, path, text, found, seen, group)
 
 
 def _is_requirements_text(path: str) -> bool:
-    return PurePosixPath(path).suffix in (".txt", ".in") or REQUIREMENTS_NAME.fullmatch(PurePosixPath(path).name) is not None
+    return (
+        PurePosixPath(path).suffix in (".txt", ".in")
+        or REQUIREMENTS_NAME.fullmatch(PurePosixPath(path).name) is not None
+    )
 
 
 def _is_constraint(include: re.Match) -> bool:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from packaging.requirements import Requirement
 
-from dlbench.deps.declared import Declarations, declared_requirements, group_kind, canonical_name
+from dlbench.deps.declared import Declarations, canonical_name, declared_requirements, group_kind
 from dlbench.deps.imports import any_imports, distribution_for, local_modules, own_module_parts, third_party_imports
 from dlbench.deps.tree import SourceTree
 from dlbench.records import DeclaredRequirement, DroppedRequirement
@@ -71,7 +71,9 @@ def plan_environment(tree: SourceTree) -> EnvironmentPlan:
         dist = distribution_for(module)
         if dist not in covered and canonical_name(module) not in own:
             covered.add(dist)
-            chosen.append(DeclaredRequirement(spec=dist, name=dist, source=f"import {module} ({files[0]})", group="import"))
+            chosen.append(
+                DeclaredRequirement(spec=dist, name=dist, source=f"import {module} ({files[0]})", group="import")
+            )
     if "pytest" not in covered:
         chosen.append(TEST_RUNNER)
     return EnvironmentPlan(chosen, declared.constraints, declared.skipped, imports, own, local_modules(tree))

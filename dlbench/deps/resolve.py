@@ -103,7 +103,9 @@ def _resolve_dropping(requirements: list[DeclaredRequirement], constraints: list
         if blamed is None:
             raise ResolutionError(_cause(output))
         requirements = [r for r in requirements if r is not blamed]
-        dropped.append(DroppedRequirement(spec=blamed.spec, source=blamed.source, reason=f"unresolvable: {_cause(output)}"))
+        dropped.append(
+            DroppedRequirement(spec=blamed.spec, source=blamed.source, reason=f"unresolvable: {_cause(output)}")
+        )
     raise ResolutionError(f"still unresolvable after dropping {MAX_DROPS} requirements: {_cause(output)}")
 
 

@@ -14,7 +14,9 @@ from functools import cached_property
 from pathlib import Path, PurePosixPath
 
 # Folders no test run reads dependencies or tests from.
-SKIP_DIRS = frozenset({".git", ".hg", ".tox", ".nox", ".venv", "venv", "node_modules", "site-packages", "__pycache__", "build", "dist"})
+SKIP_DIRS = frozenset(
+    {".git", ".hg", ".tox", ".nox", ".venv", "venv", "node_modules", "site-packages", "__pycache__", "build", "dist"}
+)
 MAX_FILE_BYTES = 2_000_000
 
 

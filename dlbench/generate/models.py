@@ -183,7 +183,9 @@ class OpenAIProvider(Provider):
     def _items(self, job: GenerationJob) -> Iterator[_Item]:
         for task in job.tasks:
             for run in self.runs():  # few-shot examples are drawn afresh for every run
-                messages = messages_for(task, job.technique, job.pool, job.predicted_stages, seed=self.cfg.seed, run=run)
+                messages = messages_for(
+                    task, job.technique, job.pool, job.predicted_stages, seed=self.cfg.seed, run=run
+                )
                 params = {"n": self.cfg.n, "seed": self.cfg.seed + run}
                 key = f"{task.task_id}#{run}#{self.client.key(messages, **params)}"
                 yield _Item(task, run, ChatRequest(messages, params), key)

@@ -30,7 +30,9 @@ def grader_files() -> dict[str, bytes]:
 
 
 def digest(files: Mapping[str, bytes]) -> str:
-    return hashlib.sha256("".join(f"{n} {hashlib.sha256(d).hexdigest()}\n" for n, d in sorted(files.items())).encode()).hexdigest()[:16]
+    return hashlib.sha256(
+        "".join(f"{n} {hashlib.sha256(d).hexdigest()}\n" for n, d in sorted(files.items())).encode()
+    ).hexdigest()[:16]
 
 
 def _read(folder: Path, names: tuple[str, ...]) -> dict[str, bytes]:

@@ -237,14 +237,21 @@ def evidence_dir(root: Path, slug: str, gen: Generation) -> Path:
 
 
 def candidate_hash(
-    task: BenchmarkTask, patched: str, backend: str, cfg: EvaluateConfig, limit: float | None = None, image: str | None = None
+    task: BenchmarkTask,
+    patched: str,
+    backend: str,
+    cfg: EvaluateConfig,
+    limit: float | None = None,
+    image: str | None = None,
 ) -> str:
     """Everything that decides a verdict: task, tests, patched module, backend, limits, the
     environment (the image's tag hashes its lock) and the code that runs (support files) and
     grades it (verdict and screen: a changed grader reruns)."""
     support = sorted((k, hashlib.sha256(v).hexdigest()) for k, v in (support_files() | grader_files()).items())
     limits = cfg.model_dump(include={"timeout_s", "memory_mb", "cpus", "pids", "output_limit_kb"}) | {"limit": limit}
-    blob = json.dumps([task.task_id, task.sha, task.path, task.tests, patched, backend, limits, support, image], sort_keys=True)
+    blob = json.dumps(
+        [task.task_id, task.sha, task.path, task.tests, patched, backend, limits, support, image], sort_keys=True
+    )
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -340,10 +347,12 @@ def _record(job: Job, candidate: Candidate, patched: str, digest: str, run: RunR
     write_text(job.evidence / "output.txt", run.output)
     write_text(job.evidence / "events.jsonl", "".join(line + "\n" for line in run.events))
     meta = {
-        k: getattr(run, k) for k in ("output_bytes", "output_exceeded", "timed_out", "exit_code", "violations", "infra", "wall_s")
+        k: getattr(run, k)
+        for k in ("output_bytes", "output_exceeded", "timed_out", "exit_code", "violations", "infra", "wall_s")
     }
     write_text(
-        job.evidence / "run.json", json.dumps(meta | {"nonce": candidate.nonce, "test_seconds": verdict.test_seconds}, indent=2)
+        job.evidence / "run.json",
+        json.dumps(meta | {"nonce": candidate.nonce, "test_seconds": verdict.test_seconds}, indent=2),
     )
     write_json(job.evidence / REPORT_FILE, EvalReport(**evaluation.model_dump(), candidate_hash=digest))
     return evaluation
@@ -366,7 +375,9 @@ def new_session(clone: CloneRecord, image: ImageRecord | None, backend: str, cfg
     return DockerSession(image.tag, cfg, preload=preload) if mode == "warm" else NaiveDocker(image.tag, cfg)
 
 
-def run_pool(factory: Callable, items: Iterable[tuple[T, Candidate]], jobs: int) -> Iterator[tuple[T, Candidate, RunResult]]:
+def run_pool(
+    factory: Callable, items: Iterable[tuple[T, Candidate]], jobs: int
+) -> Iterator[tuple[T, Candidate, RunResult]]:
     """Run candidates on up to ``jobs`` sessions, created (and started) on first use;
     results in input order, each with the payload it came with."""
     sessions: queue.Queue = queue.Queue()

@@ -34,7 +34,9 @@ _MODULE_GAP = (cst.EmptyLine(), cst.EmptyLine())
 _CLASS_GAP = (cst.EmptyLine(),)
 
 
-def patch_source(original: str, qualname: str, candidate: str, filename: str = "<module>", line: int | None = None) -> str:
+def patch_source(
+    original: str, qualname: str, candidate: str, filename: str = "<module>", line: int | None = None
+) -> str:
     """The module ``original`` with ``qualname`` replaced by the candidate's definition.
     Where the module defines that name more than once (a property's getter and setter), the
     definition holding ``line`` (the task's first line) is replaced, else the last one.
@@ -85,7 +87,9 @@ def _parse_original(original: str, filename: str) -> cst.Module:
         raise PatchError(f"{filename} is not valid Python: {exc}") from None
 
 
-def _candidate_function(cand: cst.Module, path: list[str]) -> tuple[cst.FunctionDef, list[cst.FunctionDef], cst.CSTNode]:
+def _candidate_function(
+    cand: cst.Module, path: list[str]
+) -> tuple[cst.FunctionDef, list[cst.FunctionDef], cst.CSTNode]:
     """(the function to use, other methods of the class it came in, its top-level statement).
 
     A name defined twice is taken at its last definition: the one Python binds."""

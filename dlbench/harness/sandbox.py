@@ -30,9 +30,9 @@ from docker.models.containers import Container
 import docker
 from dlbench.config import EvaluateConfig, ImagesConfig
 from dlbench.harness.code import support_files
-from dlbench.images.build import REPO_DIR, RUNNER_UID, SUPPORT_DIR, build_project_image, docker_client
 from dlbench.harness.run import PRELOAD, REPLY_GRACE_S, Candidate, Session, SessionLost, preload_args, request
 from dlbench.harness.verdict import RunResult
+from dlbench.images.build import REPO_DIR, RUNNER_UID, SUPPORT_DIR, build_project_image, docker_client
 from dlbench.records import CloneRecord, CloneStatus, ImageRecord, ImageStatus
 from dlbench.store import read_json, write_json
 
@@ -128,7 +128,11 @@ class DockerSession(Session):
     backend = "docker"
 
     def __init__(
-        self, image: str, cfg: EvaluateConfig, client: docker.DockerClient | None = None, preload: tuple[str, ...] = PRELOAD
+        self,
+        image: str,
+        cfg: EvaluateConfig,
+        client: docker.DockerClient | None = None,
+        preload: tuple[str, ...] = PRELOAD,
     ):
         super().__init__(cfg, key=image)
         self.image, self.preload = image, preload
@@ -185,7 +189,9 @@ class DockerSession(Session):
                 raise SessionLost("no answer before the deadline")
             chunk = sock.recv(1 << 20)
             if not chunk:
-                raise SessionLost(f"supervisor stream ended; its stderr: {self.stderr[-2000:].decode(errors='replace')}")
+                raise SessionLost(
+                    f"supervisor stream ended; its stderr: {self.stderr[-2000:].decode(errors='replace')}"
+                )
             self.raw += chunk
             self._demux()
         line, self.stdout = self.stdout.split(b"\n", 1)
@@ -235,7 +241,9 @@ class NaiveDocker:
         """Nothing stays up between candidates."""
 
 
-def run_naive(image: str, candidate: Candidate, cfg: EvaluateConfig, client: docker.DockerClient | None = None) -> RunResult:
+def run_naive(
+    image: str, candidate: Candidate, cfg: EvaluateConfig, client: docker.DockerClient | None = None
+) -> RunResult:
     """One fresh container for one candidate (no warm interpreter): the baseline mode."""
     client = client or docker_client()
     payload = base64.b64encode(json.dumps(request(candidate, cfg)).encode()).decode()
@@ -261,7 +269,9 @@ def run_naive(image: str, candidate: Candidate, cfg: EvaluateConfig, client: doc
         return RunResult(violations=["the supervisor was killed before it answered"])
 
 
-def build_image_file(clone: Path, out: Path, build_log: Path, cfg: EvaluateConfig, images: ImagesConfig | None = None) -> ImageRecord:
+def build_image_file(
+    clone: Path, out: Path, build_log: Path, cfg: EvaluateConfig, images: ImagesConfig | None = None
+) -> ImageRecord:
     """The ``build_image`` rule: the project image of one clone, as ``results/images/{repo}.json``.
 
     A failed clone or build is recorded (status ``image_error``); an engine that does not
@@ -275,7 +285,13 @@ def build_image_file(clone: Path, out: Path, build_log: Path, cfg: EvaluateConfi
                             status=ImageStatus.IMAGE_ERROR, error=f"clone failed: {record.error}", build_log=str(build_log))  # fmt: skip
     else:
         image = build_project_image(
-            Path(record.path), record.slug, record.sha or "", cfg.base_image, Path(build_log), support_files(), images=images
+            Path(record.path),
+            record.slug,
+            record.sha or "",
+            cfg.base_image,
+            Path(build_log),
+            support_files(),
+            images=images,
         )
     write_json(out, image)
     return image

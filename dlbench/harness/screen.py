@@ -191,7 +191,11 @@ def _module_assignment(node: ast.AST, aliases: dict[str, str]) -> Iterator[str]:
     targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
     for target in targets:
         for sub in ast.walk(target):
-            if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, (ast.Store, ast.Del)) and _imported_root(sub, aliases):
+            if (
+                isinstance(sub, ast.Attribute)
+                and isinstance(sub.ctx, (ast.Store, ast.Del))
+                and _imported_root(sub, aliases)
+            ):
                 yield f"assignment to module attribute {_dotted(sub)}"
 
 
@@ -199,7 +203,11 @@ def _constant_comparisons(node: ast.ClassDef) -> Iterator[str]:
     for stmt in node.body:
         if isinstance(stmt, ast.FunctionDef) and stmt.name in COMPARISON_DUNDERS and _returns_constant(stmt):
             yield f"{node.name}.{stmt.name} returns a constant"
-        elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Lambda) and isinstance(stmt.value.body, ast.Constant):
+        elif (
+            isinstance(stmt, ast.Assign)
+            and isinstance(stmt.value, ast.Lambda)
+            and isinstance(stmt.value.body, ast.Constant)
+        ):
             names = [t.id for t in stmt.targets if isinstance(t, ast.Name) and t.id in COMPARISON_DUNDERS]
             yield from (f"{node.name}.{n} returns a constant" for n in names)
 

@@ -66,7 +66,9 @@ def outcome(evaluation: Evaluation, test_id: str) -> TestOutcome | None:
 
 def passes_on(evaluation: Evaluation, kept: list[str]) -> bool:
     """Every kept test (or case) passed, in a run the grader found complete."""
-    return evaluation.status in COMPLETE and bool(kept) and all(outcome(evaluation, t) == TestOutcome.PASSED for t in kept)
+    return (
+        evaluation.status in COMPLETE and bool(kept) and all(outcome(evaluation, t) == TestOutcome.PASSED for t in kept)
+    )
 
 
 def gold_test_sets(tasks: Mapping[str, BenchmarkTask], gold: Iterable[Evaluation]) -> dict[str, BenchmarkTask]:

@@ -29,7 +29,9 @@ COLUMNS = [
 ]  # fmt: skip
 
 
-def task_row(task: BenchmarkTask, gold: list[Evaluation], null: list[Evaluation], min_tests: int, sampled: bool = True) -> dict:
+def task_row(
+    task: BenchmarkTask, gold: list[Evaluation], null: list[Evaluation], min_tests: int, sampled: bool = True
+) -> dict:
     kept = kept_tests(task.tests, dropped_tests(gold), gold)
     dropped = dropped_of(task.tests, dropped_tests(gold), kept)
     failing = [e for e in gold if not passes_on(e, kept)]
@@ -97,7 +99,8 @@ def validation_table(
             by_task[e.task_id][key].append(e)
     sampled = sampled_ids(tasks, cfg)
     rows = [
-        task_row(t, by_task[t.task_id]["gold"], by_task[t.task_id]["null"], min_tests, t.task_id in sampled) for t in tasks
+        task_row(t, by_task[t.task_id]["gold"], by_task[t.task_id]["null"], min_tests, t.task_id in sampled)
+        for t in tasks
     ]
     return pd.DataFrame(rows, columns=COLUMNS)
 

@@ -179,7 +179,10 @@ SEVERITY = [TestOutcome.ERROR, TestOutcome.FAILED, TestOutcome.MISSING, TestOutc
 
 
 def node_outcome(
-    node_id: str, phases: Mapping[str, Mapping[str, dict]], deselected: Iterable[str] = (), skipped_modules: Iterable[str] = ()
+    node_id: str,
+    phases: Mapping[str, Mapping[str, dict]],
+    deselected: Iterable[str] = (),
+    skipped_modules: Iterable[str] = (),
 ) -> TestOutcome:
     """A listed node id: its own item, or every item the plugin ran for it (parametrized
     cases ``node_id[...]``, methods of a listed class); deselected when none ran and the
@@ -284,14 +287,19 @@ def grade(expected: list[str], nonce: str, run: RunResult) -> Verdict:
     ev = parse_events(run.events)
     tests = {node_id: node_outcome(node_id, ev.phases, ev.deselected, ev.collect_skipped) for node_id in expected}
     seconds = sum(
-        float(p.get("duration") or 0) for nid, ph in ev.phases.items() if not nid.startswith(OWN_DIR) for p in ph.values()
+        float(p.get("duration") or 0)
+        for nid, ph in ev.phases.items()
+        if not nid.startswith(OWN_DIR)
+        for p in ph.values()
     )
     exception = _first_exception(expected, tests, ev)
 
     cases = case_outcomes(expected, ev)
 
     def verdict(status: EvalStatus, detail: str | None) -> Verdict:
-        return Verdict(status, tests, detail, exception, round(seconds, 6), _causes(tests, ev) | _causes(cases, ev), cases)
+        return Verdict(
+            status, tests, detail, exception, round(seconds, 6), _causes(tests, ev) | _causes(cases, ev), cases
+        )
 
     if not expected:
         return verdict(EvalStatus.ERROR, "task lists no tests")
@@ -307,10 +315,15 @@ def grade(expected: list[str], nonce: str, run: RunResult) -> Verdict:
     if not ev.hello:
         return verdict(EvalStatus.ERROR, f"no report: {output_cause(run.output)} (exit code {run.exit_code})")
     if not ev.finish:
-        return verdict(EvalStatus.ERROR, f"the test session ended early: {output_cause(run.output)} (exit code {run.exit_code})")
+        return verdict(
+            EvalStatus.ERROR, f"the test session ended early: {output_cause(run.output)} (exit code {run.exit_code})"
+        )
     canaries = [node_outcome(c, ev.phases) for c in canary_ids(nonce)]
     if canaries == [TestOutcome.MISSING, TestOutcome.MISSING] and ev.exitstatus in PYTEST_ABORTED:
-        return verdict(EvalStatus.ERROR, f"pytest stopped before running tests (exit status {ev.exitstatus}): {output_cause(run.output)}")
+        return verdict(
+            EvalStatus.ERROR,
+            f"pytest stopped before running tests (exit status {ev.exitstatus}): {output_cause(run.output)}",
+        )
     if ev.collected is None:
         return verdict(EvalStatus.SANDBOX_VIOLATION, "the report has no collected event")
     if run.exit_code != ev.exitstatus or ev.exitstatus != TESTS_FAILED:

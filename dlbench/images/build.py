@@ -30,10 +30,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO
 
-import docker
 from docker.errors import DockerException, ImageNotFound
 from requests.exceptions import RequestException
 
+import docker
 from dlbench.config import ImagesConfig
 from dlbench.deps.declared import canonical_name
 from dlbench.deps.imports import distribution_for
@@ -162,7 +162,10 @@ def preferred_frameworks(client: docker.DockerClient, base_id: str, plan: Enviro
     if not cfg.reuse_frameworks:
         return []
     asked = {r.name for r in plan.requirements}
-    subsets = ([p for p in pins if canonical_name(p.split("==")[0]) in asked] for pins in layers.framework_layers(client, base_id))
+    subsets = (
+        [p for p in pins if canonical_name(p.split("==")[0]) in asked]
+        for pins in layers.framework_layers(client, base_id)
+    )
     return list(dict.fromkeys(tuple(s) for s in subsets if s))
 
 
@@ -176,7 +179,9 @@ def lock_environment(plan: EnvironmentPlan, target: Target, preferred: list[tupl
     return resolve(plan.requirements, plan.constraints, target), False
 
 
-def environment_record(plan: EnvironmentPlan, lock: Lock, target: Target, cfg: ImagesConfig, reused: bool) -> Environment:
+def environment_record(
+    plan: EnvironmentPlan, lock: Lock, target: Target, cfg: ImagesConfig, reused: bool
+) -> Environment:
     return Environment(
         exclude_newer=target.exclude_newer, python_version=target.python_version, platform=target.platform,
         requirements=lock.requirements, constraints=plan.constraints, dropped=[*plan.skipped, *lock.dropped],
@@ -262,7 +267,9 @@ def _lock_and_build(client, record: ImageRecord, checkout: Path, support: Mappin
             if culprit is None:
                 raise
             plan.requirements.remove(culprit)
-            plan.skipped.append(DroppedRequirement(spec=culprit.spec, source=culprit.source, reason=f"install failed: {exc}"))
+            plan.skipped.append(
+                DroppedRequirement(spec=culprit.spec, source=culprit.source, reason=f"install failed: {exc}")
+            )
             out.write(f"\n# {culprit.spec} did not install: dropped, rebuilding\n")
     raise ImageBuildError(f"installation still fails after dropping {MAX_INSTALL_RETRIES} requirements")
 
@@ -298,13 +305,17 @@ def _build_locked(client, record: ImageRecord, checkout: Path, support: Mapping[
 
 def _with_image(client, record: ImageRecord, image_id: str, framework: str | None, reused: bool) -> ImageRecord:
     size = client.images.get(image_id).attrs.get("Size")
-    return record.model_copy(update={"image_id": image_id, "framework_image": framework, "reused": reused, "size_bytes": size})
+    return record.model_copy(
+        update={"image_id": image_id, "framework_image": framework, "reused": reused, "size_bytes": size}
+    )
 
 
 def _framework_layer(client, base_id: str, pins: list[str], lock: Lock, cfg: ImagesConfig, target: Target, out: IO[str]) -> str:  # fmt: skip
     """``dlbench/framework:<hash>`` of (base, framework pins), built once per machine."""
     tag = framework_tag(base_id, pins)
-    with layers.machine_lock(cfg.download_cache(), "framework"):  # one at a time: each needs ~2x its 5-8 GB while committed
+    with layers.machine_lock(
+        cfg.download_cache(), "framework"
+    ):  # one at a time: each needs ~2x its 5-8 GB while committed
         if layers.image_exists(client, tag):  # perhaps built by a parallel job while this one waited
             out.write(f"# framework layer {tag} ({' '.join(pins)}) reused\n")
             return tag

@@ -19,13 +19,14 @@ import tarfile
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
-import docker
 from docker.errors import DockerException, ImageNotFound
 from requests.exceptions import RequestException
+
+import docker
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,9 @@ VENV_PYTHON = "/opt/venv/bin/python"
 BUILD_DIR = "/opt/dlbench-build"  # mounted during a build step only
 CACHE_DIR = "/opt/dlbench-cache"
 BUILD_TIMEOUT_S = 3600
-NETWORK_FAILURE = re.compile(r"error sending request|dns error|[Cc]onnection (refused|reset)|timed out|[Nn]etwork is unreachable")
+NETWORK_FAILURE = re.compile(
+    r"error sending request|dns error|[Cc]onnection (refused|reset)|timed out|[Nn]etwork is unreachable"
+)
 STALE_STEP_S = 2 * BUILD_TIMEOUT_S  # a step container exited this long ago is nobody's
 LABEL = "dlbench.layer"  # framework | project
 STEP_LABEL = "dlbench.build"  # on build and check containers only

@@ -46,8 +46,8 @@ test support files are dropped.
 from __future__ import annotations
 
 import logging
-from typing import NamedTuple
 from pathlib import Path
+from typing import NamedTuple
 
 from dlbench.config import MineConfig
 from dlbench.logs import Progress

@@ -35,8 +35,8 @@ from dlbench.mine.cache import (
     read_source,
 )
 from dlbench.mine.history import blame_dates
-from dlbench.parsing import Unparsable, parse_cst
 from dlbench.mine.symbols import ModuleSummary
+from dlbench.parsing import Unparsable, parse_cst
 from dlbench.records import CallRecord, FunctionRecord, task_id_for
 from dlbench.store import read_jsonl, write_jsonl
 
@@ -215,7 +215,11 @@ def class_skeleton(module: cst.Module, cls: cst.ClassDef, target: str | None = N
 
 def _is_docstring_or_attribute(stmt: cst.SimpleStatementLine, index: int) -> bool:
     first = stmt.body[0]
-    if index == 0 and isinstance(first, cst.Expr) and isinstance(first.value, cst.SimpleString | cst.ConcatenatedString):
+    if (
+        index == 0
+        and isinstance(first, cst.Expr)
+        and isinstance(first.value, cst.SimpleString | cst.ConcatenatedString)
+    ):
         return True
     return isinstance(first, cst.Assign | cst.AnnAssign)
 

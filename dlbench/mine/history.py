@@ -33,7 +33,9 @@ def blame_dates(root: Path, sha: str, path: str, ranges: list[LineRange]) -> dic
     for start, end in sorted(set(ranges)):
         args += ["-L", f"{start},{end}"]
     # blame echoes the file's lines: a latin-1 source must not fail the decoding of the dates
-    proc = subprocess.run([*args, sha, "--", path], capture_output=True, encoding="utf-8", errors="replace", check=False)
+    proc = subprocess.run(
+        [*args, sha, "--", path], capture_output=True, encoding="utf-8", errors="replace", check=False
+    )
     if proc.returncode != 0:
         log.warning("git blame %s@%s failed: %s", path, sha[:12], proc.stderr.strip())
         return {}

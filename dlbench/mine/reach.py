@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-from dlbench.parsing import Unparsable, parse_ast
 from dlbench.mine.symbols import Symbol, SymbolTable, dotted_name, module_level
+from dlbench.parsing import Unparsable, parse_ast
 
 _SUPER = "super."  # ``super().m`` as ``dotted_name`` spells it
 

@@ -93,7 +93,9 @@ def _test_methods(table: SymbolTable, cls: Symbol, wanted: Callable[[str], bool]
     return list(seen.values())
 
 
-def _case(repo: str, path: str, class_name: str | None, fn: FunctionInfo, kind: TestKind, class_param: bool) -> TestCase:
+def _case(
+    repo: str, path: str, class_name: str | None, fn: FunctionInfo, kind: TestKind, class_param: bool
+) -> TestCase:
     node_id = f"{path}::{class_name}::{fn.name}" if class_name else f"{path}::{fn.name}"
     return TestCase(
         repo=repo,

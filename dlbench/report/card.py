@@ -52,7 +52,12 @@ def read_adequacy(path: str | Path) -> list[Adequacy]:
         reader = csv.DictReader(fh)
         try:
             return [
-                Adequacy(row["task_id"], int(row["mutants"]), float(row["kill_rate"]) if row["kill_rate"] else None, csv_flag(row["flagged"]))
+                Adequacy(
+                    row["task_id"],
+                    int(row["mutants"]),
+                    float(row["kill_rate"]) if row["kill_rate"] else None,
+                    csv_flag(row["flagged"]),
+                )
                 for row in reader
             ]
         except (KeyError, ValueError) as err:
@@ -73,7 +78,11 @@ def _counts(tasks: Sequence[BenchmarkTask], dimension: str, vocabulary: Sequence
     counts = Counter(getattr(t, dimension) or UNLABELLED for t in tasks)
     order = [*vocabulary, *sorted(set(counts) - set(vocabulary))]
     total = max(len(tasks), 1)
-    return [(name, counts[name], f"{100 * counts[name] / total:.1f}%") for name in order if counts[name] or name in vocabulary]
+    return [
+        (name, counts[name], f"{100 * counts[name] / total:.1f}%")
+        for name in order
+        if counts[name] or name in vocabulary
+    ]
 
 
 def departures(prompts: Sequence[PromptRecord]) -> list[str]:
@@ -93,9 +102,9 @@ def _drafting_section(prompts: Sequence[PromptRecord], edited: int) -> list[str]
     out = [
         "## Prompts",
         "",
-        "The paper drafted every prompt by sending GPT-4o one request: \"Create a prompt using the provided "
+        'The paper drafted every prompt by sending GPT-4o one request: "Create a prompt using the provided '
         "code and its docstring, incorporating the function or class name, inputs, and outputs. 1. Code: "
-        "[CODE] 2. Docstring: [DOCSTRING]\" (`prompts.protocol: paper`, the default).",
+        '[CODE] 2. Docstring: [DOCSTRING]" (`prompts.protocol: paper`, the default).',
         "",
     ]
     if not prompts:
@@ -104,7 +113,9 @@ def _drafting_section(prompts: Sequence[PromptRecord], edited: int) -> list[str]
     verdict = ["These drafts follow the paper's protocol."] if not off else [
         "These drafts depart from the paper's protocol:", "", *(f"- {d}" for d in off)
     ]  # fmt: skip
-    groups = Counter((p.source.value, p.model or "-", p.protocol or "-", ", ".join(p.additions) or "none", p.status) for p in prompts)
+    groups = Counter(
+        (p.source.value, p.model or "-", p.protocol or "-", ", ".join(p.additions) or "none", p.status) for p in prompts
+    )
     rows = [(*key, n) for key, n in sorted(groups.items())]
     return [
         *out, *verdict, "",
@@ -141,17 +152,41 @@ def render_card(
         "",
         *_table(
             ("repository", "commit", "license", "tasks", "kept", "reasons"),
-            [(r.repo, f"`{r.sha}`" if r.sha else "-", r.license or "-", r.tasks, "yes" if r.keep else "no", r.reasons or "-") for r in repos],
+            [
+                (
+                    r.repo,
+                    f"`{r.sha}`" if r.sha else "-",
+                    r.license or "-",
+                    r.tasks,
+                    "yes" if r.keep else "no",
+                    r.reasons or "-",
+                )
+                for r in repos
+            ],
         ),
         "",
         *_drafting_section(prompts, edited),
         "## Statistics",
         "",
     ]
-    for title, dimension, vocabulary in (("Stage", "stage", STAGES), ("Task", "task", TASKS), ("Data type", "data", DATA)):
-        out += [f"### {title}", "", *_table((title.lower(), "tasks", "share"), _counts(tasks, dimension, vocabulary)), ""]
-    out += ["## Annotator agreement", "", "Krippendorff's alpha (nominal) over units with at least two votes; "
-            "`overall` is the mean of the stage, task and data alphas.", ""]
+    for title, dimension, vocabulary in (
+        ("Stage", "stage", STAGES),
+        ("Task", "task", TASKS),
+        ("Data type", "data", DATA),
+    ):
+        out += [
+            f"### {title}",
+            "",
+            *_table((title.lower(), "tasks", "share"), _counts(tasks, dimension, vocabulary)),
+            "",
+        ]
+    out += [
+        "## Annotator agreement",
+        "",
+        "Krippendorff's alpha (nominal) over units with at least two votes; "
+        "`overall` is the mean of the stage, task and data alphas.",
+        "",
+    ]
     if agreement:
         columns = list(agreement[0])
         out += [*_table(columns, [[row[c] or "-" for c in columns] for row in agreement]), ""]
@@ -195,7 +230,12 @@ def _adequacy_section(adequacy: Sequence[Adequacy], threshold: float) -> list[st
         "",
     ]
     if flagged:
-        out += [*_table(("task", "kill rate", "mutants"), [(a.task_id, f"{a.kill_rate or 0:.2f}", a.mutants) for a in flagged]), ""]
+        out += [
+            *_table(
+                ("task", "kill rate", "mutants"), [(a.task_id, f"{a.kill_rate or 0:.2f}", a.mutants) for a in flagged]
+            ),
+            "",
+        ]
     return out
 
 

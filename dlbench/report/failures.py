@@ -46,8 +46,8 @@ import pandas as pd
 
 from dlbench.generate.techniques import REFERENCE
 from dlbench.records import BenchmarkTask, Evaluation, FailureLabel, Generation
-from dlbench.report.render import write_table
 from dlbench.report import taxonomy as tx
+from dlbench.report.render import write_table
 from dlbench.store import iter_jsonl, read_jsonl, write_jsonl
 from dlbench.tasks.merge import majority
 from dlbench.tasks.sheets import read_table, write_xlsx_table

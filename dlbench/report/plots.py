@@ -17,9 +17,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import pandas as pd  # noqa: E402
 
+from dlbench.report.slices import slice_cutoff  # noqa: E402
 from dlbench.report.tables import ALL, UNLABELLED  # noqa: E402
 from dlbench.store import atomic_path  # noqa: E402
-from dlbench.report.slices import slice_cutoff  # noqa: E402
 
 log = logging.getLogger(__name__)
 

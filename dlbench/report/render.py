@@ -31,6 +31,7 @@ from dlbench.report.paper_tables import (
     with_averages,
 )
 from dlbench.report.plots import write_plots
+from dlbench.report.slices import slice_name, slice_names
 from dlbench.report.stats import cognitive_complexity, cyclomatic_complexity, lines_of_code
 from dlbench.report.tables import (
     ADEQUACY_FILE,
@@ -44,14 +45,15 @@ from dlbench.report.tables import (
     run_table,
     write_long_table,
 )
-from dlbench.report.slices import slice_name, slice_names
 from dlbench.report.taxonomy import DL_SPECIFIC, INFRASTRUCTURE, KINDS, TOP_LEVEL
 from dlbench.store import read_jsonl, write_frame, write_text
 
 log = logging.getLogger(__name__)
 
 MISSING = "–"
-TEXT_COLUMNS = frozenset({"model", "technique", "slice", "dimension", "category", "metric", "source", "kind", "top_level"})
+TEXT_COLUMNS = frozenset(
+    {"model", "technique", "slice", "dimension", "category", "metric", "source", "kind", "top_level"}
+)
 
 
 # ---------------------------------------------------------------- renderers
@@ -139,8 +141,13 @@ def table1_overall(table: pd.DataFrame) -> pd.DataFrame:
     counts = rows.groupby(["model", "technique"])["n_tasks"].max()
     return pd.DataFrame(
         [
-            [model, technique, percent(wide.loc[(model, technique)].get("pass@1")),
-             percent(wide.loc[(model, technique)].get("test_pass_ratio")), int(counts[(model, technique)])]
+            [
+                model,
+                technique,
+                percent(wide.loc[(model, technique)].get("pass@1")),
+                percent(wide.loc[(model, technique)].get("test_pass_ratio")),
+                int(counts[(model, technique)]),
+            ]
             for model, technique in wide.index
         ],
         columns=["model", "technique", "pass@1 (%)", "test pass ratio (%)", "tasks"],
@@ -200,10 +207,19 @@ def code_statistics(inputs: ReportInputs) -> pd.DataFrame:
     for task_id in sorted(inputs.tasks):
         task = inputs.tasks[task_id]
         source = task.ground_truth
-        rows.append([
-            task_id, task.stage, task.task, task.data, inputs.usable[task_id], inputs.reasons[task_id],
-            lines_of_code(source), cyclomatic_complexity(source), cognitive_complexity(source),
-        ])
+        rows.append(
+            [
+                task_id,
+                task.stage,
+                task.task,
+                task.data,
+                inputs.usable[task_id],
+                inputs.reasons[task_id],
+                lines_of_code(source),
+                cyclomatic_complexity(source),
+                cognitive_complexity(source),
+            ]
+        )
     columns = ["task_id", "stage", "task", "data", "usable", "reason", "loc", "cyclomatic", "cognitive"]
     return pd.DataFrame(rows, columns=columns)
 
@@ -215,10 +231,17 @@ def dataset_table(stats: pd.DataFrame) -> pd.DataFrame:
         labels = stats[dimension].fillna(UNLABELLED) if dimension != "overall" else pd.Series(ALL, index=stats.index)
         for category in sorted(set(labels)):
             part = stats[labels == category]
-            rows.append([
-                dimension, category, len(part), int(part["usable"].sum()),
-                _mean_text(part["loc"]), _mean_text(part["cyclomatic"]), _mean_text(part["cognitive"]),
-            ])
+            rows.append(
+                [
+                    dimension,
+                    category,
+                    len(part),
+                    int(part["usable"].sum()),
+                    _mean_text(part["loc"]),
+                    _mean_text(part["cyclomatic"]),
+                    _mean_text(part["cognitive"]),
+                ]
+            )
     columns = ["dimension", "category", "tasks", "usable", "mean LOC", "mean cyclomatic", "mean cognitive"]
     return pd.DataFrame(rows, columns=columns)
 
@@ -241,22 +264,49 @@ def read_paper(path: str | Path) -> pd.DataFrame:
     return pd.read_csv(path, comment="#")
 
 
-def paper_comparison(table: pd.DataFrame, paper: pd.DataFrame, models: Mapping[str, ModelConfig] | None = None) -> pd.DataFrame:
+def paper_comparison(
+    table: pd.DataFrame, paper: pd.DataFrame, models: Mapping[str, ModelConfig] | None = None
+) -> pd.DataFrame:
     """Our figures beside the paper's for models, slices, categories and metrics present in both.
     A model is matched by its paper name, and a run at a temperature other than 0 by the
     paper's label of such runs (``paper_tables.as_paper_names``)."""
     keys = ["slice", "dimension", "category", "metric"]
     named = as_paper_names(table, models or {})
-    ours = named.assign(_model=named["paper_model"].map(loose_name), _technique=named["paper_technique"].map(loose_name))
+    ours = named.assign(
+        _model=named["paper_model"].map(loose_name), _technique=named["paper_technique"].map(loose_name)
+    )
     theirs = paper.assign(_model=paper["model"].map(loose_name), _technique=paper["technique"].map(loose_name))
     both = ours.merge(theirs, on=["_model", "_technique", *keys], suffixes=("", "_paper"))
     both = both.sort_values(["model", "technique", *keys, "source"])
     data = [
-        [r.model, r.paper_technique, r.slice, r.dimension, r.category, r.metric, percent(r.value),
-         f"{r.value_paper:.1f}", f"{100 * r.value - r.value_paper:+.1f}", r.n_tasks, r.source]
+        [
+            r.model,
+            r.paper_technique,
+            r.slice,
+            r.dimension,
+            r.category,
+            r.metric,
+            percent(r.value),
+            f"{r.value_paper:.1f}",
+            f"{100 * r.value - r.value_paper:+.1f}",
+            r.n_tasks,
+            r.source,
+        ]
         for r in both.itertuples(index=False)
     ]
-    columns = ["model", "technique", "slice", "dimension", "category", "metric", "ours (%)", "paper (%)", "difference", "tasks", "source"]
+    columns = [
+        "model",
+        "technique",
+        "slice",
+        "dimension",
+        "category",
+        "metric",
+        "ours (%)",
+        "paper (%)",
+        "difference",
+        "tasks",
+        "source",
+    ]
     return pd.DataFrame(data, columns=columns)
 
 
@@ -328,19 +378,46 @@ def write_report(
     out = Path(tables_dir)
     out.mkdir(parents=True, exist_ok=True)
     averaged = with_averages(table)
-    write_table(out, "table1_overall", "Table 1: pass@1 per model (all usable tasks; average: over the LLMs)", averages_last(table1_overall(averaged)))
-    write_table(out, "table2_live", "Table 2: pass@1 on live slices (tasks last modified after the cutoff)", table2_live(table, slices))
-    write_table(out, "table3_categories", "Table 3: pass@1 per stage, task and data category (average: over the LLMs)", average_columns_last(table3_categories(averaged)))
+    write_table(
+        out,
+        "table1_overall",
+        "Table 1: pass@1 per model (all usable tasks; average: over the LLMs)",
+        averages_last(table1_overall(averaged)),
+    )
+    write_table(
+        out,
+        "table2_live",
+        "Table 2: pass@1 on live slices (tasks last modified after the cutoff)",
+        table2_live(table, slices),
+    )
+    write_table(
+        out,
+        "table3_categories",
+        "Table 3: pass@1 per stage, task and data category (average: over the LLMs)",
+        average_columns_last(table3_categories(averaged)),
+    )
     predicted = read_jsonl(stages, StagePrediction) if stages is not None else []
-    write_table(out, "table4_stages", "Table 4: tasks per stage, DL-Bench's labels beside other benchmarks' predicted stages", table4_stages(list(inputs.tasks.values()), predicted))
-    write_table(out, "table5_techniques", "Table 5: pass@1 per prompting technique (average: over the LLMs)", table5_techniques(averaged))
+    write_table(
+        out,
+        "table4_stages",
+        "Table 4: tasks per stage, DL-Bench's labels beside other benchmarks' predicted stages",
+        table4_stages(list(inputs.tasks.values()), predicted),
+    )
+    write_table(
+        out,
+        "table5_techniques",
+        "Table 5: pass@1 per prompting technique (average: over the LLMs)",
+        table5_techniques(averaged),
+    )
     write_table(out, "table7_passk", "Table 7: pass@k per model", table7_passk(table))
     runs = run_table(inputs)
     write_frame(out / "runs.csv", runs)
     write_table(out, "table8_runs", "Table 8: pass@1 across runs (models with two runs or more)", table8_runs(runs))
     stats = code_statistics(inputs)
     write_frame(out / "dataset_tasks.csv", stats)
-    write_table(out, "dataset", "Dataset statistics per category (code measures of the ground truth)", dataset_table(stats))
+    write_table(
+        out, "dataset", "Dataset statistics per category (code measures of the ground truth)", dataset_table(stats)
+    )
     counts = failure_counts(inputs)
     write_frame(out / "failures.csv", counts)
     write_table(out, "failures", "Failure taxonomy: share of each kind among failing candidates", failure_table(counts))
@@ -349,10 +426,17 @@ def write_report(
     if paper is not None and Path(paper).exists():
         comparison = paper_comparison(table, read_paper(paper), models)
         write_table(out, "paper_comparison", "Our figures beside the paper's (percent)", comparison)
-        write_table(out, "table7_temperature", "Table 7: our runs at the paper's temperature 0.3 beside its pass@k (percent)", table7_matched(comparison))
+        write_table(
+            out,
+            "table7_temperature",
+            "Table 7: our runs at the paper's temperature 0.3 beside its pass@k (percent)",
+            table7_matched(comparison),
+        )
         log.info("paper comparison: %d matching rows", len(comparison))
     if usage is not None and Path(usage).exists():
-        write_table(out, "usage", "Token usage and cost per model", usage_table(pd.read_csv(usage, keep_default_na=False)))
+        write_table(
+            out, "usage", "Token usage and cost per model", usage_table(pd.read_csv(usage, keep_default_na=False))
+        )
     written = write_plots(table, adequacy, cfg.mutant_kill_threshold, plots_dir)
     log.info("plots: %s", ", ".join(p.name for p in written) or "none")
     return table

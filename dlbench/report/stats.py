@@ -60,7 +60,9 @@ def cognitive_complexity(source: str) -> int | None:
     tree = parse_function_source(source)
     if tree is None:
         return None
-    return sum(_Cognitive(fn.name).function(fn) for fn in tree.body if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef))
+    return sum(
+        _Cognitive(fn.name).function(fn) for fn in tree.body if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+    )
 
 
 class _Cognitive:
@@ -80,7 +82,13 @@ class _Cognitive:
             return self.if_chain(node, nesting)
         if isinstance(node, _NESTING_STATEMENTS):
             head = node.iter if isinstance(node, ast.For | ast.AsyncFor) else node.test
-            return 1 + nesting + self.expr(head, nesting) + self.block(node.body, nesting + 1) + self.else_block(node.orelse, nesting)
+            return (
+                1
+                + nesting
+                + self.expr(head, nesting)
+                + self.block(node.body, nesting + 1)
+                + self.else_block(node.orelse, nesting)
+            )
         if isinstance(node, ast.Try | ast.TryStar):
             handlers = sum(1 + nesting + self.block(h.body, nesting + 1) for h in node.handlers)
             rest = self.block(node.body, nesting) + self.block(node.finalbody, nesting)

@@ -31,8 +31,8 @@ import pandas as pd
 
 from dlbench.records import TABLE_COLUMNS, BenchmarkTask, Evaluation, TableRow
 from dlbench.report.metrics import RunCount, RunSpread, group_pass_at_k, mean, run_spread, share_of_tests_passed
-from dlbench.report.taxonomy import INFRASTRUCTURE, classify
 from dlbench.report.slices import ALL, in_slice
+from dlbench.report.taxonomy import INFRASTRUCTURE, classify
 from dlbench.store import iter_jsonl, read_jsonl, write_frame
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,9 @@ def _truthy(value: str) -> bool:
     return str(value).strip().lower() in {"true", "1", "yes", "y"}
 
 
-def load_inputs(benchmark: str | Path, evaluations: Iterable[str | Path], validation: str | Path | None) -> ReportInputs:
+def load_inputs(
+    benchmark: str | Path, evaluations: Iterable[str | Path], validation: str | Path | None
+) -> ReportInputs:
     """Read the benchmark, every evaluation file and the validation table."""
     tasks = {t.task_id: t for t in read_jsonl(benchmark, BenchmarkTask)}
     usable, reasons = read_validation(validation, tasks)
@@ -105,7 +107,9 @@ def load_inputs(benchmark: str | Path, evaluations: Iterable[str | Path], valida
     frame = pd.DataFrame([rows[key] for key in sorted(rows)], columns=CANDIDATE_COLUMNS)
     infra = int((frame["kind"] == INFRASTRUCTURE).sum())
     if infra:
-        log.warning("%d candidates failed on infrastructure (endpoint/image/harness), not on the model: not scored", infra)
+        log.warning(
+            "%d candidates failed on infrastructure (endpoint/image/harness), not on the model: not scored", infra
+        )
     return ReportInputs(tasks=tasks, usable=usable, reasons=reasons, candidates=frame)
 
 
@@ -113,7 +117,18 @@ def _candidate_row(ev: Evaluation, task: BenchmarkTask) -> list:
     outcomes = {node: str(outcome) for node, outcome in ev.tests.items()}
     kind = "" if ev.passed else classify(str(ev.status), outcomes, ev.exception, ev.detail)
     ratio = share_of_tests_passed(outcomes, task.tests)
-    return [ev.task_id, ev.model, ev.technique, ev.run, ev.sample, str(ev.status), ev.passed, ratio, kind, ev.exception or ""]
+    return [
+        ev.task_id,
+        ev.model,
+        ev.technique,
+        ev.run,
+        ev.sample,
+        str(ev.status),
+        ev.passed,
+        ratio,
+        kind,
+        ev.exception or "",
+    ]
 
 
 # ---------------------------------------------------------------- per-task scores
@@ -153,7 +168,9 @@ def task_scores(candidates: pd.DataFrame, task_ids: Iterable[str]) -> Scores:
         runs[(model, technique, task_id)].append(RunCount(run=int(run), n=int(n), c=int(c)))
     scores: Scores = defaultdict(dict)
     for (model, technique, task_id), task_runs in runs.items():
-        scores[(str(model), str(technique))][str(task_id)] = TaskScore(tuple(task_runs), float(ratios[(model, technique, task_id)]))
+        scores[(str(model), str(technique))][str(task_id)] = TaskScore(
+            tuple(task_runs), float(ratios[(model, technique, task_id)])
+        )
     return dict(scores)
 
 
@@ -183,7 +200,9 @@ def groups(tasks: Sequence[BenchmarkTask], slices: Sequence[str]) -> list[tuple[
     return out
 
 
-def metric_rows(score: dict[str, TaskScore], task_ids: Sequence[str], ks: Sequence[int]) -> list[tuple[str, float, int]]:
+def metric_rows(
+    score: dict[str, TaskScore], task_ids: Sequence[str], ks: Sequence[int]
+) -> list[tuple[str, float, int]]:
     """(metric, value, n_tasks) of one model on one group; none unless every task has
     candidates, pass@k only where every task has n ≥ k."""
     if not task_ids or any(t not in score for t in task_ids):
@@ -211,8 +230,15 @@ def long_table(inputs: ReportInputs, slices: Sequence[str], ks: Sequence[int]) -
         for name, dimension, category, members in groups(tasks, slices):
             for metric, value, n in metric_rows(score, members, ks):
                 row = TableRow(
-                    model=model, technique=technique, slice=name, dimension=dimension, category=category,
-                    metric=metric, value=value, n_tasks=n, n_excluded=sum(faults[t] for t in members),
+                    model=model,
+                    technique=technique,
+                    slice=name,
+                    dimension=dimension,
+                    category=category,
+                    metric=metric,
+                    value=value,
+                    n_tasks=n,
+                    n_excluded=sum(faults[t] for t in members),
                 )
                 rows.append(row.model_dump(include=set(TABLE_COLUMNS)))
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
@@ -225,7 +251,10 @@ def _warn_missing(model: str, technique: str, score: dict[str, TaskScore], task_
         shown = ", ".join(missing[:10]) + (", ..." if len(missing) > 10 else "")
         log.warning(
             "%s/%s: no candidates for %d usable task(s): %s; groups holding them are not scored",
-            model, technique, len(missing), shown,
+            model,
+            technique,
+            len(missing),
+            shown,
         )
     return missing
 
@@ -267,9 +296,19 @@ def adequacy_table(inputs: ReportInputs, threshold: float) -> pd.DataFrame:
         n = int(counts.loc[task_id, "size"]) if task_id in counts.index else 0
         killed = n - int(counts.loc[task_id, "sum"]) if n else 0
         rate = killed / n if n else None
-        rows.append([
-            task_id, task.repo, task.stage, task.task, task.data, inputs.usable[task_id],
-            n, killed, rate, rate is not None and rate < threshold,
-        ])
+        rows.append(
+            [
+                task_id,
+                task.repo,
+                task.stage,
+                task.task,
+                task.data,
+                inputs.usable[task_id],
+                n,
+                killed,
+                rate,
+                rate is not None and rate < threshold,
+            ]
+        )
     columns = ["task_id", "repo", "stage", "task", "data", "usable", "mutants", "killed", "kill_rate", "flagged"]
     return pd.DataFrame(rows, columns=columns)

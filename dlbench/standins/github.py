@@ -47,7 +47,9 @@ SECONDARY_MESSAGE = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. "
     "If you reach out to GitHub Support for help, please include the request ID STANDIN."
 )
-PRIMARY_MESSAGE = "API rate limit exceeded for 127.0.0.1. (But here's the good news: Authenticated requests get a higher rate limit.)"
+PRIMARY_MESSAGE = (
+    "API rate limit exceeded for 127.0.0.1. (But here's the good news: Authenticated requests get a higher rate limit.)"
+)
 CAP_MESSAGE = "Cannot access beyond the first 1000 results, or the endpoint does not exist."
 STANDIN_FIELDS = ("bundle", "head_sha")
 
@@ -105,7 +107,12 @@ class RateBucket:
 
     def as_json(self) -> dict[str, int]:
         h = self.headers()
-        return {"limit": self.limit, "remaining": int(h["X-RateLimit-Remaining"]), "reset": int(h["X-RateLimit-Reset"]), "used": self.used}
+        return {
+            "limit": self.limit,
+            "remaining": int(h["X-RateLimit-Remaining"]),
+            "reset": int(h["X-RateLimit-Reset"]),
+            "used": self.used,
+        }
 
 
 class StandinError(Exception):
@@ -123,7 +130,7 @@ def _parse_range(text: str, convert: Callable[[str], Any]) -> tuple[Any, Any, bo
     """GitHub range syntax → (low, high, low_inclusive, high_inclusive); None is open."""
     for op, bounds in ((">=", (True, True)), ("<=", (True, True)), (">", (False, False)), ("<", (False, False))):
         if text.startswith(op):
-            value = convert(text[len(op):])
+            value = convert(text[len(op) :])
             return (value, None, bounds[0], True) if op[0] == ">" else (None, value, True, bounds[1])
     if ".." in text:
         low, high = text.split("..", 1)
@@ -215,7 +222,9 @@ class BundleStore:
         target = self.root / f"{slug}.git"
         with self._lock:
             if not target.exists():
-                subprocess.run(["git", "clone", "--quiet", "--bare", str(bundle), str(target)], check=True, capture_output=True)
+                subprocess.run(
+                    ["git", "clone", "--quiet", "--bare", str(bundle), str(target)], check=True, capture_output=True
+                )
         return target
 
     @staticmethod
@@ -333,7 +342,12 @@ class StandinApp:
         if kind == "tree":
             tree_sha = self.bundles.git(git_dir, "rev-parse", f"{ref}:{path}").decode().strip()
             listing = self.tree(repo, tree_sha, recursive=False)["tree"]
-            return [self._content_entry(repo, f"{path}/{e['path']}", e["sha"], e.get("size", 0), "dir" if e["type"] == "tree" else "file") for e in listing]
+            return [
+                self._content_entry(
+                    repo, f"{path}/{e['path']}", e["sha"], e.get("size", 0), "dir" if e["type"] == "tree" else "file"
+                )
+                for e in listing
+            ]
         data = self.bundles.git(git_dir, "show", f"{ref}:{path}")
         sha = self.bundles.git(git_dir, "rev-parse", f"{ref}:{path}").decode().strip()
         entry = self._content_entry(repo, path, sha, len(data), "file")
@@ -343,9 +357,15 @@ class StandinApp:
     def _content_entry(self, repo: dict[str, Any], path: str, sha: str, size: int, kind: str) -> dict[str, Any]:
         api = f"{self.base_url}/repos/{repo['full_name']}"
         return {
-            "type": kind, "name": path.rsplit("/", 1)[-1], "path": path, "sha": sha, "size": size,
-            "url": f"{api}/contents/{quote(path)}", "git_url": f"{api}/git/blobs/{sha}",
-            "html_url": f"{repo.get('html_url', '')}/blob/HEAD/{path}", "download_url": None,
+            "type": kind,
+            "name": path.rsplit("/", 1)[-1],
+            "path": path,
+            "sha": sha,
+            "size": size,
+            "url": f"{api}/contents/{quote(path)}",
+            "git_url": f"{api}/git/blobs/{sha}",
+            "html_url": f"{repo.get('html_url', '')}/blob/HEAD/{path}",
+            "download_url": None,
         }
 
     def _git_dir(self, repo: dict[str, Any]) -> Path:
@@ -409,7 +429,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._fault(number, split.path, fault, bucket)
             return
         if not bucket.take(time.time()):
-            self._send(number, split.path, 403, {"message": PRIMARY_MESSAGE, "documentation_url": DOCS}, bucket.headers())
+            self._send(
+                number, split.path, 403, {"message": PRIMARY_MESSAGE, "documentation_url": DOCS}, bucket.headers()
+            )
             return
         try:
             body, headers = app.route(split.path, params)
@@ -460,8 +482,13 @@ class GitHubStandIn(LocalServer):
         search_limit: int = 5000,
         window_s: float = 3600.0,
     ):
-        buckets = {"core": RateBucket("core", core_limit, window_s), "search": RateBucket("search", search_limit, window_s)}
-        self.app = StandinApp(Path(data_dir), Path(bundles_dir) if bundles_dir else None, FaultSchedule(faults), buckets)
+        buckets = {
+            "core": RateBucket("core", core_limit, window_s),
+            "search": RateBucket("search", search_limit, window_s),
+        }
+        self.app = StandinApp(
+            Path(data_dir), Path(bundles_dir) if bundles_dir else None, FaultSchedule(faults), buckets
+        )
         super().__init__(_Handler, port=port)
         self._httpd.app = self.app
         self.app.base_url = self.url

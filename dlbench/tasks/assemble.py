@@ -40,7 +40,9 @@ def repo_verdict(clone: CloneRecord, functions: Sequence[FunctionRecord], tasks:
         reasons.append("no functions under test")
     else:
         if avg_tests < cfg.min_tests_per_function:
-            reasons.append(f"{avg_tests:.2f} tests per function < min_tests_per_function {cfg.min_tests_per_function:g}")
+            reasons.append(
+                f"{avg_tests:.2f} tests per function < min_tests_per_function {cfg.min_tests_per_function:g}"
+            )
         if coverage < cfg.min_docstring_coverage:
             reasons.append(f"docstring coverage {coverage:.2f} < min_docstring_coverage {cfg.min_docstring_coverage:g}")
     keep = not reasons
@@ -60,7 +62,11 @@ def repo_verdict(clone: CloneRecord, functions: Sequence[FunctionRecord], tasks:
 
 
 # Fields a task copies unchanged from its function record.
-_FROM_FUNCTION = (set(FunctionRecord.model_fields) & set(BenchmarkTask.model_fields)) - {"schema_version", "sha", "tests"}
+_FROM_FUNCTION = (set(FunctionRecord.model_fields) & set(BenchmarkTask.model_fields)) - {
+    "schema_version",
+    "sha",
+    "tests",
+}
 
 
 def benchmark_task(fn: FunctionRecord, label: MergedLabel, clone: CloneRecord | None) -> BenchmarkTask:
@@ -111,7 +117,11 @@ def assemble(
     for slug in sorted(clone_of):
         fns = sorted(by_repo.get(slug, []), key=lambda f: f.task_id)
         unlabelled += [f.task_id for f in fns if f.task_id not in by_label]
-        kept = [benchmark_task(f, by_label[f.task_id], clone_of[slug]) for f in fns if f.task_id in by_label and by_label[f.task_id].keep]
+        kept = [
+            benchmark_task(f, by_label[f.task_id], clone_of[slug])
+            for f in fns
+            if f.task_id in by_label and by_label[f.task_id].keep
+        ]
         verdict = repo_verdict(clone_of[slug], fns, len(kept), cfg)
         repos.append(verdict)
         if verdict.keep:
@@ -170,5 +180,7 @@ def assemble_files(
     assembly = assemble(labels, functions, clones, cfg)
     write_benchmark(assembly, out)
     dropped = [r.slug for r in assembly.repos if not r.keep]
-    log.info("benchmark: %d tasks; repositories dropped after mining: %s", len(assembly.tasks), ", ".join(dropped) or "none")
+    log.info(
+        "benchmark: %d tasks; repositories dropped after mining: %s", len(assembly.tasks), ", ".join(dropped) or "none"
+    )
     return assembly

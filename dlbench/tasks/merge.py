@@ -162,10 +162,18 @@ def _index_rows(
     for row in rows:
         entry = tasks.get(row.task_id)
         if entry is None:
-            out.append(Disagreement(row.task_id, "all", UNKNOWN_TASK, detail=f"{row.annotator} line {row.line}: not a drafted task"))
+            out.append(
+                Disagreement(
+                    row.task_id, "all", UNKNOWN_TASK, detail=f"{row.annotator} line {row.line}: not a drafted task"
+                )
+            )
             continue
         if row.annotator in entry.rows:
-            out.append(Disagreement(row.task_id, "all", DUPLICATE_ROW, detail=f"{row.annotator} line {row.line} replaces an earlier row"))
+            out.append(
+                Disagreement(
+                    row.task_id, "all", DUPLICATE_ROW, detail=f"{row.annotator} line {row.line} replaces an earlier row"
+                )
+            )
         entry.rows[row.annotator] = row
     return tasks
 
@@ -215,7 +223,9 @@ def _label_decisions(entry: _TaskVotes, out: list[Disagreement]) -> dict[str, st
             out.append(Disagreement(task_id, dimension, TIE, _format_votes(column), "tied votes: label left null"))
         elif cast and len(cast) < len(column):
             missing = ", ".join(name for name, vote in column.items() if vote is None)
-            out.append(Disagreement(task_id, dimension, MISSING_VOTES, _format_votes(column), f"no vote from {missing}"))
+            out.append(
+                Disagreement(task_id, dimension, MISSING_VOTES, _format_votes(column), f"no vote from {missing}")
+            )
     return labels
 
 
@@ -224,10 +234,14 @@ def _keep_decision(entry: _TaskVotes, out: list[Disagreement]) -> tuple[bool, st
     yes = sum(v == "yes" for v in column.values())
     no = sum(v == "no" for v in column.values())
     if yes == no and no:
-        out.append(Disagreement(entry.draft.task_id, "keep", KEEP_TIE, _format_votes(column), "keep/discard tie: task kept"))
+        out.append(
+            Disagreement(entry.draft.task_id, "keep", KEEP_TIE, _format_votes(column), "keep/discard tie: task kept")
+        )
     if no <= yes:
         return True, None
-    notes = [f"{name}: {entry.rows[name].notes}" for name, vote in column.items() if vote == "no" and entry.rows[name].notes]
+    notes = [
+        f"{name}: {entry.rows[name].notes}" for name, vote in column.items() if vote == "no" and entry.rows[name].notes
+    ]
     reason = f"discarded by {no} of {yes + no} annotators"
     return False, reason + (": " + "; ".join(notes) if notes else "")
 
@@ -256,7 +270,9 @@ def _prompt_decision(entry: _TaskVotes, out: list[Disagreement]) -> tuple[str, s
     return draft, "draft"
 
 
-def _merge_task(entry: _TaskVotes, annotators: Sequence[str], require_labels: bool, out: list[Disagreement]) -> MergedLabel:
+def _merge_task(
+    entry: _TaskVotes, annotators: Sequence[str], require_labels: bool, out: list[Disagreement]
+) -> MergedLabel:
     _normalise_votes(entry, annotators, out)
     labels = _label_decisions(entry, out)
     keep, reason = _keep_decision(entry, out)
@@ -278,7 +294,9 @@ def _merge_task(entry: _TaskVotes, annotators: Sequence[str], require_labels: bo
     )
 
 
-def merge_labels(prompts: Sequence[PromptRecord], rows: Sequence[SheetRow], require_labels: bool = False) -> MergeResult:
+def merge_labels(
+    prompts: Sequence[PromptRecord], rows: Sequence[SheetRow], require_labels: bool = False
+) -> MergeResult:
     """Merge every annotator's rows into one MergedLabel per drafted prompt (sorted by task id)."""
     disagreements: list[Disagreement] = []
     annotators = sorted({row.annotator for row in rows})
@@ -338,7 +356,9 @@ class MergePaths:
     disagreements: Path
 
 
-def merge_labels_files(prompt_paths: Sequence[str | Path], sheet_paths: Sequence[str | Path], out: MergePaths, cfg: LabelsConfig) -> MergeResult:
+def merge_labels_files(
+    prompt_paths: Sequence[str | Path], sheet_paths: Sequence[str | Path], out: MergePaths, cfg: LabelsConfig
+) -> MergeResult:
     """Rule entry point: drafted prompts + annotators' sheets → merged labels and reports."""
     prompts = [p for path in prompt_paths for p in read_jsonl(path, PromptRecord)]
     result = merge_labels(prompts, read_sheets(sheet_paths), cfg.require_labels)
@@ -349,5 +369,10 @@ def merge_labels_files(prompt_paths: Sequence[str | Path], sheet_paths: Sequence
     unknown = [d.detail for d in result.disagreements if d.reason == UNKNOWN_LABEL]
     if unknown:
         log.warning("%d unknown labels counted as missing votes: %s", len(unknown), "; ".join(unknown[:10]))
-    log.info("merged %d tasks from %d sheets; disagreements: %s", len(result.labels), len(sheet_paths), dict(sorted(counts.items())))
+    log.info(
+        "merged %d tasks from %d sheets; disagreements: %s",
+        len(result.labels),
+        len(sheet_paths),
+        dict(sorted(counts.items())),
+    )
     return result

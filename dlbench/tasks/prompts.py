@@ -152,7 +152,11 @@ def template_prompt(fn: FunctionRecord, additions: Sequence[str] = ()) -> str:
     owner = f" of class `{fn.class_name}`" if fn.class_name else ""
     parts = [f"Implement the {kind_of(fn)} `{fn.function}`{owner} in `{fn.path}`."]
     doc = (fn.docstring or "").strip()
-    parts.append(doc if doc else f"No documentation is given; infer the behaviour of `{fn.function}` from its name, signature and the tests.")
+    parts.append(
+        doc
+        if doc
+        else f"No documentation is given; infer the behaviour of `{fn.function}` from its name, signature and the tests."
+    )
     params, returns = describe_parameters(fn)
     if params:
         parts.append("Inputs:\n" + "\n".join(f"- {p}" for p in params))
@@ -177,7 +181,11 @@ def paper_messages(fn: FunctionRecord) -> list[dict[str, str]]:
 
 def project_messages(fn: FunctionRecord) -> list[dict[str, str]]:
     """This project's request: instructions as a system message, the code and class context."""
-    context = f"It is a method of class `{fn.class_name}`:\n```python\n{fn.class_context}\n```\n\n" if fn.class_name and fn.class_context else ""
+    context = (
+        f"It is a method of class `{fn.class_name}`:\n```python\n{fn.class_context}\n```\n\n"
+        if fn.class_name and fn.class_context
+        else ""
+    )
     user = PROJECT_USER_TEMPLATE.format(kind=kind_of(fn), context=context, source=fn.source.rstrip())
     return [{"role": "system", "content": PROJECT_SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
@@ -225,7 +233,9 @@ def draft_prompts(functions: Sequence[FunctionRecord], cfg: PromptsConfig) -> li
 
 def _template_record(fn: FunctionRecord, additions: list[str], **extra) -> PromptRecord:
     prompt = template_prompt(fn, additions)
-    return PromptRecord(task_id=fn.task_id, repo=fn.repo, prompt=prompt, source=PromptSource.TEMPLATE, additions=additions, **extra)
+    return PromptRecord(
+        task_id=fn.task_id, repo=fn.repo, prompt=prompt, source=PromptSource.TEMPLATE, additions=additions, **extra
+    )
 
 
 def _llm_records(functions: list[FunctionRecord], cfg: PromptsConfig, endpoint: LLMEndpoint) -> list[PromptRecord]:
@@ -234,9 +244,18 @@ def _llm_records(functions: list[FunctionRecord], cfg: PromptsConfig, endpoint: 
     client = LLMClient.from_endpoint(endpoint, Path(cfg.cache_dir))
     results = client.chat_many([llm_messages(fn, cfg.protocol) for fn in functions])
     usage = client.usage
-    log.info("LLM: %d requests, %d cache hits, %d+%d tokens, $%.4f", usage.requests, usage.cache_hits, usage.input_tokens, usage.output_tokens, usage.cost_usd)
+    log.info(
+        "LLM: %d requests, %d cache hits, %d+%d tokens, $%.4f",
+        usage.requests,
+        usage.cache_hits,
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cost_usd,
+    )
     _check_answered(results, endpoint.model)
-    records = [_record_from_result(fn, result, endpoint.model, cfg) for fn, result in zip(functions, results, strict=True)]
+    records = [
+        _record_from_result(fn, result, endpoint.model, cfg) for fn, result in zip(functions, results, strict=True)
+    ]
     fallbacks = sum(r.status == STATUS_FALLBACK for r in records)
     if fallbacks:
         log.warning("%d of %d LLM drafts fell back to the template (see 'error')", fallbacks, len(records))
@@ -280,5 +299,11 @@ def draft_prompts_file(functions_path: str | Path, out_path: str | Path, cfg: Pr
     records = draft_prompts(read_jsonl(functions_path, FunctionRecord), cfg)
     write_jsonl(out_path, records)
     how = f"llm, {cfg.protocol} protocol" if cfg.llm else "template"
-    log.info("drafted %d prompts (%s; additions: %s) into %s", len(records), how, ", ".join(additions_of(cfg)) or "none", out_path)
+    log.info(
+        "drafted %d prompts (%s; additions: %s) into %s",
+        len(records),
+        how,
+        ", ".join(additions_of(cfg)) or "none",
+        out_path,
+    )
     return records

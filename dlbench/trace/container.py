@@ -48,9 +48,7 @@ ENVIRONMENT = {
 }
 
 
-def trace_in_image(
-    tag: str, plan: TracePlan, cfg: TraceConfig, log_path: Path
-) -> list[str]:
+def trace_in_image(tag: str, plan: TracePlan, cfg: TraceConfig, log_path: Path) -> list[str]:
     """The plugin's raw lines from one traced run of the plan in image ``tag``; the
     container's output goes to ``log_path``."""
     client = docker_client()

@@ -16,9 +16,7 @@ from dlbench.mine.cache import LoadedRepo
 from dlbench.mine.tests import is_test_support
 from dlbench.records import TestCase
 
-PLUGIN_MODULE = (
-    "dlbench_tracer"  # the name the plugin file is shipped under (``-p`` loads it)
-)
+PLUGIN_MODULE = "dlbench_tracer"  # the name the plugin file is shipped under (``-p`` loads it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,23 +29,17 @@ class TracePlan:
 
 def plan_trace(repo: LoadedRepo, tests: list[TestCase], cfg: TraceConfig) -> TracePlan:
     summaries = repo.table.summaries
-    support = sorted(
-        p for p, s in summaries.items() if is_test_support(p, s, repo.layout)
-    )
+    support = sorted(p for p, s in summaries.items() if is_test_support(p, s, repo.layout))
     files = sorted({case.file for case in tests})
     chosen = sample_files(files, cfg.max_files, cfg.seed)
-    return TracePlan(
-        support, chosen, candidate_keys(repo, set(support)), len(chosen) < len(files)
-    )
+    return TracePlan(support, chosen, candidate_keys(repo, set(support)), len(chosen) < len(files))
 
 
 def sample_files(files: list[str], limit: int, seed: int) -> list[str]:
     """``limit`` files chosen by a seeded hash of their paths (stable as files come and go)."""
     if limit == 0 or len(files) <= limit:
         return files
-    ranked = sorted(
-        files, key=lambda f: hashlib.sha256(f"{seed}:{f}".encode()).hexdigest()
-    )
+    ranked = sorted(files, key=lambda f: hashlib.sha256(f"{seed}:{f}".encode()).hexdigest())
     return sorted(ranked[:limit])
 
 

@@ -55,18 +55,14 @@ class Tracer:
     def __init__(self, root: str, support: set[str]):
         self.root = root.rstrip(os.sep) + os.sep
         self.support = support
-        self.sink = (
-            Sets()
-        )  # calls outside any test (collection) land here and are dropped
+        self.sink = Sets()  # calls outside any test (collection) land here and are dropped
         self._kinds: dict[object, tuple[str, str | None]] = {}
 
     def kind(self, code) -> tuple[str, str | None]:
         """(TEST | LIBRARY | CANDIDATE | OUTSIDE, ``path:qualname`` for a candidate)."""
         found = self._kinds.get(code)
         if found is None:
-            found = self._kinds[code] = self._classify(
-                code.co_filename, code.co_qualname
-            )
+            found = self._kinds[code] = self._classify(code.co_filename, code.co_qualname)
         return found
 
     def _classify(self, filename: str, qualname: str) -> tuple[str, str | None]:
@@ -172,17 +168,11 @@ class TracePlugin:
 
     def pytest_runtest_logreport(self, report) -> None:
         if report.outcome != "passed" and self.outcome == "passed":
-            self.outcome = (
-                report.outcome
-                if report.when == "call" or report.outcome == "skipped"
-                else "error"
-            )
+            self.outcome = report.outcome if report.when == "call" or report.outcome == "skipped" else "error"
 
     def _overran(self, signum, frame) -> None:
         self.timed_out = True
-        raise TraceTimeout(
-            f"test ran longer than {self.timeout_s:.0f}s (trace timeout)"
-        )
+        raise TraceTimeout(f"test ran longer than {self.timeout_s:.0f}s (trace timeout)")
 
     def _write(self, item, around: Sets, body: Sets, seconds: float) -> None:
         parts = [around, body, *self._fixture_sets(item)]
@@ -202,11 +192,7 @@ class TracePlugin:
         info = getattr(item, "_fixtureinfo", None)
         if info is None:
             return []
-        used = (
-            defs[-1]
-            for name in item.fixturenames
-            if (defs := info.name2fixturedefs.get(name))
-        )
+        used = (defs[-1] for name in item.fixturenames if (defs := info.name2fixturedefs.get(name)))
         return [self.fixtures[id(d)] for d in used if id(d) in self.fixtures]
 
 
@@ -223,16 +209,10 @@ def node_id(item, root: str) -> str:
 def pytest_addoption(parser) -> None:
     group = parser.getgroup("dlbench-trace")
     group.addoption("--trace-out", help="JSON Lines written here, one line per test")
-    group.addoption(
-        "--trace-support", help="JSON list of test-code files (relative paths)"
-    )
+    group.addoption("--trace-support", help="JSON list of test-code files (relative paths)")
     group.addoption("--trace-root", help="repository root (default: pytest's rootdir)")
-    group.addoption(
-        "--trace-timeout", type=float, default=60.0, help="seconds per test"
-    )
-    group.addoption(
-        "--trace-budget", type=float, default=3600.0, help="seconds for the session"
-    )
+    group.addoption("--trace-timeout", type=float, default=60.0, help="seconds per test")
+    group.addoption("--trace-budget", type=float, default=3600.0, help="seconds for the session")
 
 
 def pytest_configure(config) -> None:
@@ -262,17 +242,13 @@ def _relax_hypothesis() -> None:
         from hypothesis import HealthCheck, settings
     except ImportError:
         return
-    settings.register_profile(
-        "dlbench-trace", deadline=None, suppress_health_check=list(HealthCheck)
-    )
+    settings.register_profile("dlbench-trace", deadline=None, suppress_health_check=list(HealthCheck))
     settings.load_profile("dlbench-trace")
 
 
 def pytest_collection_finish(session) -> None:
     plugin = session.config.stash.get(_KEY, None)
-    if (
-        plugin is not None
-    ):  # after collection: importing the test modules is no test's work
+    if plugin is not None:  # after collection: importing the test modules is no test's work
         plugin.tracer.start()
 
 

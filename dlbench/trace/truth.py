@@ -31,9 +31,7 @@ def collapse(node_id: str) -> str:
     return _PARAMS.sub("", node_id)
 
 
-def trace_records(
-    lines: Iterable[str], repo: str, candidates: frozenset[str]
-) -> list[TraceRecord]:
+def trace_records(lines: Iterable[str], repo: str, candidates: frozenset[str]) -> list[TraceRecord]:
     """Merge the plugin's lines by mining's node id, keeping only candidate functions."""
     merged: dict[str, TraceRecord] = {}
     for line in lines:
@@ -49,16 +47,12 @@ def trace_records(
             seconds=raw["seconds"],
             **sets,
         )
-        merged[node_id] = (
-            _merge(merged[node_id], record) if node_id in merged else record
-        )
+        merged[node_id] = _merge(merged[node_id], record) if node_id in merged else record
     return [merged[key] for key in sorted(merged)]
 
 
 def _merge(a: TraceRecord, b: TraceRecord) -> TraceRecord:
-    sets = {
-        name: sorted(set(getattr(a, name)) | set(getattr(b, name))) for name in FIELDS
-    }
+    sets = {name: sorted(set(getattr(a, name)) | set(getattr(b, name))) for name in FIELDS}
     outcome = min(a.outcome, b.outcome, key=OUTCOMES.index)
     return a.model_copy(update={"outcome": outcome, "variants": a.variants + b.variants, "seconds": a.seconds + b.seconds, **sets})  # fmt: skip
 
@@ -83,9 +77,7 @@ class Score:
         return self.true_pos / truth if truth else 1.0
 
 
-def score(
-    static: list[CallRecord], traces: list[TraceRecord], field: TraceField
-) -> Score:
+def score(static: list[CallRecord], traces: list[TraceRecord], field: TraceField) -> Score:
     """Pairs over the tests both know whose traced run passed (a failed run stops early,
     so its trace is not the whole truth); ``field`` names the dynamic set compared."""
     calls = {record.node_id: set(record.calls) for record in static}

@@ -252,7 +252,9 @@ def agreement_file(
         clone_record = read_json(clone, CloneRecord)
         image_record = read_json(image, ImageRecord) if image else None
         runner = HarnessRunner(clone_record, image_record, backend, evaluate, results_cache(cfg))
-        gens, records = run_agreement(tasks, model, client, runner, cfg.mutation_agreement, model_cfg.runs, model_cfg.seed)
+        gens, records = run_agreement(
+            tasks, model, client, runner, cfg.mutation_agreement, model_cfg.runs, model_cfg.seed
+        )
         log.info("%s/%s: %d tasks; rules %s", model, repo, len(tasks), dict(Counter(r.rule for r in records)))
         check_answered(out, records)
     write_jsonl(evidence, records)

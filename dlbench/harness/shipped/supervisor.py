@@ -220,7 +220,9 @@ class Supervisor:
         with open(os.path.join(copy, canary_file(req["nonce"])), "w", encoding="utf-8") as fh:
             fh.write(CANARY.format(nonce=req["nonce"]))
         before = _snapshot(copy)  # the canary included: editing it is a change like any other
-        files = [f for f in dict.fromkeys(t.split("::")[0] for t in req["tests"]) if os.path.isfile(os.path.join(copy, f))]
+        files = [
+            f for f in dict.fromkeys(t.split("::")[0] for t in req["tests"]) if os.path.isfile(os.path.join(copy, f))
+        ]
         args = [
             *RUN_ARGS, f"--rootdir={copy}", f"--confcutdir={copy}", *NO_PLUGINS,
             f"--basetemp={os.path.join(own, 'basetemp')}", *(self.entry_plugins or ()), *files, canary_file(req["nonce"]),
@@ -268,7 +270,9 @@ class Supervisor:
         env.update(home_env(os.path.join(own, "home")), TMPDIR=os.path.join(own, "tmp"))
         paths = [_rebase(p, self.repo, copy) for p in sys.path if not p.startswith(self.work)]
         sys.path[:] = [copy] + [p for p in paths if p != copy]
-        env["PYTHONPATH"] = os.pathsep.join(_rebase(p, self.repo, copy) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p)
+        env["PYTHONPATH"] = os.pathsep.join(
+            _rebase(p, self.repo, copy) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p
+        )
         tempfile.tempdir = None
         sys.dont_write_bytecode = True  # so any .pyc in the copy was forged (a violation)
 
@@ -313,9 +317,9 @@ class Supervisor:
             os.close(fd)
         output = head.decode(errors="replace")
         if total > len(head):
-            output += f"\n[... {total - len(head)} bytes not kept ...]\n" + tail[-min(TAIL_BYTES, total - len(head)) :].decode(
-                errors="replace"
-            )
+            output += f"\n[... {total - len(head)} bytes not kept ...]\n" + tail[
+                -min(TAIL_BYTES, total - len(head)) :
+            ].decode(errors="replace")
         return {
             "events": bytes(events[:EVENT_LIMIT]).decode(errors="replace").splitlines(),
             "output": output,
@@ -331,7 +335,11 @@ class Supervisor:
     def _violations(self, copy: str, before: dict, req: dict) -> list[str]:
         """Repository files changed, and tests or config files created, by the candidate."""
         after = _snapshot(copy)
-        found = [f"changed or removed {rel}" for rel, sig in before.items() if rel not in req["files"] and after.get(rel) != sig]
+        found = [
+            f"changed or removed {rel}"
+            for rel, sig in before.items()
+            if rel not in req["files"] and after.get(rel) != sig
+        ]
         for rel in after.keys() - before.keys():
             parts = rel.split(os.sep)
             scratch = parts[0] == OWN_DIR and len(parts) > 2 and parts[1] in SCRATCH_SUBDIRS
@@ -463,7 +471,9 @@ def _cache_rewrites(repo: str) -> None:
     cache: dict[bytes, tuple[bytes, types.CodeType]] = {}
     for dirpath, _, filenames in os.walk(repo):
         for name in filenames:
-            if name == "conftest.py" or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))):
+            if name == "conftest.py" or (
+                name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+            ):
                 path = os.path.join(dirpath, name)
                 try:
                     with open(path, "rb") as fh:
@@ -528,7 +538,11 @@ def _copy_tree(src: str, dst: str, link_large: bool) -> None:
             shutil.copyfile(s, d)
 
     shutil.copytree(
-        src, dst, symlinks=True, copy_function=copy, ignore=shutil.ignore_patterns(".git", "__pycache__", ".pytest_cache")
+        src,
+        dst,
+        symlinks=True,
+        copy_function=copy,
+        ignore=shutil.ignore_patterns(".git", "__pycache__", ".pytest_cache"),
     )
 
 
@@ -646,7 +660,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", required=True)
     parser.add_argument("--plugin", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugin.py"))
     parser.add_argument("--preload", default="", help="modules to import once, comma-separated")
-    parser.add_argument("--discover", action="store_true", help="also preload the project's installed third-party imports")
+    parser.add_argument(
+        "--discover", action="store_true", help="also preload the project's installed third-party imports"
+    )
     parser.add_argument("--skip-preload", action="append", default=[], help="never preload (it started a thread)")
     parser.add_argument("--sandboxed", action="store_true", help="alone in a container: may kill every other process")
     args = parser.parse_args(argv)
