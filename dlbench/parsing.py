@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 
 import libcst as cst
 
@@ -22,6 +23,11 @@ import libcst as cst
 PARSE_ERRORS = (SyntaxError, ValueError, MemoryError, RecursionError, OverflowError)
 MAX_BOOL_OPERANDS = 1000  # libcst nests one level per operand: its visitors overflow beyond, its parser at ~8000
 _BOOL_WORD_RE = re.compile(r"\b(?:and|or)\b")
+# CPython 3.11 keeps the AST converter's recursion depth in shared state: two threads
+# building ASTs at once can fail with "SystemError: AST constructor recursion depth
+# mismatch" (gh-106905, fixed in 3.12). The evaluator patches on one thread while sessions
+# run on others, so parses take turns.
+_AST_LOCK = threading.Lock()
 
 
 class Unparsable(ValueError):
@@ -38,7 +44,8 @@ def parse_ast(source: str, max_chars: int | None = None) -> ast.Module:
     if max_chars is not None and len(source) > max_chars:
         raise Unparsable(f"too large ({len(source)} characters, at most {max_chars})")
     try:
-        return compile(source, "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        with _AST_LOCK:
+            return compile(source, "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except PARSE_ERRORS as exc:
         raise Unparsable(describe(exc)) from None
 
