@@ -57,9 +57,23 @@ def start_evaluator(project: Path, image: ImageRecord, tmp_path: Path) -> tuple[
     (tmp_path / "evaluator.py").write_text(EVALUATOR)
     args = [str(tmp_path / n) for n in ("evaluator.py", "clone.json", "image.json")]
     env = os.environ | {"PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, *args, TASKS[0].model_dump_json(), str(tmp_path / "evidence")], env=env)
+    proc = subprocess.Popen(
+        [sys.executable, *args, TASKS[0].model_dump_json(), str(tmp_path / "evidence")],
+        env=env,
+        preexec_fn=default_sigint,
+    )
     owner = wait_for(lambda: owner_id(proc.pid) if containers_of(proc.pid) else None, proc)
     return proc, owner
+
+
+def candidate_running(pid: int) -> bool:
+    return any("c1" in c.exec_run(["ls", "/tmp/dlbench"]).output.decode() for c in containers_of(pid))
+
+
+def default_sigint() -> None:
+    """As from a terminal: pytest-xdist's workers ignore SIGINT, and a child that starts with
+    it ignored never gets Python's KeyboardInterrupt handler (so Ctrl-C would do nothing)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for(found, proc: subprocess.Popen, limit_s: float = 90.0):
@@ -77,7 +91,7 @@ def test_interrupted_evaluator_removes_its_containers(
     sig: int, project: Path, project_image: ImageRecord, tmp_path: Path
 ) -> None:
     proc, owner = start_evaluator(project, project_image, tmp_path)
-    time.sleep(2)  # the candidate is running
+    wait_for(lambda: candidate_running(proc.pid), proc)  # its copy exists: the candidate is running
     proc.send_signal(sig)
     assert proc.wait(timeout=120) != 0  # the engine is slow while a large image is committed
     left = docker_client().containers.list(all=True, filters={"label": f"{OWNER_LABEL}={owner}"})
