@@ -56,7 +56,7 @@ def patch_source(
     if "<locals>" in path:
         raise PatchError(f"nested functions cannot be patched: {qualname}")
     try:
-        patched = _patched_code(module, cand, path, qualname, _occurrence(original, path, line))
+        patched = _patched_code(module, cand, path, qualname, _occurrence(original, tuple(path), line))
     except RecursionError:  # libcst walks recursively: valid but deeply nested code, e.g. a 3,000-operand chain
         raise PatchError("candidate is nested too deeply to patch (RecursionError)") from None
     try:
@@ -123,7 +123,8 @@ def _spaced(stmt: cst.CSTNode) -> cst.CSTNode:
     return stmt
 
 
-def _occurrence(original: str, path: list[str], line: int | None) -> int:
+@lru_cache(maxsize=32)  # every candidate of a task asks the same of the same module
+def _occurrence(original: str, path: tuple[str, ...], line: int | None) -> int:
     """Which of the same-named definitions is the task's: the one whose lines hold ``line``,
     else the last (the one Python binds). Read with ``ast``: libcst has no line numbers
     without a metadata pass."""
