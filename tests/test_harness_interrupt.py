@@ -22,6 +22,8 @@ from tests.test_harness_projects import TASKS, project, project_image  # noqa: F
 ROOT = Path(__file__).resolve().parent.parent
 # An evaluator busy with a candidate that sleeps: the moment to interrupt it.
 EVALUATOR = """\
+import faulthandler
+import signal
 import sys
 from pathlib import Path
 
@@ -32,6 +34,7 @@ from dlbench.records import BenchmarkTask, CloneRecord, Generation, ImageRecord
 clone = CloneRecord.model_validate_json(Path(sys.argv[1]).read_text())
 image = ImageRecord.model_validate_json(Path(sys.argv[2]).read_text())
 task = BenchmarkTask.model_validate_json(sys.argv[3])
+faulthandler.register(signal.SIGUSR1)  # the test's view into a hung evaluator
 slow = "def relu(x):\\n    import time\\n    time.sleep(120)\\n    return x\\n"
 gen = Generation(task_id=task.task_id, model="m", technique="t", code=slow)
 cfg = EvaluateConfig(timeout_s=120, screen=False)
@@ -70,6 +73,11 @@ def candidate_running(pid: int) -> bool:
     return any("c1" in c.exec_run(["ls", "/tmp/dlbench"]).output.decode() for c in containers_of(pid))
 
 
+def signal_dispositions(pid: int) -> str:
+    status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return "; ".join(line for line in status if line.startswith(("SigBlk", "SigIgn", "SigCgt")))
+
+
 def default_sigint() -> None:
     """As from a terminal: pytest-xdist's workers ignore SIGINT, and a child that starts with
     it ignored never gets Python's KeyboardInterrupt handler (so Ctrl-C would do nothing)."""
@@ -92,8 +100,15 @@ def test_interrupted_evaluator_removes_its_containers(
 ) -> None:
     proc, owner = start_evaluator(project, project_image, tmp_path)
     wait_for(lambda: candidate_running(proc.pid), proc)  # its copy exists: the candidate is running
+    dispositions = signal_dispositions(proc.pid)
     proc.send_signal(sig)
-    assert proc.wait(timeout=120) != 0  # the engine is slow while a large image is committed
+    try:
+        assert proc.wait(timeout=120) != 0  # the engine is slow while a large image is committed
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)  # its threads' stacks to stderr
+        time.sleep(1)
+        proc.kill()
+        raise AssertionError(f"the evaluator ignored signal {sig}; before it: {dispositions}") from None
     left = docker_client().containers.list(all=True, filters={"label": f"{OWNER_LABEL}={owner}"})
     assert left == []
 
