@@ -33,7 +33,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from dlbench.config import ImagesConfig, MineConfig, TraceConfig
+from dlbench.config import ImagesConfig, MineConfig, StorageConfig, TraceConfig
 from dlbench.harness.code import support_files
 from dlbench.images.build import build_project_image, docker_client
 from dlbench.mine.api import mine
@@ -50,6 +50,7 @@ from dlbench.trace.truth import Score, TraceField, score, trace_records
 REPOS = ("cleanlab", "Laplace", "small-text", "ignite")
 BASE_IMAGE = "dlbench/base:bookworm"
 MIN_TESTS = 3
+PARSE_CACHE = StorageConfig().parse_cache
 # (label, static tested_by, static reach, dynamic set)
 COMPARISONS: tuple[tuple[str, str, str, TraceField], ...] = (
     ("direct", "reached", "direct", "direct"),
@@ -124,13 +125,13 @@ def traced_lines(args: argparse.Namespace, path: Path, repo: str, sha: str, plan
 
 
 def static_calls(path: Path, cases: list[TestCase], name: str, tested_by: str, reach: str) -> list[CallRecord]:
-    repo = load_repo(path, MineConfig(tested_by=tested_by, reach=reach))  # type: ignore[arg-type]
+    repo = load_repo(path, MineConfig(tested_by=tested_by, reach=reach), PARSE_CACHE)  # type: ignore[arg-type]
     return build_calls(repo, cases, name)
 
 
 def run_repo(args: argparse.Namespace, repo: str, sha: str) -> Result:
     path = checkout(args.realworld, args.work, repo, sha)
-    loaded: LoadedRepo = load_repo(path, MineConfig())
+    loaded: LoadedRepo = load_repo(path, MineConfig(), PARSE_CACHE)
     cases = find_test_cases(loaded.table, repo, loaded.layout)
     cfg = TraceConfig(
         timeout_s=args.timeout,
@@ -145,7 +146,7 @@ def run_repo(args: argparse.Namespace, repo: str, sha: str) -> Result:
     for label, tested_by, reach, field in COMPARISONS:
         static = static_calls(path, cases, repo, tested_by, reach)
         scores[label] = (score(static, traces, field), static)
-    functions = mine(path, repo, sha, MIN_TESTS, MineConfig(), dates=False).functions
+    functions = mine(path, repo, sha, MIN_TESTS, MineConfig(), PARSE_CACHE, dates=False).functions
     _, dropped = dynamic_check(functions, traces)
     misses = miss_kinds(loaded, scores["direct"][1], traces)
     listed = sum(case.file in set(plan.files) for case in cases)

@@ -84,12 +84,13 @@ def mine_cli(checkout: Path, out: Path) -> float:
 
 
 def mine_variant(checkout: Path, out: Path, tested_by: str, reach: str) -> float:
-    from dlbench.config import MineConfig
+    from dlbench.config import MineConfig, StorageConfig
     from dlbench.mine.api import mine
     from dlbench.store import write_jsonl
 
     start = time.perf_counter()
-    result = mine(checkout, checkout.name, None, MIN_TESTS, MineConfig(tested_by=tested_by, reach=reach), dates=False)
+    cfg = MineConfig(tested_by=tested_by, reach=reach)
+    result = mine(checkout, checkout.name, None, MIN_TESTS, cfg, StorageConfig().parse_cache, dates=False)
     seconds = time.perf_counter() - start
     write_jsonl(out / "tests.jsonl", result.tests)
     write_jsonl(out / "calls.jsonl", result.calls)

@@ -54,8 +54,10 @@ def folder_bytes(path: Path) -> int:
 
 def build(repo: Path, slug: str, sha: str, base: str, cache: Path, reuse: bool, logs: Path) -> dict:
     before, start = folder_bytes(cache) if cache.exists() else 0, time.monotonic()
-    cfg = ImagesConfig(cache_dir=str(cache), reuse_frameworks=reuse)
-    record = build_project_image(repo, slug, sha, base, logs / f"{slug}.log", support_files(), images=cfg)
+    cfg = ImagesConfig(reuse_frameworks=reuse)
+    record = build_project_image(
+        repo, slug, sha, base, logs / f"{slug}.log", support_files(), images=cfg, downloads=cache
+    )
     if record.error:
         sys.exit(f"{slug}: {record.error}")
     return {

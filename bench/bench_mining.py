@@ -278,7 +278,8 @@ def child_run(root: str, cache: str, workers: int, dates: bool) -> None:
         "bench/synthetic",
         head_sha(Path(root)) if dates else None,
         3,
-        MineConfig(cache_dir=cache, workers=workers),
+        MineConfig(workers=workers),
+        cache,
         dates,
     )
     seconds = time.perf_counter() - start

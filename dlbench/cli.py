@@ -7,7 +7,7 @@ import logging
 import sys
 from pathlib import Path
 
-from dlbench.config import ConfigError, EvaluateConfig, load_config_file
+from dlbench.config import ConfigError, EvaluateConfig, StorageConfig, load_config_file
 from dlbench.store import ArtifactError
 
 
@@ -15,7 +15,12 @@ def _mine(args: argparse.Namespace) -> int:
     from dlbench.mine.api import mine_checkout
 
     out = mine_checkout(
-        Path(args.repo).resolve(), Path(args.out), sha=args.sha, name=args.name, min_tests=args.min_tests
+        Path(args.repo).resolve(),
+        Path(args.out),
+        StorageConfig().parse_cache,
+        sha=args.sha,
+        name=args.name,
+        min_tests=args.min_tests,
     )
     print(out)
     return 0
@@ -44,13 +49,20 @@ def _prune_images(args: argparse.Namespace) -> int:
 def _import_published(args: argparse.Namespace) -> int:
     from collections import Counter
 
-    from dlbench.config import MineConfig
+    from dlbench.config import Config
     from dlbench.tasks.published import import_published_files
 
-    mine_cfg = load_config_file(args.config).mine if args.config else MineConfig()
+    cfg = load_config_file(args.config) if args.config else Config()
     out = Path(args.out)
     result = import_published_files(
-        args.tasks, args.repos, args.work, out / "dlbench.jsonl", out / "import.jsonl", mine_cfg, args.min_tests
+        args.tasks,
+        args.repos,
+        args.work,
+        out / "dlbench.jsonl",
+        out / "import.jsonl",
+        cfg.mine,
+        cfg.storage.parse_cache,
+        args.min_tests,
     )
     counts = Counter(row.status for row in result.rows)
     print(f"{len(result.rows)} task files: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())))
@@ -125,7 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--work", required=True, help="where bundles are cloned (kept and reused)")
     imp.add_argument("--out", required=True, help="output folder (dlbench.jsonl, import.jsonl)")
     imp.add_argument("--min-tests", type=int, default=1, help="tests a published function needs to become a record")
-    imp.add_argument("--config", help="config file whose 'mine' section sets how tests are counted")
+    imp.add_argument(
+        "--config", help="config file whose 'mine' section sets how tests are counted (and 'storage' the parse cache)"
+    )
     imp.set_defaults(func=_import_published)
 
     cmp = sub.add_parser("compare", help="the paper's comparisons of benchmarks: embeddings, DL/ML tokens, complexity")

@@ -89,7 +89,6 @@ class TraceConfig(Section):
 class MineConfig(Section):
     min_tests: int = Field(3, ge=1, description="A function is a task when this many tests reach it.")
     workers: int = Field(2, ge=1, description="Processes used to parse files.")
-    cache_dir: str = Field(".cache/dlbench/parse", description="Per-file parse cache (content-addressed).")
     tested_by: Literal["reached", "called", "focused"] = Field(
         "focused",
         description="Which tests count for a function: 'reached' (any test code that runs for the test "
@@ -139,7 +138,6 @@ class PromptsConfig(Section):
     append_class_context: bool = Field(
         False, description="Append to every method's prompt the skeleton of its class (the paper's prompts do not)."
     )
-    cache_dir: str = Field(".cache/dlbench/llm", description="LLM response cache (survives failed jobs).")
 
 
 class LabelsConfig(Section):
@@ -208,7 +206,6 @@ class GenerateConfig(Section):
         default_factory=MutationAgreementConfig,
         description="Technique mutation_agreement: prompt mutations + dual execution agreement.",
     )
-    cache_dir: str = Field(".cache/dlbench/llm", description="LLM response cache (survives failed jobs).")
 
 
 class EvaluateConfig(Section):
@@ -255,17 +252,6 @@ class ImagesConfig(Section):
     resolve_as_of_commit: bool = Field(
         True, description="Resolve with packages released before the pinned commit's date (uv --exclude-newer)."
     )
-    cache_dir: str | None = Field(
-        None,
-        description="Download cache shared by every build on this machine, whatever the working directory "
-        "(bind-mounted into install steps); null: $XDG_CACHE_HOME/dlbench/uv or ~/.cache/dlbench/uv.",
-    )
-
-    def download_cache(self) -> Path:
-        if self.cache_dir:
-            return Path(self.cache_dir).expanduser()
-        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dlbench" / "uv"
-
     index_url: str | None = Field(None, description="Package index (default: PyPI, or PIP_INDEX_URL).")
     framework_index_url: str | None = Field(
         None, description="Extra index for framework wheels, e.g. https://download.pytorch.org/whl/cpu where reachable."
@@ -367,6 +353,48 @@ class PublishedConfig(Section):
         return self
 
 
+class StorageConfig(Section):
+    """Every place the workflow keeps state outside its declared outputs (Snakemake deletes
+    the outputs of a failed job; these survive it). Each is named here, none is derived from
+    another, and moving one reruns nothing."""
+
+    parse_cache: str = Field(
+        ".cache/dlbench/parse",
+        description="Per-file parse, extraction and blame results of mining, content-addressed (empty: no cache).",
+    )
+    llm_cache: str = Field(
+        ".cache/dlbench/llm", description="LLM responses (prompt drafts and candidates), keyed by request."
+    )
+    journal: str = Field(
+        ".cache/dlbench/journal",
+        description="Candidates a generation job has received so far; a rerun of a failed job starts from them.",
+    )
+    agreement_runs: str = Field(
+        ".cache/dlbench/agreement-runs",
+        description="Results of mutation_agreement's runs of candidates against model-written tests.",
+    )
+    downloads: str | None = Field(
+        None,
+        description="Download cache shared by every image build on this machine, whatever the working directory "
+        "(bind-mounted into install steps); null: $XDG_CACHE_HOME/dlbench/uv or ~/.cache/dlbench/uv.",
+    )
+
+    def downloads_dir(self) -> Path:
+        """``downloads``, or the per-user default when it is null."""
+        if self.downloads:
+            return Path(self.downloads).expanduser()
+        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dlbench" / "uv"
+
+
+# keys that named a storage location before the storage section did → the key now
+MOVED_KEYS = {
+    ("mine", "cache_dir"): "storage.parse_cache",
+    ("prompts", "cache_dir"): "storage.llm_cache",
+    ("generate", "cache_dir"): "storage.llm_cache",
+    ("images", "cache_dir"): "storage.downloads",
+}
+
+
 class Config(Section):
     topics: str = Field("resources/topics.txt", description="One GitHub topic per line.")
     repos_file: str | None = Field("config/repos.yaml", description="Forced includes/excludes and pinned commits.")
@@ -387,6 +415,16 @@ class Config(Section):
     failures: FailuresConfig = Field(default_factory=FailuresConfig)
     compare: CompareConfig = Field(default_factory=CompareConfig)
     published: PublishedConfig = Field(default_factory=PublishedConfig)
+    storage: StorageConfig = Field(default_factory=StorageConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _moved_keys(cls, raw: Any) -> Any:
+        """A key that moved fails with its new name (not a bare 'unknown key')."""
+        for (section, key), new in MOVED_KEYS.items():
+            if isinstance(raw, dict) and isinstance(raw.get(section), dict) and key in raw[section]:
+                raise _KeyProblem(f"{section}.{key}", f"moved to {new}")
+        return raw
 
     @model_validator(mode="after")
     def _known_models(self) -> Config:

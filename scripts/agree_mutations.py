@@ -18,4 +18,6 @@ with script_logging(snakemake.log[0]):
         params.generate,
         evaluate,
         params.backend,
+        params.storage.llm_cache,
+        params.storage.agreement_runs,
     )

@@ -4,4 +4,6 @@ from dlbench.mine.callgraph import call_graph_file
 
 with script_logging(snakemake.log[0]):
     mine = snakemake.params.mine.model_copy(update={"workers": snakemake.threads})  # the rule's threads parse
-    call_graph_file(snakemake.input.clone, snakemake.input.tests, snakemake.output[0], mine)
+    call_graph_file(
+        snakemake.input.clone, snakemake.input.tests, snakemake.output[0], mine, snakemake.params.storage.parse_cache
+    )

@@ -3,4 +3,5 @@ from dlbench.logs import script_logging
 from dlbench.tasks.prompts import draft_prompts_file
 
 with script_logging(snakemake.log[0]):
-    draft_prompts_file(snakemake.input.functions, snakemake.output[0], snakemake.params.prompts)
+    params = snakemake.params
+    draft_prompts_file(snakemake.input.functions, snakemake.output[0], params.prompts, params.storage.llm_cache)

@@ -12,6 +12,7 @@ with script_logging(snakemake.log[0]):
         w.technique,
         w.repo,
         params.model_cfg,
-        params.generate.cache_dir,
+        params.storage.llm_cache,
+        params.storage.journal,
         stages=stages,
     )

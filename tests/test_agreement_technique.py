@@ -247,7 +247,7 @@ def world(tmp_path: Path):
     return tmp_path, bench, checkouts
 
 
-def config(base_url: str, cache: Path, **agreement) -> Config:
+def config(base_url: str, storage: Path, **agreement) -> Config:
     return Config.model_validate(
         {
             "models": {
@@ -255,9 +255,10 @@ def config(base_url: str, cache: Path, **agreement) -> Config:
                 "null": {"provider": "null"},
                 "m1": {"provider": "openai", "model": "standin-model", "base_url": base_url, "max_retries": 1},
             },
-            "generate": {"models": ["m1"], "techniques": [TECHNIQUE], "cache_dir": str(cache),
+            "generate": {"models": ["m1"], "techniques": [TECHNIQUE],
                          "mutation_agreement": {"variants": 3, "samples_per_variant": 2, "tests_per_task": 6} | agreement},
             "evaluate": {"backend": "local", "jobs": 2, "timeout_s": 30},
+            "storage": {"llm_cache": str(storage / "llm"), "agreement_runs": str(storage / "agreement-runs")},
         }
     )  # fmt: skip
 
@@ -276,6 +277,8 @@ def run_job(tmp: Path, bench: Path, cfg: Config) -> tuple[list[Generation], list
         cfg.generate,
         cfg.evaluate,
         "local",
+        cfg.storage.llm_cache,
+        cfg.storage.agreement_runs,
     )
     return read_jsonl(out, Generation), read_jsonl(evidence, AgreementRecord)
 
@@ -289,7 +292,7 @@ def test_agreement_job_chooses_by_model_tests_and_resumes(world):
         served = server.served
         again_gens, again_records = run_job(tmp, bench, cfg)
         assert server.served == served and not server.repeated()  # the rerun paid for nothing
-    assert list((tmp / "agreement-runs").rglob("*.json"))  # model-test results kept for reruns too
+    assert list((tmp / "cache" / "agreement-runs").rglob("*.json"))  # model-test results kept for reruns too
     assert served == 3 * (4 + 1)  # per task: four prompts (original + 3 variants) and one test request
     assert [g.model_dump() for g in again_gens] == [g.model_dump() for g in gens]
     assert [r.model_dump() for r in again_records] == [r.model_dump() for r in records]
@@ -374,6 +377,8 @@ def test_a_reference_model_gets_a_clear_status(world):
         cfg.generate,
         cfg.evaluate,
         "local",
+        cfg.storage.llm_cache,
+        cfg.storage.agreement_runs,
     )
     gens = read_jsonl(tmp / "g.jsonl", Generation)
     assert len(gens) == 3 and {g.status for g in gens} == {GenStatus.NO_CODE}

@@ -56,6 +56,24 @@ BAD = {
     "unquoted null key": ({"models": {None: {"provider": "null"}}}, "quote it"),
     "bad backend": (with_change("evaluate.backend", "podman"), "config key 'evaluate.backend'"),
     "bad date": (with_change("report.cutoffs", ["2024-13-01"]), "config key 'report.cutoffs.0'"),
+    # a storage location's old key names the key that replaced it
+    "old parse cache": (
+        with_change("mine.cache_dir", ".cache/p"),
+        "config key 'mine.cache_dir': moved to storage.parse_cache",
+    ),
+    "old prompts cache": (
+        with_change("prompts.cache_dir", ".cache/l"),
+        "config key 'prompts.cache_dir': moved to storage.llm_cache",
+    ),
+    "old generate cache": (
+        with_change("generate.cache_dir", ".cache/l"),
+        "config key 'generate.cache_dir': moved to storage.llm_cache",
+    ),
+    "old download cache": (
+        {"images": {"cache_dir": None}},
+        "config key 'images.cache_dir': moved to storage.downloads",
+    ),
+    "unknown storage key": (with_change("storage.cache", "x"), "config key 'storage.cache': unknown key"),
 }
 
 
@@ -103,3 +121,19 @@ def test_snakemake_fails_before_any_job(case, tmp_path):
     assert proc.returncode != 0
     assert expected in output
     assert "Job stats" not in output and "rule " not in output.split("invalid configuration")[0]
+
+
+def test_storage_names_every_location_apart(tmp_path, monkeypatch):
+    """Each location is its own key (none derived from another); downloads: null is per user."""
+    cfg = load_config(DEFAULT, root=ROOT).storage
+    assert (cfg.parse_cache, cfg.llm_cache, cfg.journal, cfg.agreement_runs) == (
+        ".cache/dlbench/parse",
+        ".cache/dlbench/llm",
+        ".cache/dlbench/journal",
+        ".cache/dlbench/agreement-runs",
+    )
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cfg.downloads is None and cfg.downloads_dir() == tmp_path / "xdg" / "dlbench" / "uv"
+    moved = load_config(with_change("storage.llm_cache", "/elsewhere/llm"), root=ROOT).storage
+    assert (moved.journal, moved.agreement_runs) == (cfg.journal, cfg.agreement_runs)
+    assert load_config({"storage": {"downloads": "~/dl"}}, root=ROOT).storage.downloads_dir() == Path.home() / "dl"

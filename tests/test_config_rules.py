@@ -35,12 +35,15 @@ CONFIG = {
     "repos_file": None,
     "crawl": {"endpoint": "https://api.github.invalid"},
     "evaluate": {"backend": "local"},
-    "mine": {"cache_dir": ".cache/parse", "workers": 1, "tested_by": "focused"},
+    "mine": {"workers": 1, "tested_by": "focused"},
+    "storage": {"parse_cache": ".cache/parse"},
 }
 
 
-def write_config(workdir, **mine) -> None:
-    (workdir / "config.yaml").write_text(yaml.safe_dump(CONFIG | {"mine": CONFIG["mine"] | mine}))
+def write_config(workdir, mine: dict | None = None, storage: dict | None = None) -> None:
+    """CONFIG with ``mine`` and ``storage`` keys changed."""
+    changed = {"mine": CONFIG["mine"] | (mine or {}), "storage": CONFIG["storage"] | (storage or {})}
+    (workdir / "config.yaml").write_text(yaml.safe_dump(CONFIG | changed))
 
 
 def planned_jobs(workdir) -> dict[str, int]:
@@ -79,18 +82,18 @@ def mined(tmp_path_factory):
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("mine", "expected"),
+    ("change", "expected"),
     [
-        ({"min_tests": 2}, {"extract_functions": 1}),
-        ({"tested_by": "reached"}, {"call_graph": 1, "extract_functions": 1}),
-        ({"reach": "transitive"}, {"call_graph": 1, "extract_functions": 1}),
-        ({"workers": 2}, {}),  # how fast (the rules' threads), not what: nothing reruns
-        ({"cache_dir": ".cache/elsewhere"}, {}),  # where parses are kept changes no artifact
+        ({"mine": {"min_tests": 2}}, {"extract_functions": 1}),
+        ({"mine": {"tested_by": "reached"}}, {"call_graph": 1, "extract_functions": 1}),
+        ({"mine": {"reach": "transitive"}}, {"call_graph": 1, "extract_functions": 1}),
+        ({"mine": {"workers": 2}}, {}),  # how fast (the rules' threads), not what: nothing reruns
+        ({"storage": {"parse_cache": ".cache/elsewhere"}}, {}),  # where parses are kept changes no artifact
     ],
-    ids=["min_tests", "tested_by", "reach", "workers", "cache_dir"],
+    ids=["min_tests", "tested_by", "reach", "workers", "parse_cache"],
 )
-def test_a_changed_mining_setting_reruns_exactly_what_it_affects(mined, mine, expected):
-    write_config(mined, **mine)
+def test_a_changed_mining_setting_reruns_exactly_what_it_affects(mined, change, expected):
+    write_config(mined, **change)
     try:
         assert planned_jobs(mined) == expected
     finally:

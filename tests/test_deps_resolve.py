@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from dlbench.config import ImagesConfig
+from dlbench.config import StorageConfig
 from dlbench.deps.resolve import IndexUnavailable, ResolutionError, Target, resolve
 from dlbench.images.envcheck import check_script, missing_modules
 from dlbench.records import DeclaredRequirement
@@ -22,7 +22,7 @@ def req(spec: str, group: str = "runtime") -> DeclaredRequirement:
 
 @pytest.fixture(scope="module")
 def target(tmp_path_factory: pytest.TempPathFactory) -> Target:
-    cache = ImagesConfig().download_cache()  # the machine's shared cache: metadata fetched once
+    cache = StorageConfig().downloads_dir()  # the machine's shared cache: metadata fetched once
     return Target(exclude_newer=datetime(2023, 6, 1, tzinfo=UTC), cache_dir=cache)
 
 

@@ -14,13 +14,13 @@ import time
 import pytest
 
 from dlbench.config import LLMEndpoint, PromptsConfig
-from dlbench.generate.jobs import generate_file, journal_path
+from dlbench.generate.jobs import journal_path
 from dlbench.llm.client import LLMClient, UnansweredRequests
 from dlbench.records import Generation, GenStatus, PromptSource
 from dlbench.standins.llm import Fault, LLMStandIn, ScriptedResponder
 from dlbench.store import read_jsonl, write_jsonl
 from dlbench.tasks.prompts import draft_prompts_file
-from tests.test_generate_run import REPOS, make_config, make_tasks
+from tests.test_generate_run import REPOS, make_config, make_tasks, run_job
 from tests.test_tasks_prompts import PROSE, make_function
 
 REPO = REPOS[0]  # two tasks: two requests of model m1
@@ -53,16 +53,16 @@ def test_fault_fails_the_job_and_the_rerun_asks_only_what_was_unanswered(bench, 
     faults, problem = FAULTS[kind]
     out = tmp_path / "generations.jsonl"
     with LLMStandIn(faults=faults) as server:
-        cfg = make_config(server.base_url, tmp_path / "cache/llm", max_retries=1, concurrency=1)
+        cfg = make_config(server.base_url, tmp_path / "cache", max_retries=1, concurrency=1)
         start = time.monotonic()
         with pytest.raises(UnansweredRequests, match=f"{out}: 1 of 2 candidates got no answer .*{problem}") as info:
-            generate_file(bench, out, "m1", "zero-shot", REPO, cfg.models["m1"], cfg.generate.cache_dir)
+            run_job(cfg, bench, out, "m1", "zero-shot", REPO)
         assert time.monotonic() - start < 30  # a day-long Retry-After is not slept
         assert "\n" not in str(info.value) and not out.exists()  # one line; nothing looks complete
-        assert journal_path(cfg.generate.cache_dir, "m1", "zero-shot", REPO).exists()  # the answered one
+        assert journal_path(cfg.storage.journal, "m1", "zero-shot", REPO).exists()  # the answered one
         failed_key = server.log[0].key
         asked = len(server.log)
-        generations = generate_file(bench, out, "m1", "zero-shot", REPO, cfg.models["m1"], cfg.generate.cache_dir)
+        generations = run_job(cfg, bench, out, "m1", "zero-shot", REPO)
         assert [r.key for r in server.log[asked:]] == [failed_key]  # the answered request is not paid twice
     assert [g.status for g in read_jsonl(out, Generation)] == [GenStatus.OK, GenStatus.OK]
     assert generations == read_jsonl(out, Generation)
@@ -70,12 +70,12 @@ def test_fault_fails_the_job_and_the_rerun_asks_only_what_was_unanswered(bench, 
 
 def test_unreachable_endpoint_fails_the_job_naming_the_connection_error(bench, tmp_path):
     out = tmp_path / "generations.jsonl"
-    cfg = make_config(closed_port_url(), tmp_path / "cache/llm", max_retries=0)
+    cfg = make_config(closed_port_url(), tmp_path / "cache", max_retries=0)
     with pytest.raises(
         UnansweredRequests,
         match="2 of 2 candidates got no answer .*2x gave up after 1 attempts: APIConnectionError: Connection error. Not written",
     ):
-        generate_file(bench, out, "m1", "zero-shot", REPO, cfg.models["m1"], cfg.generate.cache_dir)
+        run_job(cfg, bench, out, "m1", "zero-shot", REPO)
     assert not out.exists()
 
 
@@ -96,11 +96,11 @@ def test_prompt_drafts_do_not_fall_back_to_templates_on_api_errors(tmp_path, fau
     out = tmp_path / "prompts.jsonl"
     with LLMStandIn(ScriptedResponder([PROSE]), faults=[fault]) as server:
         endpoint = LLMEndpoint(base_url=server.base_url, model="draft-model", concurrency=1, max_retries=0)
-        cfg = PromptsConfig(llm=endpoint, cache_dir=str(tmp_path / "cache"))
+        cfg, cache = PromptsConfig(llm=endpoint), tmp_path / "cache"
         with pytest.raises(UnansweredRequests, match="1 of 2 prompt drafts got no answer from draft-model"):
-            draft_prompts_file(tmp_path / "functions.jsonl", out, cfg)
+            draft_prompts_file(tmp_path / "functions.jsonl", out, cfg, cache)
         assert not out.exists()
         failed_key, asked = server.log[0].key, len(server.log)
-        records = draft_prompts_file(tmp_path / "functions.jsonl", out, cfg)
+        records = draft_prompts_file(tmp_path / "functions.jsonl", out, cfg, cache)
         assert [r.key for r in server.log[asked:]] == [failed_key]
     assert [(r.source, r.status) for r in records] == [(PromptSource.LLM, "ok")] * 2

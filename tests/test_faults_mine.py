@@ -43,9 +43,7 @@ def odd_repository(root: Path) -> Path:
 def test_symlink_loops_dangling_links_and_latin1_do_not_stop_mining(tmp_path, caplog):
     root = odd_repository(tmp_path / "repo")
     with caplog.at_level("WARNING"):
-        out = mine_checkout(
-            root, tmp_path / "out", sha="HEAD", min_tests=3, cfg=MineConfig(cache_dir=str(tmp_path / "c"))
-        )
+        out = mine_checkout(root, tmp_path / "out", tmp_path / "c", sha="HEAD", min_tests=3, cfg=MineConfig())
     tests = read_jsonl(tmp_path / "out/tests.jsonl", TestCase)
     assert sorted(t.node_id for t in tests) == [f"tests/test_core.py::test_scale_{i}" for i in range(3)]
     [function] = read_jsonl(out, FunctionRecord)

@@ -117,7 +117,7 @@ def test_an_unreachable_endpoint_fails_the_run_and_leaves_no_output(tmp_path):
     model = {"provider": "openai", "model": "m", "base_url": closed_port_url(), "max_retries": 0}
     config = CONFIG | {"models": {"gold": {"provider": "gold"}, "null": {"provider": "null"}, "m1": model}}
     (tmp_path / "config.yaml").write_text(
-        yaml.safe_dump(config | {"generate": {"models": ["m1"], "cache_dir": ".cache/llm"}})
+        yaml.safe_dump(config | {"generate": {"models": ["m1"]}, "storage": {"llm_cache": ".cache/llm"}})
     )
     target = f"results/generations/m1/zero-shot/{REPOS[0]}.jsonl"
     proc = snakemake(tmp_path, "-c1", target, timeout=300)
@@ -139,7 +139,7 @@ def test_labels_and_prompt_settings_rerun_the_tasks_rules(tmp_path):
             {"prompts": {"llm": {"base_url": closed_port_url(), "model": "m"}}},
             {"draft_prompts": 2, "export_annotation": 1, **downstream},
         ),
-        ({"prompts": {"cache_dir": ".cache/elsewhere"}}, {}),  # where answers are kept changes no prompt
+        ({"storage": {"llm_cache": ".cache/elsewhere"}}, {}),  # where answers are kept changes no prompt
     ]:
         (tmp_path / "config.yaml").write_text(yaml.safe_dump(config | change))
         assert job_stats(run_tasks_rules(tmp_path, "-n", *targets)) == expected, change

@@ -22,7 +22,7 @@ import json, sys
 from dlbench.config import Config
 from dlbench.generate.jobs import generate_file
 bench, out, cfg = sys.argv[1], sys.argv[2], Config.model_validate_json(open(sys.argv[3]).read())
-generate_file(bench, out, "m1", "zero-shot", "alpha__one", cfg.models["m1"], cfg.generate.cache_dir)
+generate_file(bench, out, "m1", "zero-shot", "alpha__one", cfg.models["m1"], cfg.storage.llm_cache, cfg.storage.journal)
 """
 TASKS_PER_REPO = 24
 
@@ -56,14 +56,14 @@ def test_killed_job_resumes_without_repeating_finished_requests(tmp_path):
     # the uninterrupted run, on its own cache
     with LLMStandIn(latency_s=0.1) as first:
         port = first._httpd.server_address[1]
-        cfg = make_config(first.base_url, tmp_path / "clean" / "llm", concurrency=2)
+        cfg = make_config(first.base_url, tmp_path / "clean", concurrency=2)
         clean_cfg = tmp_path / "clean.json"
         clean_cfg.write_text(cfg.model_dump_json())
         start_job(bench, tmp_path / "clean.jsonl", clean_cfg).wait(timeout=120)
 
     # the same job on a fresh cache, against a server on the same port (same cache keys)
     with LLMStandIn(latency_s=0.1, port=port) as server:
-        cfg = make_config(server.base_url, tmp_path / "killed" / "llm", concurrency=2)
+        cfg = make_config(server.base_url, tmp_path / "killed", concurrency=2)
         cfg_file = tmp_path / "killed.json"
         cfg_file.write_text(cfg.model_dump_json())
         out = tmp_path / "killed.jsonl"

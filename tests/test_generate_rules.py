@@ -55,8 +55,8 @@ def test_generate_rules_run_under_snakemake(tmp_path):
             "generate": {
                 "models": ["m1", "mutant"],
                 "techniques": ["zero-shot", "stage-few-shot"],
-                "cache_dir": ".cache/llm",
             },
+            "storage": {"llm_cache": ".cache/llm"},
             # the stage classifier's network as in the paper, trained briefly (its own tests check it)
             "stages": {"epochs": 2, "learning_rate": 2e-4, "batch_size": 4, "folds": 2, "max_length": 32},
         }

@@ -52,7 +52,7 @@ def make_tasks(n_repos: int = 3, per_repo: int = 2) -> list[BenchmarkTask]:
     return tasks
 
 
-def make_config(base_url: str | None, cache_dir: Path, **model_extra) -> Config:
+def make_config(base_url: str | None, storage: Path, **model_extra) -> Config:
     llm = {"provider": "openai", "base_url": base_url, "concurrency": 4, "max_retries": 2} | model_extra
     return Config.model_validate(
         {
@@ -66,9 +66,16 @@ def make_config(base_url: str | None, cache_dir: Path, **model_extra) -> Config:
             "generate": {
                 "models": ["m1", "m2", "mutant"],
                 "techniques": ["zero-shot", "few-shot", "stage-few-shot"],
-                "cache_dir": str(cache_dir),
             },
+            "storage": {"llm_cache": str(storage / "llm"), "journal": str(storage / "journal")},
         }
+    )
+
+
+def run_job(cfg: Config, bench: Path, out: Path, model: str, technique: str, repo: str, **kw) -> list[Generation]:
+    """``generate_file`` with the model's settings and the storage locations of ``cfg``."""
+    return generate_file(
+        bench, out, model, technique, repo, cfg.models[model], cfg.storage.llm_cache, cfg.storage.journal, **kw
     )
 
 
@@ -87,15 +94,13 @@ def world(tmp_path):
 def test_two_models_three_techniques_end_to_end(world, tmp_path):
     tasks, bench, stages = world
     with LLMStandIn() as server:
-        cfg = make_config(server.base_url, tmp_path / "cache" / "llm")
+        cfg = make_config(server.base_url, tmp_path / "cache")
         outputs = []
         for model in ("m1", "m2"):
             for technique in ("zero-shot", "few-shot", "stage-few-shot"):
                 for repo in REPOS:
                     out = tmp_path / "generations" / model / technique / f"{repo}.jsonl"
-                    generate_file(
-                        bench, out, model, technique, repo, cfg.models[model], cfg.generate.cache_dir, stages=stages
-                    )
+                    run_job(cfg, bench, out, model, technique, repo, stages=stages)
                     outputs.append(out)
         served = server.served
         bodies = [r.body for r in server.log]
@@ -121,7 +126,7 @@ def test_two_models_three_techniques_end_to_end(world, tmp_path):
     m2_extra = [g for g in gens if g.model == "m2" and g.sample == 1]
     assert all(g.input_tokens == 0 and g.cost_usd == 0 for g in m2_extra)
     # the journal is gone once the output is written
-    assert not journal_path(cfg.generate.cache_dir, "m1", "few-shot", REPOS[0]).exists()
+    assert not journal_path(cfg.storage.journal, "m1", "few-shot", REPOS[0]).exists()
 
     usage = usage_table(outputs).set_index(["model", "technique"])
     assert usage.loc[("m1", "zero-shot"), "requests"] == len(tasks)
@@ -135,14 +140,10 @@ def test_two_models_three_techniques_end_to_end(world, tmp_path):
 def test_rerun_is_served_from_the_cache(world, tmp_path):
     _, bench, _ = world
     with LLMStandIn() as server:
-        cfg = make_config(server.base_url, tmp_path / "cache" / "llm")
-        first = generate_file(
-            bench, tmp_path / "a.jsonl", "m1", "zero-shot", REPOS[0], cfg.models["m1"], cfg.generate.cache_dir
-        )
+        cfg = make_config(server.base_url, tmp_path / "cache")
+        first = run_job(cfg, bench, tmp_path / "a.jsonl", "m1", "zero-shot", REPOS[0])
         before = server.served
-        again = generate_file(
-            bench, tmp_path / "b.jsonl", "m1", "zero-shot", REPOS[0], cfg.models["m1"], cfg.generate.cache_dir
-        )
+        again = run_job(cfg, bench, tmp_path / "b.jsonl", "m1", "zero-shot", REPOS[0])
         assert server.served == before == 2
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
     assert [g.code for g in first] == [g.code for g in again]
@@ -154,10 +155,8 @@ def test_extraction_statuses_reach_the_records(world, tmp_path):
         {"Implement `relu`": "Sorry, no.", "Implement `scale`": "```python\ndef scale(x, k=2)\n    return x\n```"}
     )
     with LLMStandIn(responder=script) as server:
-        cfg = make_config(server.base_url, tmp_path / "cache" / "llm")
-        gens = generate_file(
-            bench, tmp_path / "a.jsonl", "m1", "zero-shot", REPOS[0], cfg.models["m1"], cfg.generate.cache_dir
-        )
+        cfg = make_config(server.base_url, tmp_path / "cache")
+        gens = run_job(cfg, bench, tmp_path / "a.jsonl", "m1", "zero-shot", REPOS[0])
     assert [(g.status, g.code is None) for g in gens] == [(GenStatus.NO_CODE, True), (GenStatus.SYNTAX_ERROR, False)]
     assert gens[0].raw == "Sorry, no."
 
@@ -165,29 +164,21 @@ def test_extraction_statuses_reach_the_records(world, tmp_path):
 def test_stage_few_shot_without_stages_fails_clearly(world, tmp_path):
     _, bench, _ = world
     with LLMStandIn() as server:
-        cfg = make_config(server.base_url, tmp_path / "cache" / "llm")
+        cfg = make_config(server.base_url, tmp_path / "cache")
         with pytest.raises(ValueError, match="predicted stages"):
-            generate_file(
-                bench, tmp_path / "a.jsonl", "m1", "stage-few-shot", REPOS[0], cfg.models["m1"], cfg.generate.cache_dir
-            )
+            run_job(cfg, bench, tmp_path / "a.jsonl", "m1", "stage-few-shot", REPOS[0])
 
 
 def test_reference_models(world, tmp_path):
     tasks, bench, _ = world
-    cfg = make_config(None, tmp_path / "cache" / "llm")
+    cfg = make_config(None, tmp_path / "cache")
     repo = REPOS[1]
     mine = [t for t in tasks if t.slug == repo]
-    gold = generate_file(
-        bench, tmp_path / "gold.jsonl", "gold", "reference", repo, cfg.models["gold"], cfg.generate.cache_dir
-    )
+    gold = run_job(cfg, bench, tmp_path / "gold.jsonl", "gold", "reference", repo)
     assert [g.code for g in gold] == [t.ground_truth for t in mine]
-    null = generate_file(
-        bench, tmp_path / "null.jsonl", "null", "reference", repo, cfg.models["null"], cfg.generate.cache_dir
-    )
+    null = run_job(cfg, bench, tmp_path / "null.jsonl", "null", "reference", repo)
     assert all(g.code.rstrip().endswith("raise NotImplementedError") for g in null)
-    mutant = generate_file(
-        bench, tmp_path / "mutant.jsonl", "mutant", "reference", repo, cfg.models["mutant"], cfg.generate.cache_dir
-    )
+    mutant = run_job(cfg, bench, tmp_path / "mutant.jsonl", "mutant", "reference", repo)
     for task in mine:
         ms = [g for g in mutant if g.task_id == task.task_id]
         assert len(ms) == 3 and len({g.code for g in ms}) == 3 and all(g.detail for g in ms)
@@ -209,9 +200,7 @@ def test_predictions_provider(world, tmp_path):
     cfg.models["ext"] = cfg.models["gold"].model_copy(
         update={"provider": "predictions", "predictions": str(preds), "model": "ext"}
     )
-    gens = generate_file(
-        bench, tmp_path / "p.jsonl", "ext", "zero-shot", REPOS[0], cfg.models["ext"], cfg.generate.cache_dir
-    )
+    gens = run_job(cfg, bench, tmp_path / "p.jsonl", "ext", "zero-shot", REPOS[0])
     assert [(g.task_id, g.sample, g.status) for g in gens] == [
         (first.task_id, 0, GenStatus.SYNTAX_ERROR),
         (first.task_id, 1, GenStatus.OK),
@@ -222,12 +211,7 @@ def test_predictions_provider(world, tmp_path):
 def test_repository_without_tasks_writes_an_empty_file(world, tmp_path):
     _, bench, _ = world
     cfg = make_config(None, tmp_path / "cache")
-    assert (
-        generate_file(
-            bench, tmp_path / "e.jsonl", "gold", "reference", "nobody__here", cfg.models["gold"], cfg.generate.cache_dir
-        )
-        == []
-    )
+    assert run_job(cfg, bench, tmp_path / "e.jsonl", "gold", "reference", "nobody__here") == []
     assert (tmp_path / "e.jsonl").read_text() == ""
 
 
@@ -237,10 +221,8 @@ def test_tasks_sharing_a_prompt_share_one_request_but_keep_their_records(world, 
     bench = tmp_path / "twins.jsonl"
     write_jsonl(bench, [tasks[0], twin])
     with LLMStandIn() as server:
-        cfg = make_config(server.base_url, tmp_path / "cache" / "llm")
-        gens = generate_file(
-            bench, tmp_path / "a.jsonl", "m1", "zero-shot", REPOS[0], cfg.models["m1"], cfg.generate.cache_dir
-        )
+        cfg = make_config(server.base_url, tmp_path / "cache")
+        gens = run_job(cfg, bench, tmp_path / "a.jsonl", "m1", "zero-shot", REPOS[0])
         assert server.served == 1
     assert [g.task_id for g in gens] == [tasks[0].task_id, twin.task_id]
     assert gens[0].code == gens[1].code and gens[0].cache_key == gens[1].cache_key
@@ -250,19 +232,13 @@ def test_tasks_sharing_a_prompt_share_one_request_but_keep_their_records(world, 
 def test_batch_mode_gives_the_same_candidates_in_one_batch(world, tmp_path):
     _, bench, _ = world
     with LLMStandIn() as server:
-        cfg = make_config(server.base_url, tmp_path / "cache" / "llm")
+        cfg = make_config(server.base_url, tmp_path / "cache")
         cfg.models["m1b"] = cfg.models["m1"].model_copy(update={"batch": True})
-        direct = generate_file(
-            bench, tmp_path / "a.jsonl", "m1", "few-shot", REPOS[2], cfg.models["m1"], cfg.generate.cache_dir
-        )
-        batched = generate_file(
-            bench, tmp_path / "b.jsonl", "m1b", "few-shot", REPOS[2], cfg.models["m1b"], cfg.generate.cache_dir
-        )
+        direct = run_job(cfg, bench, tmp_path / "a.jsonl", "m1", "few-shot", REPOS[2])
+        batched = run_job(cfg, bench, tmp_path / "b.jsonl", "m1b", "few-shot", REPOS[2])
         assert len(server.batches.jobs) == 0  # everything was in the cache already
-        cfg.generate.cache_dir = str(tmp_path / "fresh" / "llm")
-        fresh = generate_file(
-            bench, tmp_path / "c.jsonl", "m1b", "few-shot", REPOS[2], cfg.models["m1b"], cfg.generate.cache_dir
-        )
+        cfg.storage.llm_cache = str(tmp_path / "fresh" / "llm")
+        fresh = run_job(cfg, bench, tmp_path / "c.jsonl", "m1b", "few-shot", REPOS[2])
         assert len(server.batches.jobs) == 1
     assert [g.code for g in direct] == [g.code for g in batched] == [g.code for g in fresh]
     assert all(g.status == GenStatus.OK and g.input_tokens > 0 for g in fresh)

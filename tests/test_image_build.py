@@ -283,7 +283,5 @@ def test_machine_faults_are_raised_not_recorded(base, tmp_path: Path) -> None:
     repo, sha = make_repo(tmp_path / "repo", "numpy\n")
     (tmp_path / "cache").write_text("a file where the download cache should be")
     with pytest.raises(BuildInfrastructureError, match="acme__tiny"):
-        build_project_image(
-            repo, "acme__tiny", sha, base, tmp_path / "f.log", images=ImagesConfig(cache_dir=str(tmp_path / "cache"))
-        )
+        build_project_image(repo, "acme__tiny", sha, base, tmp_path / "f.log", downloads=tmp_path / "cache")
     assert "# INFRASTRUCTURE" in (tmp_path / "f.log").read_text()

@@ -33,41 +33,41 @@ def library(n_modules: int) -> dict[str, str]:
 
 def test_cache_reparses_only_changed_files(tmp_path):
     root = write_tree(tmp_path / "repo", library(3))
-    cfg = MineConfig(cache_dir=str(tmp_path / "cache"), workers=1)
-    cold = mine(root, "acme/lib", None, 3, cfg, dates=False)
+    cfg, cache = MineConfig(workers=1), tmp_path / "cache"
+    cold = mine(root, "acme/lib", None, 3, cfg, cache, dates=False)
     assert (cold.stats.files, cold.stats.parsed, cold.stats.cached) == (7, 7, 0)
-    warm = mine(root, "acme/lib", None, 3, cfg, dates=False)
+    warm = mine(root, "acme/lib", None, 3, cfg, cache, dates=False)
     assert (warm.stats.parsed, warm.stats.cached) == (0, 7)
     assert warm.functions == cold.functions
     (root / "tests/test_m1.py").write_text("from pkg.m1 import f1\n\ndef test_only():\n    f1(1)\n")
-    changed = mine(root, "acme/lib", None, 3, cfg, dates=False)
+    changed = mine(root, "acme/lib", None, 3, cfg, cache, dates=False)
     assert changed.stats.parsed == 1
     assert sorted(f.qualname for f in changed.functions) == ["f0", "f2"]
 
 
 def test_unreadable_cache_entry_is_reparsed(tmp_path):
     root = write_tree(tmp_path / "repo", library(1))
-    cfg = MineConfig(cache_dir=str(tmp_path / "cache"), workers=1)
-    first = mine(root, "acme/lib", None, 3, cfg, dates=False)
+    cfg, cache = MineConfig(workers=1), tmp_path / "cache"
+    first = mine(root, "acme/lib", None, 3, cfg, cache, dates=False)
     entries = sorted((tmp_path / "cache").rglob("*.pkl"))
     assert len(entries) == 4  # three file summaries and one file's extraction
     for i, entry in enumerate(entries):
         entry.write_bytes(b"not a pickle" if i % 2 else pickle.dumps(["wrong", "type"]))
-    again = mine(root, "acme/lib", None, 3, cfg, dates=False)
+    again = mine(root, "acme/lib", None, 3, cfg, cache, dates=False)
     assert again.stats.parsed == 3 and again.functions == first.functions
 
 
 def test_process_pool_gives_the_same_result(tmp_path):
     root = write_tree(tmp_path / "repo", library(12))
-    serial = mine(root, "acme/lib", None, 3, MineConfig(cache_dir=str(tmp_path / "serial"), workers=1), dates=False)
-    parallel = mine(root, "acme/lib", None, 3, MineConfig(cache_dir=str(tmp_path / "c"), workers=2), dates=False)
+    serial = mine(root, "acme/lib", None, 3, MineConfig(workers=1), tmp_path / "serial", dates=False)
+    parallel = mine(root, "acme/lib", None, 3, MineConfig(workers=2), tmp_path / "c", dates=False)
     assert parallel.stats.parsed == 25
     assert parallel.functions == serial.functions and len(serial.functions) == 12
 
 
 def test_mine_checkout_writes_the_three_artifacts(tmp_path):
     root = write_tree(tmp_path / "repo", library(2))
-    out = mine_checkout(root, tmp_path / "out", min_tests=3, cfg=MineConfig(cache_dir=str(tmp_path / "c")))
+    out = mine_checkout(root, tmp_path / "out", tmp_path / "c", min_tests=3)
     assert out == tmp_path / "out" / "functions.jsonl"
     assert len(read_jsonl(tmp_path / "out" / "tests.jsonl", TestCase)) == 6
     assert len(read_jsonl(tmp_path / "out" / "calls.jsonl", CallRecord)) == 6
@@ -92,11 +92,11 @@ def clone_record(tmp_path, status: CloneStatus, path: str) -> str:
 
 
 def run_adapters(tmp_path, clone_json: str) -> tuple[list, list, list]:
-    cfg = MineConfig(cache_dir=str(tmp_path / "cache"))
+    cfg, cache = MineConfig(), tmp_path / "cache"
     mine_dir = tmp_path / "mine"
-    find_tests_file(clone_json, mine_dir / "tests.jsonl", cfg)
-    call_graph_file(clone_json, mine_dir / "tests.jsonl", mine_dir / "calls.jsonl", cfg)
-    extract_functions_file(clone_json, mine_dir / "calls.jsonl", mine_dir / "functions.jsonl", cfg)
+    find_tests_file(clone_json, mine_dir / "tests.jsonl", cfg, cache)
+    call_graph_file(clone_json, mine_dir / "tests.jsonl", mine_dir / "calls.jsonl", cfg, cache)
+    extract_functions_file(clone_json, mine_dir / "calls.jsonl", mine_dir / "functions.jsonl", cfg, cache)
     return (
         read_jsonl(mine_dir / "tests.jsonl", TestCase),
         read_jsonl(mine_dir / "calls.jsonl", CallRecord),
@@ -122,6 +122,6 @@ def test_files_that_do_not_parse_are_skipped(tmp_path, caplog):
     root = write_tree(tmp_path / "repo", files)
     (root / "pkg/latin1.py").write_bytes(b"# caf\xe9\ndef g():\n    return 1\n")
     with caplog.at_level("WARNING"):
-        result = mine(root, "acme/lib", None, 3, MineConfig(cache_dir=str(tmp_path / "c")), dates=False)
+        result = mine(root, "acme/lib", None, 3, MineConfig(), tmp_path / "c", dates=False)
     assert [f.qualname for f in result.functions] == ["f0"]
     assert "1 files do not parse, e.g. pkg/legacy.py" in caplog.text

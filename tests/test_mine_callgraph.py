@@ -21,8 +21,8 @@ def mine_tree(root: Path, files: dict[str, str], min_tests: int = 3, **options: 
     """Mine ``files`` written to ``root``; ``options`` are further ``mine.*`` settings
     (resolution tests count every call the test makes: ``tested_by`` defaults to ``called``)."""
     repo = write_tree(root / "repo", files)
-    cfg = MineConfig(cache_dir=str(root / "cache"), **{"tested_by": "called", **options})
-    return mine(repo, "acme/lib", None, min_tests, cfg, dates=False)
+    cfg = MineConfig(**{"tested_by": "called", **options})
+    return mine(repo, "acme/lib", None, min_tests, cfg, root / "cache", dates=False)
 
 
 def calls_of(result: MineResult) -> dict[str, list[str]]:

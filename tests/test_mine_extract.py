@@ -88,8 +88,8 @@ def make_history(root: Path) -> str:
 def test_extracted_records(tmp_path):
     root = tmp_path / "repo"
     sha = make_history(root)
-    cfg = MineConfig(cache_dir=str(tmp_path / "c"), tested_by="called")  # constructor records too
-    out = mine_checkout(root, tmp_path / "out", name="acme/lib", cfg=cfg)
+    cfg = MineConfig(tested_by="called")  # constructor records too
+    out = mine_checkout(root, tmp_path / "out", tmp_path / "c", name="acme/lib", cfg=cfg)
     records = {r.qualname: r for r in read_jsonl(out, FunctionRecord)}
     assert sorted(records) == ["Dense.__init__", "Dense.forward", "relu"]
     forward = records["Dense.forward"]
@@ -160,7 +160,7 @@ def test_checkout_without_git_has_no_dates(tmp_path):
     root = write_tree(
         tmp_path / "plain", {"lib/__init__.py": "", "lib/layers.py": LAYERS_V1, "tests/test_layers.py": TESTS}
     )
-    result = mine(root, "acme/lib", None, 3, MineConfig(cache_dir=str(tmp_path / "c"), tested_by="called"))
+    result = mine(root, "acme/lib", None, 3, MineConfig(tested_by="called"), tmp_path / "c")
     assert {f.qualname for f in result.functions} == {"Dense.__init__", "Dense.forward", "relu"}
     assert all(f.first_added is None and f.sha is None for f in result.functions)
 
@@ -169,7 +169,7 @@ def test_guarded_definitions_are_extracted(tmp_path):
     lib = "import sys\n\nif sys.version_info >= (3, 8):\n    def fast(x):\n        return x\nelse:\n    def fast(x):\n        return -x\n"
     tests = "from lib.guarded import fast\n\n" + "".join(f"def test_{i}():\n    fast({i})\n\n" for i in range(3))
     root = write_tree(tmp_path / "repo", {"lib/__init__.py": "", "lib/guarded.py": lib, "tests/test_g.py": tests})
-    (record,) = mine(root, "acme/lib", None, 3, MineConfig(cache_dir=str(tmp_path / "c"))).functions
+    (record,) = mine(root, "acme/lib", None, 3, MineConfig(), tmp_path / "c").functions
     # The ast summary keeps the last definition of a name, as Python's namespace would.
     assert (record.source, record.start_line, record.end_line) == ("def fast(x):\n    return -x\n", 7, 8)
 

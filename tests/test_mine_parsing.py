@@ -52,7 +52,7 @@ def test_mining_skips_pathological_files_with_a_logged_reason(tmp_path, caplog):
     files["tests/test_chain.py"] = "from pkg.chain import h\n\n\ndef test_h():\n    assert h(1)\n" + AND_CHAIN
     root = write_tree(tmp_path / "repo", files)
     with caplog.at_level("WARNING"):
-        result = mine(root, "acme/lib", None, 1, MineConfig(cache_dir=str(tmp_path / "c")), dates=False)
+        result = mine(root, "acme/lib", None, 1, MineConfig(), tmp_path / "c", dates=False)
     assert [f.qualname for f in result.functions] == ["f0"]
     assert "2 files do not parse" in caplog.text and "nested" in caplog.text
     assert "and/or chain of 20000 operands" in caplog.text

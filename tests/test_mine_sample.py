@@ -48,8 +48,8 @@ def test_sample_precision_recall(library, tmp_path):
     )
     repo = f"dlbench-sample/{library}"
     # The sample's truth counts functions that fixtures and setUp call (its README's rule).
-    cfg = MineConfig(cache_dir=str(tmp_path / "cache"), tested_by="reached")
-    result = mine(checkout, repo, None, MIN_TESTS, cfg, dates=False)
+    cfg = MineConfig(tested_by="reached")
+    result = mine(checkout, repo, None, MIN_TESTS, cfg, tmp_path / "cache", dates=False)
     found = {f"{f.path}:{f.qualname}": f.tests for f in result.functions}
     truth = truth_for(repo, MIN_TESTS)
     precision, recall, same = score(found, truth)

@@ -12,7 +12,7 @@ from tests.test_mine_callgraph import write_tree
 
 def load(tmp_path, files):
     root = write_tree(tmp_path / "repo", files)
-    return load_repo(root, MineConfig(cache_dir=str(tmp_path / "cache")))
+    return load_repo(root, MineConfig(), tmp_path / "cache")
 
 
 def test_test_cases_follow_pytest_collection(tmp_path):

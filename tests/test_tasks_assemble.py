@@ -9,7 +9,7 @@ from datetime import date
 import pandas as pd
 import pytest
 
-from dlbench.config import PromptsConfig, SelectConfig
+from dlbench.config import PromptsConfig, SelectConfig, StorageConfig
 from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, repo_slug
 from dlbench.report.card import card_file
 from dlbench.report.slices import in_slice, slice_cutoff, slice_names, slice_of
@@ -55,7 +55,7 @@ def world(tmp_path):
         clones.append(tmp_path / "repos" / f"{slug}.json")
         fn_paths.append(tmp_path / "mine" / slug / "functions.jsonl")
     every = [f for fns in functions.values() for f in fns]
-    prompts = draft_prompts(every, PromptsConfig(llm=None))
+    prompts = draft_prompts(every, PromptsConfig(llm=None), StorageConfig().llm_cache)
     ids = sorted(f.task_id for f in functions[GOOD])
     sheets = [
         SheetRow("a", ids[0], stage="Evaluation & Metrics", task="Object Detection", data="Image"),

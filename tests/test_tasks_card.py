@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dlbench.config import PromptsConfig
+from dlbench.config import PromptsConfig, StorageConfig
 from dlbench.records import PromptRecord, PromptSource
 from dlbench.report.card import departures, render_card
 from dlbench.tasks.prompts import draft_prompts
@@ -53,5 +53,9 @@ def test_every_departure_is_named_with_its_count():
 
 
 def test_the_default_offline_build_is_a_template_departure_without_additions():
-    prompts = draft_prompts([make_function(), make_function(qualname="iou", path="lib/boxes.py")], PromptsConfig())
+    prompts = draft_prompts(
+        [make_function(), make_function(qualname="iou", path="lib/boxes.py")],
+        PromptsConfig(),
+        StorageConfig().llm_cache,
+    )
     assert departures(prompts) == ["template prompts (no drafting LLM answer): 2"]

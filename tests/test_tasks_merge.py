@@ -9,7 +9,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from dlbench.config import LabelsConfig, PromptsConfig
+from dlbench.config import LabelsConfig, PromptsConfig, StorageConfig
 from dlbench.records import MergedLabel, PromptRecord
 from dlbench.store import read_jsonl, write_jsonl
 from dlbench.tasks.merge import (
@@ -34,7 +34,7 @@ from tests.conftest import ROOT
 from tests.test_tasks_prompts import make_function
 
 FUNCTIONS = [make_function(qualname=q) for q in ("A.f", "B.g", "C.h", "D.i")]
-PROMPTS = draft_prompts(FUNCTIONS, PromptsConfig(llm=None))
+PROMPTS = draft_prompts(FUNCTIONS, PromptsConfig(llm=None), StorageConfig().llm_cache)
 T = [p.task_id for p in PROMPTS]
 
 

@@ -121,13 +121,14 @@ def test_template_drafting_is_deterministic(tmp_path):
         make_function(qualname="iou", path="lib/boxes.py")
     ]
     write_jsonl(tmp_path / "functions.jsonl", functions)
-    first = draft_prompts_file(tmp_path / "functions.jsonl", tmp_path / "a.jsonl", PromptsConfig(llm=None))
-    draft_prompts_file(tmp_path / "functions.jsonl", tmp_path / "b.jsonl", PromptsConfig(llm=None))
+    cache = tmp_path / "cache"
+    first = draft_prompts_file(tmp_path / "functions.jsonl", tmp_path / "a.jsonl", PromptsConfig(llm=None), cache)
+    draft_prompts_file(tmp_path / "functions.jsonl", tmp_path / "b.jsonl", PromptsConfig(llm=None), cache)
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
     assert [p.task_id for p in first] == sorted(f.task_id for f in functions)
     assert {(p.source, p.model, p.status) for p in first} == {(PromptSource.TEMPLATE, None, "ok")}
     assert read_jsonl(tmp_path / "a.jsonl", type(first[0])) == first
-    assert draft_prompts(list(reversed(functions)), PromptsConfig(llm=None)) == first
+    assert draft_prompts(list(reversed(functions)), PromptsConfig(llm=None), cache) == first
 
 
 @pytest.mark.parametrize(
@@ -198,12 +199,12 @@ def test_llm_drafting_survives_faults_falls_back_and_never_pays_twice(tmp_path):
             price_in_per_mtok=1.0,
             price_out_per_mtok=2.0,
         )
-        cfg = PromptsConfig(llm=endpoint, cache_dir=str(tmp_path / "cache"))  # the paper's protocol, no additions
-        first = draft_prompts_file(tmp_path / "functions.jsonl", tmp_path / "first.jsonl", cfg)
+        cfg, cache = PromptsConfig(llm=endpoint), tmp_path / "cache"  # the paper's protocol, no additions
+        first = draft_prompts_file(tmp_path / "functions.jsonl", tmp_path / "first.jsonl", cfg, cache)
         assert server.served == 4 and [r.status for r in server.log].count(200) == 4
         assert sorted(r.status for r in server.log if r.status != 200) == [429, 429, 500]
         requests = len(server.log)
-        draft_prompts_file(tmp_path / "functions.jsonl", tmp_path / "rerun.jsonl", cfg)
+        draft_prompts_file(tmp_path / "functions.jsonl", tmp_path / "rerun.jsonl", cfg, cache)
         assert len(server.log) == requests  # the rerun asked nothing
     assert (tmp_path / "first.jsonl").read_bytes() == (tmp_path / "rerun.jsonl").read_bytes()
     by_name = {p.task_id.rsplit(":", 1)[1]: p for p in first}
@@ -238,7 +239,7 @@ def test_the_default_build_sends_the_papers_template(tmp_path):
     ]
     with LLMStandIn(ScriptedResponder([PROSE])) as server:
         endpoint = LLMEndpoint(base_url=server.base_url, model="gpt-4o", api_key_env="NO_SUCH_KEY")
-        records = draft_prompts(functions, cfg.model_copy(update={"llm": endpoint, "cache_dir": str(tmp_path)}))
+        records = draft_prompts(functions, cfg.model_copy(update={"llm": endpoint}), tmp_path)
         sent = {r.body["messages"][0]["content"].split("\n", 2)[0]: r.body["messages"] for r in server.log}
     forward_code = METHOD_SOURCE.replace("\n    ", "\n").strip()  # dedented
     expected = [
@@ -257,11 +258,11 @@ def test_the_default_build_sends_the_papers_template(tmp_path):
 
 
 def test_the_projects_protocol_and_additions_are_options(tmp_path):
-    cfg = PromptsConfig(protocol="project", append_signature=True, append_class_context=True, cache_dir=str(tmp_path))
+    cfg = PromptsConfig(protocol="project", append_signature=True, append_class_context=True)
     fn = make_function()
     with LLMStandIn(ScriptedResponder([PROSE])) as server:
         endpoint = LLMEndpoint(base_url=server.base_url, model="draft-model", api_key_env="NO_SUCH_KEY")
-        [record] = draft_prompts([fn], cfg.model_copy(update={"llm": endpoint}))
+        [record] = draft_prompts([fn], cfg.model_copy(update={"llm": endpoint}), tmp_path)
         [request] = server.log
     system, user = request.body["messages"]
     assert system == {"role": "system", "content": PROJECT_SYSTEM_PROMPT}
@@ -269,7 +270,7 @@ def test_the_projects_protocol_and_additions_are_options(tmp_path):
     assert record.prompt.startswith(PROSE + "\n\nRequired signature (keep it exactly):")
     assert record.prompt.endswith("class Dense:\n    def __init__(self, weight, bias): ...\n```")
     assert (record.protocol, record.additions) == ("project", [SIGNATURE, CLASS_CONTEXT])
-    [template] = draft_prompts([fn], cfg)
+    [template] = draft_prompts([fn], cfg, tmp_path)
     assert (template.protocol, template.additions) == (
         None,
         [SIGNATURE, CLASS_CONTEXT],

@@ -121,7 +121,14 @@ def test_import_resolves_by_line_then_name_and_mines_the_tests(world) -> None:
     out = world["out"]
     cfg = MineConfig(tested_by="reached")
     result = px.import_published_files(
-        world["tasks"], world["repos"], world["work"], out / "tasks.jsonl", out / "import.jsonl", cfg, min_tests=1
+        world["tasks"],
+        world["repos"],
+        world["work"],
+        out / "tasks.jsonl",
+        out / "import.jsonl",
+        cfg,
+        out / "parse",
+        min_tests=1,
     )
     rows = {r.source: r for r in read_jsonl(out / "import.jsonl", PublishedTask)}
     assert rows == {r.source: r for r in result.rows}

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 from openpyxl import load_workbook
 
-from dlbench.config import LabelsConfig, PromptsConfig
+from dlbench.config import LabelsConfig, PromptsConfig, StorageConfig
 from dlbench.records import MergedLabel
 from dlbench.store import read_jsonl, write_jsonl
 from dlbench.tasks.merge import MISSING_VOTES, TIE, UNKNOWN_LABEL, MergePaths, merge_labels_files
@@ -18,7 +18,7 @@ from dlbench.tasks.vocab import DATA, STAGES, TASKS
 from tests.test_tasks_prompts import make_function
 
 FUNCTIONS = [make_function(qualname=q) for q in ("Dense.forward", "Dense.backward", "Conv.forward")]
-PROMPTS = draft_prompts(FUNCTIONS, PromptsConfig(llm=None))
+PROMPTS = draft_prompts(FUNCTIONS, PromptsConfig(llm=None), StorageConfig().llm_cache)
 
 
 def export(tmp_path) -> SheetPaths:

@@ -35,10 +35,10 @@ def test_trace_tests_in_the_project_image(engine: docker.DockerClient, base: str
     )
     write_json(tmp_path / "clone.json", clone)
     write_json(tmp_path / "image.json", image)
-    cfg = MineConfig(cache_dir=str(tmp_path / "cache"))
-    find_tests_file(tmp_path / "clone.json", tmp_path / "tests.jsonl", cfg)
+    cfg, cache = MineConfig(), tmp_path / "cache"
+    find_tests_file(tmp_path / "clone.json", tmp_path / "tests.jsonl", cfg, cache)
 
-    trace_tests_file(tmp_path / "clone.json", tmp_path / "image.json", tmp_path / "tests.jsonl", tmp_path / "trace.jsonl", tmp_path / "run.log", cfg)  # fmt: skip
+    trace_tests_file(tmp_path / "clone.json", tmp_path / "image.json", tmp_path / "tests.jsonl", tmp_path / "trace.jsonl", tmp_path / "run.log", cfg, cache)  # fmt: skip
 
     traces = {t.node_id: t for t in read_jsonl(tmp_path / "trace.jsonl", TraceRecord)}
     scaled = traces["tests/test_ops.py::test_scale"]

@@ -132,7 +132,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def traced(project: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, TraceRecord]:
     """The project's tests run once with the tracer, as records by node id."""
-    repo = load_repo(project, MineConfig(cache_dir=str(tmp_path_factory.mktemp("cache"))))
+    repo = load_repo(project, MineConfig(), tmp_path_factory.mktemp("cache"))
     plan = plan_trace(repo, find_test_cases(repo.table, "acme/proj", repo.layout), TraceConfig())
     work = tmp_path_factory.mktemp("trace")
     (work / f"{PLUGIN_MODULE}.py").write_bytes(PLUGIN_SOURCE.read_bytes())
@@ -204,7 +204,7 @@ def test_a_removed_hook_is_installed_again(traced: dict[str, TraceRecord]) -> No
 
 
 def test_static_graph_scored_against_the_trace(project: Path, traced: dict[str, TraceRecord], tmp_path: Path) -> None:
-    repo = load_repo(project, MineConfig(cache_dir=str(tmp_path), tested_by="reached"))
+    repo = load_repo(project, MineConfig(tested_by="reached"), tmp_path)
     static = build_calls(repo, find_test_cases(repo.table, "acme/proj", repo.layout), "acme/proj")
     result = score(static, list(traced.values()), "direct")
     # passed: test_scale, test_box, test_box_again, test_shifted, test_param, test_unhooks, test_zz_after_unhook

@@ -25,9 +25,9 @@ USAGE_COLUMNS = [
 ]  # fmt: skip
 
 
-def journal_path(cache_dir: str | Path, model: str, technique: str, repo: str) -> Path:
-    """Journal of one job, beside the LLM cache (outside Snakemake outputs)."""
-    return Path(cache_dir).parent / "journal" / model / technique / f"{repo}.jsonl"
+def journal_path(journal_dir: str | Path, model: str, technique: str, repo: str) -> Path:
+    """Journal of one job under ``journal_dir`` (outside Snakemake outputs)."""
+    return Path(journal_dir) / model / technique / f"{repo}.jsonl"
 
 
 def generate_file(
@@ -37,13 +37,15 @@ def generate_file(
     technique: str,
     repo: str,
     model_cfg: ModelConfig,
-    cache_dir: str | Path,
+    llm_cache: str | Path,
+    journal_dir: str | Path,
     stages: str | Path | None = None,
 ) -> list[Generation]:
     """Write every candidate of ``model`` × ``technique`` for ``repo``'s tasks to ``out``
-    (LLM responses cached under ``cache_dir``)."""
+    (LLM responses cached under ``llm_cache``, candidates journalled under ``journal_dir``
+    until the output is written)."""
     pool = read_jsonl(benchmark, BenchmarkTask)
-    journal = Journal(journal_path(cache_dir, model, technique, repo))
+    journal = Journal(journal_path(journal_dir, model, technique, repo))
     job = GenerationJob(
         model=model,
         technique=technique,
@@ -53,7 +55,7 @@ def generate_file(
         journal=journal,
         predicted_stages=load_predicted_stages(stages) if stages else None,
     )
-    generations = make_provider(model, model_cfg, cache_dir).generate(job) if job.tasks else []
+    generations = make_provider(model, model_cfg, llm_cache).generate(job) if job.tasks else []
     _log_summary(out, generations)
     check_answered(out, generations, journal.path)
     write_jsonl(out, generations)

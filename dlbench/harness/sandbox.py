@@ -270,9 +270,10 @@ def run_naive(
 
 
 def build_image_file(
-    clone: Path, out: Path, build_log: Path, cfg: EvaluateConfig, images: ImagesConfig | None = None
+    clone: Path, out: Path, build_log: Path, cfg: EvaluateConfig, images: ImagesConfig, downloads: Path
 ) -> ImageRecord:
-    """The ``build_image`` rule: the project image of one clone, as ``results/images/{repo}.json``.
+    """The ``build_image`` rule: the project image of one clone, as ``results/images/{repo}.json``,
+    built with the machine's download cache ``downloads``.
 
     A failed clone or build is recorded (status ``image_error``); an engine that does not
     answer raises, so the job fails and a rerun retries instead of keeping an error.
@@ -292,6 +293,7 @@ def build_image_file(
             Path(build_log),
             support_files(),
             images=images,
+            downloads=downloads,
         )
     write_json(out, image)
     return image

@@ -34,7 +34,7 @@ from docker.errors import DockerException, ImageNotFound
 from requests.exceptions import RequestException
 
 import docker
-from dlbench.config import ImagesConfig
+from dlbench.config import ImagesConfig, StorageConfig
 from dlbench.deps.declared import canonical_name
 from dlbench.deps.imports import distribution_for
 from dlbench.deps.plan import PRIORITY, EnvironmentPlan, drop_priority, plan_environment
@@ -140,14 +140,14 @@ def commit_date(checkout: Path) -> datetime | None:
     return datetime.fromisoformat(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
 
 
-def resolution_target(cfg: ImagesConfig, checkout: Path) -> Target:
+def resolution_target(cfg: ImagesConfig, checkout: Path, downloads: Path) -> Target:
     return Target(
         python_version=cfg.python_version,
         platform=cfg.platform,
         exclude_newer=commit_date(checkout) if cfg.resolve_as_of_commit else None,
         index_url=cfg.index_url or os.environ.get("PIP_INDEX_URL") or None,
         extra_index_url=cfg.framework_index_url,
-        cache_dir=cfg.download_cache(),
+        cache_dir=downloads,
     )
 
 
@@ -201,14 +201,17 @@ def build_project_image(
     support_files: Mapping[str, bytes] | None = None,
     client: docker.DockerClient | None = None,
     images: ImagesConfig | None = None,
+    downloads: Path | None = None,
 ) -> ImageRecord:
     """Build (or reuse) the image of one repository; a failed build is recorded, not raised.
 
+    ``downloads`` is the machine's download cache (default: ``storage.downloads``'s).
     ``support_files`` (relative path → bytes) land in ``/opt/dlbench`` (trusted runner code:
     pytest plugin, supervisor) and are part of the content hash. Raises ``EngineUnavailable``
     only when the engine does not answer, so a rerun retries instead of keeping an error.
     """
     checkout, log_path, cfg = Path(checkout), Path(log_path), images or ImagesConfig()
+    downloads = downloads or StorageConfig().downloads_dir()
     support_files = dict(support_files or {})
     client = client or docker_client()
     _ping(client)
@@ -223,7 +226,7 @@ def build_project_image(
         out.write(f"# project {slug} at {sha}\n# base {base_image} ({record.base_image_id})\n")
         try:
             _check_checkout(checkout, sha)
-            record = _build_with_repairs(client, record, checkout, support_files, cfg, out)
+            record = _build_with_repairs(client, record, checkout, support_files, cfg, downloads, out)
         except (ImageBuildError, ResolutionError, StepFailed) as exc:  # the project's recipe: recorded
             out.write(f"\n# FAILED: {exc}\n")
             record.error = f"{exc}\n{_step_output_tail(exc)}".strip()
@@ -234,12 +237,12 @@ def build_project_image(
     return record
 
 
-def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, out: IO[str]) -> ImageRecord:  # fmt: skip
+def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, out: IO[str]) -> ImageRecord:  # fmt: skip
     plan = plan_environment(disk_tree(checkout))
-    target = resolution_target(cfg, checkout)
+    target = resolution_target(cfg, checkout, downloads)
     repairs: list[RepairStep] = []
     for round_ in range(cfg.repair_rounds + 1):
-        lock, reused, record = _lock_and_build(client, record, checkout, support, cfg, plan, target, out)
+        lock, reused, record = _lock_and_build(client, record, checkout, support, cfg, downloads, plan, target, out)
         missing = _missing_after_build(client, record.tag, plan, cfg, out)
         locked = lock.versions()
         new = [RepairStep(round=round_ + 1, module=m, distribution=distribution_for(m), reason=line)
@@ -254,14 +257,14 @@ def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Ma
     return record.model_copy(update={"environment": env, "status": ImageStatus.OK})
 
 
-def _lock_and_build(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, plan: EnvironmentPlan, target: Target, out: IO[str]) -> tuple[Lock, bool, ImageRecord]:  # fmt: skip
+def _lock_and_build(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, plan: EnvironmentPlan, target: Target, out: IO[str]) -> tuple[Lock, bool, ImageRecord]:  # fmt: skip
     """Resolve and build; a package that fails to install (an sdist needing a compiler the
     image lacks) is dropped when the project does not need it at run time, and recorded."""
     for _ in range(MAX_INSTALL_RETRIES):
         lock, reused = lock_environment(plan, target, preferred_frameworks(client, record.base_image_id, plan, cfg))
         _log_plan(out, lock, target)
         try:
-            return lock, reused, _build_locked(client, record, checkout, support, cfg, lock, target, out)
+            return lock, reused, _build_locked(client, record, checkout, support, cfg, downloads, lock, target, out)
         except StepFailed as exc:
             culprit = _droppable(plan, exc.output)
             if culprit is None:
@@ -288,17 +291,17 @@ def _log_plan(out: IO[str], lock: Lock, target: Target) -> None:
     out.flush()
 
 
-def _build_locked(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, lock: Lock, target: Target, out: IO[str]) -> ImageRecord:  # fmt: skip
+def _build_locked(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, lock: Lock, target: Target, out: IO[str]) -> ImageRecord:  # fmt: skip
     """The framework layer (shared) and the project layer for one lock, reused when built."""
     pins = framework_pins(lock, cfg)
     tag, digest = project_tag(record.repo, record.base_image_id, lock.pins, record.sha, support)
     record = record.model_copy(update={"tag": tag, "recipe_hash": digest})
-    framework = _framework_layer(client, record.base_image_id, pins, lock, cfg, target, out) if pins else None
+    framework = _framework_layer(client, record.base_image_id, pins, lock, downloads, target, out) if pins else None
     existing = layers.image_exists(client, tag)
     if existing:
         out.write(f"# reused {tag} ({existing})\n")
         return _with_image(client, record, existing, framework, reused=True)
-    image_id = _project_layer(client, framework or record.base_image_id, tag, checkout, support, lock, cfg, target, out, record)  # fmt: skip
+    image_id = _project_layer(client, framework or record.base_image_id, tag, checkout, support, lock, downloads, target, out, record)  # fmt: skip
     out.write(f"# built {tag} ({image_id})\n")
     return _with_image(client, record, image_id, framework, reused=False)
 
@@ -310,29 +313,27 @@ def _with_image(client, record: ImageRecord, image_id: str, framework: str | Non
     )
 
 
-def _framework_layer(client, base_id: str, pins: list[str], lock: Lock, cfg: ImagesConfig, target: Target, out: IO[str]) -> str:  # fmt: skip
+def _framework_layer(client, base_id: str, pins: list[str], lock: Lock, downloads: Path, target: Target, out: IO[str]) -> str:  # fmt: skip
     """``dlbench/framework:<hash>`` of (base, framework pins), built once per machine."""
     tag = framework_tag(base_id, pins)
-    with layers.machine_lock(
-        cfg.download_cache(), "framework"
-    ):  # one at a time: each needs ~2x its 5-8 GB while committed
+    with layers.machine_lock(downloads, "framework"):  # one at a time: each needs ~2x its 5-8 GB while committed
         if layers.image_exists(client, tag):  # perhaps built by a parallel job while this one waited
             out.write(f"# framework layer {tag} ({' '.join(pins)}) reused\n")
             return tag
-        return _build_framework_layer(client, base_id, tag, pins, lock, cfg, target, out)
+        return _build_framework_layer(client, base_id, tag, pins, lock, downloads, target, out)
 
 
-def _build_framework_layer(client, base_id: str, tag: str, pins: list[str], lock: Lock, cfg: ImagesConfig, target: Target, out: IO[str]) -> str:  # fmt: skip
+def _build_framework_layer(client, base_id: str, tag: str, pins: list[str], lock: Lock, downloads: Path, target: Target, out: IO[str]) -> str:  # fmt: skip
     out.write(f"# framework layer {tag}: installing {' '.join(pins)}\n")
     inputs = {"frameworks.txt": "\n".join(pins) + "\n", "lock.txt": "\n".join(lock.pins) + "\n"}
-    container = _install_step(client, base_id, f"-r {STEP_INPUTS}/frameworks.txt -c {STEP_INPUTS}/lock.txt", inputs, cfg, target, out)  # fmt: skip
+    container = _install_step(client, base_id, f"-r {STEP_INPUTS}/frameworks.txt -c {STEP_INPUTS}/lock.txt", inputs, downloads, target, out)  # fmt: skip
     labels = {layers.LABEL: "framework", layers.FRAMEWORKS_LABEL: " ".join(pins), layers.BASE_LABEL: base_id}
     layers.commit_layer(container, tag, labels, runtime=False)
     return tag
 
 
-def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mapping[str, bytes], lock: Lock, cfg: ImagesConfig, target: Target, out: IO[str], record: ImageRecord) -> str:  # fmt: skip
-    container = _install_step(client, parent, f"-r {STEP_INPUTS}/lock.txt", {"lock.txt": "\n".join(lock.pins) + "\n"}, cfg, target, out)  # fmt: skip
+def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mapping[str, bytes], lock: Lock, downloads: Path, target: Target, out: IO[str], record: ImageRecord) -> str:  # fmt: skip
+    container = _install_step(client, parent, f"-r {STEP_INPUTS}/lock.txt", {"lock.txt": "\n".join(lock.pins) + "\n"}, downloads, target, out)  # fmt: skip
     try:
         layers.copy_tree_into(container, checkout, support)
     except (DockerException, RequestException, OSError, ValueError):
@@ -342,10 +343,10 @@ def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mappi
     return layers.commit_layer(container, tag, labels, runtime=True)
 
 
-def _install_step(client, parent: str, args: str, inputs: Mapping[str, str], cfg: ImagesConfig, target: Target, out: IO[str]):  # fmt: skip
+def _install_step(client, parent: str, args: str, inputs: Mapping[str, str], downloads: Path, target: Target, out: IO[str]):  # fmt: skip
     """Run ``uv pip install <args>`` on ``parent`` with the machine's download cache and the
     resolution's index settings; ``inputs`` are files under STEP_INPUTS."""
-    return layers.run_step(client, parent, layers.uv_install_script(args), inputs, cfg.download_cache(), Path(uv_binary()), host_ca_bundle(), out, target.index_environment())  # fmt: skip
+    return layers.run_step(client, parent, layers.uv_install_script(args), inputs, downloads, Path(uv_binary()), host_ca_bundle(), out, target.index_environment())  # fmt: skip
 
 
 def _missing_after_build(client, tag: str, plan: EnvironmentPlan, cfg: ImagesConfig, out: IO[str]) -> dict[str, str]:

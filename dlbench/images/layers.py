@@ -2,7 +2,7 @@
 
 The classic builder cannot mount a cache into a build step; a container can. Each layer
 is made by ``docker run`` of an install script on the host network, with the machine's
-download cache (``images.cache_dir``), the host's uv and CA bundle bind-mounted read-only
+download cache (``storage.downloads``), the host's uv and CA bundle bind-mounted read-only
 for that step only, then ``docker commit``. Nothing mounted ends up in the image, and a
 second build downloads nothing the cache already holds.
 """

@@ -32,11 +32,18 @@ class MineResult:
 
 
 def mine(
-    repo_path: Path, name: str, sha: str | None, min_tests: int, cfg: MineConfig, dates: bool = True
+    repo_path: Path,
+    name: str,
+    sha: str | None,
+    min_tests: int,
+    cfg: MineConfig,
+    parse_cache: str | Path,
+    dates: bool = True,
 ) -> MineResult:
-    """Tests → call graph → extraction on one checkout; ``dates=False`` skips git blame."""
+    """Tests → call graph → extraction on one checkout (per-file results cached under
+    ``parse_cache``); ``dates=False`` skips git blame."""
     clock = _Clock()
-    repo = clock.time("parse", load_repo, Path(repo_path).resolve(), cfg)
+    repo = clock.time("parse", load_repo, Path(repo_path).resolve(), cfg, parse_cache)
     tests = clock.time("tests", find_test_cases, repo.table, name, repo.layout)
     calls = clock.time("call graph", build_calls, repo, tests, name)
     functions = clock.time("extract", extract_functions, repo, calls, name, sha, min_tests, dates)
@@ -63,6 +70,7 @@ class _Clock:
 def mine_checkout(
     repo_path: Path,
     out_dir: Path,
+    parse_cache: str | Path,
     sha: str | None = None,
     name: str | None = None,
     min_tests: int = 3,
@@ -70,15 +78,16 @@ def mine_checkout(
 ) -> Path:
     """Write ``tests.jsonl``, ``calls.jsonl`` and ``functions.jsonl`` for a checkout on disk.
 
-    ``sha`` defaults to the checkout's HEAD (None outside git: no dates); ``name`` (the
-    ``owner/name`` used in task ids) defaults to the folder's name.
+    Per-file results are cached under ``parse_cache``; ``sha`` defaults to the checkout's
+    HEAD (None outside git: no dates); ``name`` (the ``owner/name`` used in task ids)
+    defaults to the folder's name.
     """
     repo_path = Path(repo_path).resolve()
     cfg = cfg or MineConfig(min_tests=min_tests)
     head = head_sha(repo_path)
     if sha and head and sha != head:  # the files on disk are what gets mined
         log.warning("%s: mining the checkout at HEAD %s, not the given commit %s", repo_path, head[:12], sha[:12])
-    result = mine(repo_path, name or repo_path.name, sha or head, min_tests, cfg)
+    result = mine(repo_path, name or repo_path.name, sha or head, min_tests, cfg, parse_cache)
     out_dir = Path(out_dir)
     write_jsonl(out_dir / "tests.jsonl", result.tests)
     write_jsonl(out_dir / "calls.jsonl", result.calls)

@@ -6,7 +6,7 @@ on its bytes and on whether its path is test code, so the cache key is
 ``sha256(version, tag, bytes)``: a rerun after one file changed re-parses that file
 only, and identical files in different checkouts share an entry. ``extract`` stores its
 per-file extraction and blame results the same way. Entries are pickles written
-atomically under ``MineConfig.cache_dir`` (empty: no cache); an unreadable entry is
+atomically under ``storage.parse_cache`` (empty: no cache); an unreadable entry is
 recomputed.
 """
 
@@ -124,10 +124,9 @@ class ParseCache:
 
 
 def load_summaries(
-    root: Path, files: list[str], layout: PytestLayout, cfg: MineConfig
+    root: Path, files: list[str], layout: PytestLayout, cfg: MineConfig, cache: ParseCache
 ) -> tuple[dict[str, FileSummary], ParseStats]:
     """Summaries of the checkout's Python ``files``, from the cache or parsed in parallel."""
-    cache = ParseCache(cfg.cache_dir)
     summaries: dict[str, FileSummary] = {}
     stats = ParseStats()
     misses: list[tuple[str, str]] = []  # (path, cache key)
@@ -178,22 +177,27 @@ class LoadedRepo:
     stats: ParseStats
     cfg: MineConfig
     layout: PytestLayout  # the project's pytest collection options
+    cache: ParseCache  # where the later stages keep their per-file results too
 
 
-def load_repo(root: Path, cfg: MineConfig) -> LoadedRepo:
+def load_repo(root: Path, cfg: MineConfig, parse_cache: str | Path) -> LoadedRepo:
+    """The checkout at ``root``, its files summarised through the cache at ``parse_cache``."""
+    cache = ParseCache(parse_cache)
     files = list_python_files(root)
     layout = read_layout(root, files)
-    summaries, stats = load_summaries(root, files, layout, cfg)
+    summaries, stats = load_summaries(root, files, layout, cfg, cache)
     table = SymbolTable({path: s.module for path, s in summaries.items()})
     bodies = {path: s.bodies for path, s in summaries.items() if s.bodies is not None}
-    return LoadedRepo(root, table, bodies, stats, cfg, layout)
+    return LoadedRepo(root, table, bodies, stats, cfg, layout, cache)
 
 
-def load_clone(clone_json: str | Path, cfg: MineConfig) -> tuple[CloneRecord, LoadedRepo | None]:
+def load_clone(
+    clone_json: str | Path, cfg: MineConfig, parse_cache: str | Path
+) -> tuple[CloneRecord, LoadedRepo | None]:
     """A rule's clone record and its loaded checkout; None when the clone failed (the rule
     then writes an empty artifact so the DAG goes on)."""
     clone = read_json(clone_json, CloneRecord)
     if clone.status != CloneStatus.OK:
         log.warning("%s: clone status %s, writing an empty artifact", clone.full_name, clone.status)
         return clone, None
-    return clone, load_repo(Path(clone.path), cfg)
+    return clone, load_repo(Path(clone.path), cfg, parse_cache)

@@ -670,8 +670,10 @@ def build_calls(repo: LoadedRepo, cases: list[TestCase], name: str) -> list[Call
     return records
 
 
-def call_graph_file(clone_json: str | Path, tests_jsonl: str | Path, out: str | Path, cfg: MineConfig) -> int:
+def call_graph_file(
+    clone_json: str | Path, tests_jsonl: str | Path, out: str | Path, cfg: MineConfig, parse_cache: str | Path
+) -> int:
     """Rule ``call_graph``: clone record + tests → ``calls.jsonl``."""
-    clone, repo = load_clone(clone_json, cfg)
+    clone, repo = load_clone(clone_json, cfg, parse_cache)
     records = build_calls(repo, read_jsonl(tests_jsonl, TestCase), clone.full_name) if repo else []
     return write_jsonl(out, records)

@@ -29,7 +29,6 @@ from dlbench.config import MineConfig
 from dlbench.logs import Progress
 from dlbench.mine.cache import (
     LoadedRepo,
-    ParseCache,
     load_clone,
     parallel_map,
     read_source,
@@ -104,7 +103,7 @@ def spans(summary: ModuleSummary, qualnames: list[str]) -> list[Span]:
 
 def _extract_all(repo: LoadedRepo, file_spans: dict[str, list[Span]]) -> dict[str, dict[str, Extracted]]:
     """Per file, the extracted definitions: from the cache, else parsed on the pool."""
-    cache = ParseCache(repo.cfg.cache_dir)
+    cache = repo.cache
     done: dict[str, dict[str, Extracted]] = {}
     misses: list[tuple[str, str]] = []
     for path, file_span in file_spans.items():
@@ -263,7 +262,7 @@ def _add_dates(repo: LoadedRepo, sha: str, records: list[FunctionRecord]) -> Non
 
 def _file_dates(repo: LoadedRepo, sha: str, path: str, records: list[FunctionRecord]) -> dict:
     ranges = sorted({(r.start_line, r.end_line) for r in records})
-    cache = ParseCache(repo.cfg.cache_dir)
+    cache = repo.cache
     key = cache.key(json.dumps([sha, path, ranges]).encode(), "blame")  # a commit pins the history
     dates: dict[tuple[int, int], tuple[date, date]] | None = cache.get(key, dict)
     if dates is None:
@@ -273,9 +272,11 @@ def _file_dates(repo: LoadedRepo, sha: str, path: str, records: list[FunctionRec
     return dates
 
 
-def extract_functions_file(clone_json: str | Path, calls_jsonl: str | Path, out: str | Path, cfg: MineConfig) -> int:
+def extract_functions_file(
+    clone_json: str | Path, calls_jsonl: str | Path, out: str | Path, cfg: MineConfig, parse_cache: str | Path
+) -> int:
     """Rule ``extract_functions``: clone record + calls (which carry the node ids) → ``functions.jsonl``."""
-    clone, repo = load_clone(clone_json, cfg)
+    clone, repo = load_clone(clone_json, cfg, parse_cache)
     calls = read_jsonl(calls_jsonl, CallRecord)
     records = extract_functions(repo, calls, clone.full_name, clone.sha, cfg.min_tests) if repo else []
     log.info("%s: %d functions under test", clone.full_name, len(records))

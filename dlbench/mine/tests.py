@@ -112,9 +112,9 @@ def _case(
 # ---------------------------------------------------------------- rule adapter
 
 
-def find_tests_file(clone_json: str | Path, out: str | Path, cfg: MineConfig) -> int:
+def find_tests_file(clone_json: str | Path, out: str | Path, cfg: MineConfig, parse_cache: str | Path) -> int:
     """Rule ``find_tests``: the clone record's checkout → ``tests.jsonl``."""
-    clone, repo = load_clone(clone_json, cfg)
+    clone, repo = load_clone(clone_json, cfg, parse_cache)
     cases = find_test_cases(repo.table, clone.full_name, repo.layout) if repo else []
     log.info("%s: %d test cases", clone.full_name, len(cases))
     return write_jsonl(out, cases)

@@ -223,12 +223,13 @@ def _leaked_line(text: str, fn: FunctionRecord) -> str | None:
     return None
 
 
-def draft_prompts(functions: Sequence[FunctionRecord], cfg: PromptsConfig) -> list[PromptRecord]:
-    """One PromptRecord per function, sorted by task id: LLM drafts or template prompts."""
+def draft_prompts(functions: Sequence[FunctionRecord], cfg: PromptsConfig, llm_cache: str | Path) -> list[PromptRecord]:
+    """One PromptRecord per function, sorted by task id: LLM drafts (answers cached under
+    ``llm_cache``) or template prompts."""
     ordered = sorted(functions, key=lambda f: f.task_id)
     if cfg.llm is None:
         return [_template_record(fn, additions_of(cfg)) for fn in ordered]
-    return _llm_records(ordered, cfg, cfg.llm)
+    return _llm_records(ordered, cfg, cfg.llm, llm_cache)
 
 
 def _template_record(fn: FunctionRecord, additions: list[str], **extra) -> PromptRecord:
@@ -238,10 +239,12 @@ def _template_record(fn: FunctionRecord, additions: list[str], **extra) -> Promp
     )
 
 
-def _llm_records(functions: list[FunctionRecord], cfg: PromptsConfig, endpoint: LLMEndpoint) -> list[PromptRecord]:
+def _llm_records(
+    functions: list[FunctionRecord], cfg: PromptsConfig, endpoint: LLMEndpoint, llm_cache: str | Path
+) -> list[PromptRecord]:
     if not functions:
         return []
-    client = LLMClient.from_endpoint(endpoint, Path(cfg.cache_dir))
+    client = LLMClient.from_endpoint(endpoint, llm_cache)
     results = client.chat_many([llm_messages(fn, cfg.protocol) for fn in functions])
     usage = client.usage
     log.info(
@@ -294,9 +297,11 @@ def _record_from_result(fn: FunctionRecord, result: LLMResult, model: str, cfg: 
     )  # fmt: skip
 
 
-def draft_prompts_file(functions_path: str | Path, out_path: str | Path, cfg: PromptsConfig) -> list[PromptRecord]:
+def draft_prompts_file(
+    functions_path: str | Path, out_path: str | Path, cfg: PromptsConfig, llm_cache: str | Path
+) -> list[PromptRecord]:
     """Rule entry point: ``results/mine/{repo}/functions.jsonl`` → ``results/prompts/{repo}.jsonl``."""
-    records = draft_prompts(read_jsonl(functions_path, FunctionRecord), cfg)
+    records = draft_prompts(read_jsonl(functions_path, FunctionRecord), cfg, llm_cache)
     write_jsonl(out_path, records)
     how = f"llm, {cfg.protocol} protocol" if cfg.llm else "template"
     log.info(

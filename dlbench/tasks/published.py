@@ -260,13 +260,13 @@ def import_row(published: PublishedFile, where: Located, fn: FunctionRecord | No
 
 
 def mined_functions(
-    checkout: Path, name: str, cfg: MineConfig, min_tests: int, dates: bool
+    checkout: Path, name: str, cfg: MineConfig, parse_cache: str | Path, min_tests: int, dates: bool
 ) -> dict[tuple[str, str], FunctionRecord]:
     """(path, qualname) → function record of everything the project's mining finds tested at HEAD."""
     from dlbench.mine.api import mine
     from dlbench.mine.history import head_sha
 
-    result = mine(checkout, name, head_sha(checkout), min_tests, cfg, dates=dates)
+    result = mine(checkout, name, head_sha(checkout), min_tests, cfg, parse_cache, dates=dates)
     return {(fn.path, fn.qualname): fn for fn in result.functions}
 
 
@@ -281,13 +281,14 @@ def import_published(
     checkouts: Mapping[str, Path],
     shamaps: Mapping[str, Mapping[str, str]],
     cfg: MineConfig,
+    parse_cache: str | Path,
     min_tests: int = 1,
     dates: bool = True,
 ) -> ImportResult:
     """Resolve every file, mine each repository that any file names once, and build the records."""
     located = [(f, locate(f, checkouts, shamaps)) for f in files]
     needed = sorted({where.repo for _, where in located if where.repo and not where.reason})
-    mined = {repo: mined_functions(checkouts[repo], repo, cfg, min_tests, dates) for repo in needed}
+    mined = {repo: mined_functions(checkouts[repo], repo, cfg, parse_cache, min_tests, dates) for repo in needed}
     tasks, rows = [], []
     for published, where in located:
         fn = None if where.reason else mined[where.repo].get((where.path, where.qualname or ""))
@@ -335,6 +336,7 @@ def import_published_files(
     out_tasks: str | Path,
     out_rows: str | Path,
     cfg: MineConfig,
+    parse_cache: str | Path,
     min_tests: int = 1,
     dates: bool = True,
 ) -> ImportResult:
@@ -343,7 +345,7 @@ def import_published_files(
     names = repository_names(repos_dir)
     checkouts = {name: checkout_of(repos_dir, work, name) for name in names}
     shamaps = {name: read_shamap(repos_dir / f"{name}.shamap.tsv") for name in names}
-    result = import_published(read_published(tasks_dir), checkouts, shamaps, cfg, min_tests, dates)
+    result = import_published(read_published(tasks_dir), checkouts, shamaps, cfg, parse_cache, min_tests, dates)
     write_jsonl(out_tasks, result.tasks)
     write_jsonl(out_rows, result.rows)
     return result

@@ -23,10 +23,11 @@ def trace_tests_file(
     out: str | Path,
     run_log: Path,
     cfg: MineConfig,
+    parse_cache: str | Path,
 ) -> int:
     """Trace the repository's tests in its image; an empty artifact when there is no clone
     or no image (the dynamic check then keeps every task: nothing contradicts them)."""
-    clone, repo = load_clone(clone_json, cfg)
+    clone, repo = load_clone(clone_json, cfg, parse_cache)
     image = read_json(image_json, ImageRecord)
     records: list[TraceRecord] = []
     if repo is None or image.status != ImageStatus.OK or image.tag is None:

@@ -45,15 +45,15 @@ rule classify_benchmarks:
 
 
 rule generate:
-    # Responses are cached (generate.cache_dir) and journalled outside the output, so a
-    # failed or killed job reruns without paying for a finished request again.
+    # Responses are cached (storage.llm_cache) and journalled (storage.journal) outside the
+    # output, so a failed or killed job reruns without paying for a finished request again.
     input:
         unpack(get_generate_inputs),
     output:
         "results/generations/{model}/{technique}/{repo}.jsonl",
     params:
         model_cfg=lambda wildcards: CFG.models[wildcards.model],
-        generate=CFG.generate,  # where LLM responses are cached
+        storage=CFG.storage,  # where LLM responses are cached and journalled
         # what shapes the candidates (not how fast they are fetched) triggers a rerun
         model=lambda wildcards: CFG.models[wildcards.model].model_dump(
             mode="json", exclude={"concurrency", "timeout_s", "max_retries", "batch"}

@@ -12,6 +12,7 @@ rule build_image:
         build_log="logs/build_image/{repo}.build.log",
         evaluate=CFG.evaluate,
         images=CFG.images,
+        storage=CFG.storage,  # the machine's download cache
         recipe=CFG.images.model_dump(mode="json"),  # a changed environment recipe rebuilds
         base_image=CFG.evaluate.base_image,  # and so does another base
         runner=digest(support_files()),  # and a new supervisor or plugin (they ship in the image)

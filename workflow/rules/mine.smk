@@ -1,6 +1,6 @@
 # Mine: test cases, the test call graph and the functions under test of each checkout.
 # Logic lives in dlbench.mine; each rule maps its files to one call (scripts/<rule>.py).
-# Per-file parse summaries are cached by content hash under CFG.mine.cache_dir (outside
+# Per-file parse summaries are cached by content hash under storage.parse_cache (outside
 # the declared outputs), so the three rules parse each file once between them.
 # trace_tests (the dynamic truth, a target of its own) runs the tests once in the project
 # image with a tracer; with mine.dynamic_check, check_functions drops the tasks whose
@@ -16,6 +16,7 @@ rule find_tests:
         "results/mine/{repo}/tests.jsonl",
     params:
         mine=CFG.mine,
+        storage=CFG.storage,
     log:
         "logs/find_tests/{repo}.log",
     benchmark:
@@ -35,6 +36,7 @@ rule call_graph:
         "results/mine/{repo}/calls.jsonl",
     params:
         mine=CFG.mine,
+        storage=CFG.storage,
         tested_by=CFG.mine.tested_by,
         reach=CFG.mine.reach,
     log:
@@ -58,6 +60,7 @@ rule extract_functions:
         STATIC_FUNCTIONS if CFG.mine.dynamic_check else "results/mine/{repo}/functions.jsonl",
     params:
         mine=CFG.mine,
+        storage=CFG.storage,
         min_tests=CFG.mine.min_tests,
     log:
         "logs/extract_functions/{repo}.log",
@@ -79,6 +82,7 @@ rule trace_tests:
         "results/mine/{repo}/trace.jsonl",
     params:
         mine=CFG.mine,
+        storage=CFG.storage,
         trace=CFG.mine.trace.model_dump(mode="json"),
         run_log="logs/trace_tests/{repo}.run.log",
     resources:

@@ -8,7 +8,8 @@ ruleorder: agree_mutations > generate
 
 
 rule agree_mutations:
-    # LLM responses are cached (generate.cache_dir), so a rerun pays for nothing twice.
+    # LLM responses are cached (storage.llm_cache), and the runs against model-written tests
+    # kept (storage.agreement_runs), so a rerun pays for nothing twice.
     input:
         benchmark="results/benchmark/dlbench.jsonl",
         clone="results/repos/{repo}.json",
@@ -21,6 +22,7 @@ rule agree_mutations:
         model_cfg=lambda wildcards: CFG.models[wildcards.model],
         generate=CFG.generate,
         evaluate=CFG.evaluate,
+        storage=CFG.storage,
         # what shapes the candidates: the model's sampling, the technique's settings, and
         # the limits and screen of the runs against model-written tests
         model=lambda wildcards: CFG.models[wildcards.model].model_dump(

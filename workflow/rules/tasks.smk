@@ -10,6 +10,7 @@ rule draft_prompts:
         "results/prompts/{repo}.jsonl",
     params:
         prompts=CFG.prompts,
+        storage=CFG.storage,
         # the drafting LLM shapes the prompts (null: templates); how fast it answers does not
         llm=CFG.prompts.llm and CFG.prompts.llm.model_dump(mode="json", exclude={"concurrency", "timeout_s", "max_retries"}),
         drafting=CFG.prompts.model_dump(mode="json", include={"protocol", "append_signature", "append_class_context"}),
@@ -113,6 +114,7 @@ rule import_published:
     params:
         mine=CFG.mine,
         published=CFG.published,
+        storage=CFG.storage,
         # what mining counts as a test shapes the records; its workers and cache do not
         settings=[CFG.mine.tested_by, CFG.mine.reach, CFG.published.min_tests],
         # clones of bundles beside the workflow's checkouts, where `dlbench evaluate` finds them

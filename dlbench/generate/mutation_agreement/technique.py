@@ -209,11 +209,6 @@ def _generation(state: TaskState, model: str, run: int, pool: list[Sampled], rec
 # ------------------------------------------------------------------ the workflow job
 
 
-def results_cache(cfg: GenerateConfig) -> Path:
-    """Model-test results beside the LLM cache (outside Snakemake outputs, which a failed job loses)."""
-    return Path(cfg.cache_dir).parent / "agreement-runs"
-
-
 def check_answered(out: str | Path, records: list[AgreementRecord]) -> None:
     """Fail, writing nothing, while the endpoint left any sampled candidate unanswered: the
     choice among candidates is the model's only when every one was asked (as ``generate``
@@ -230,8 +225,11 @@ def check_answered(out: str | Path, records: list[AgreementRecord]) -> None:
 def agreement_file(
     benchmark: str | Path, clone: str | Path, image: str | Path | None, out: str | Path, evidence: str | Path,
     model: str, repo: str, model_cfg: ModelConfig, cfg: GenerateConfig, evaluate: EvaluateConfig, backend: str,
+    llm_cache: str | Path, runs_dir: str | Path,
 ) -> list[Generation]:  # fmt: skip
-    """The ``agree_mutations`` rule: ``out`` (generations) and ``evidence`` for one repository."""
+    """The ``agree_mutations`` rule: ``out`` (generations) and ``evidence`` for one repository.
+    LLM responses are cached under ``llm_cache``, the results of runs against model-written
+    tests under ``runs_dir`` (both outside Snakemake outputs, which a failed job loses)."""
     tasks = [t for t in read_jsonl(benchmark, BenchmarkTask) if t.slug == repo]
     if model_cfg.provider != "openai":
         detail = f"{TECHNIQUE} needs an OpenAI-compatible model (provider openai); {model!r} has provider {model_cfg.provider!r}"
@@ -248,10 +246,10 @@ def agreement_file(
     records: list[AgreementRecord] = []
     gens = []
     if tasks:
-        client = LLMClient.from_endpoint(model_cfg, cfg.cache_dir)
+        client = LLMClient.from_endpoint(model_cfg, llm_cache)
         clone_record = read_json(clone, CloneRecord)
         image_record = read_json(image, ImageRecord) if image else None
-        runner = HarnessRunner(clone_record, image_record, backend, evaluate, results_cache(cfg))
+        runner = HarnessRunner(clone_record, image_record, backend, evaluate, runs_dir)
         gens, records = run_agreement(
             tasks, model, client, runner, cfg.mutation_agreement, model_cfg.runs, model_cfg.seed
         )
