@@ -37,7 +37,8 @@ CASES = {
     "ok": ([P, P], [F], True, None),
     "image": ([EvalStatus.IMAGE_ERROR], [EvalStatus.IMAGE_ERROR], False, "image: pip failed"),
     "goldfails": ([F, F], [F], False, "gold fails: fail: t.py::test: KeyError: 'x'"),
-    "flaky": ([P, F], [F], False, "flaky: gold passed 1/2 runs"),
+    "flakytest": ([P, F], [F], False, "too few tests: 0 left, mine.min_tests is 1 (t.py::test: flaky: passed 1/2"),
+    "flaky": ([P, EvalStatus.TIMEOUT], [F], False, "flaky: gold passed 1/2 runs (timeout"),
     "nullpasses": ([P, P], [P], False, "null passes"),
     "nogold": ([], [F], False, "no gold"),
     "nonull": ([P], [], False, "no null"),
@@ -127,6 +128,22 @@ def test_too_few_tests_left_is_unusable_with_the_dropped_causes() -> None:
     assert not row["usable"]
     assert row["reason"].startswith("too few tests: 1 left, mine.min_tests is 2 (")
     assert "needs CUDA" in row["reason"] and "needs network" in row["reason"]
+
+
+def test_a_test_gold_passed_in_one_run_only_is_dropped_and_the_task_keeps_the_others() -> None:
+    tests = ["t.py::test_ok", "t.py::test_draw", "t.py::test_also_ok"]
+    runs = [
+        shown("gold", {t: (TestOutcome.PASSED, None) for t in tests}, 0),
+        shown(
+            "gold",
+            {t: (TestOutcome.PASSED, None) for t in tests} | {tests[1]: (TestOutcome.FAILED, "a single class")},
+            1,
+        ),
+    ]
+    row = validation_table([task_of(tests)], runs, [null_of(tests)], min_tests=2).iloc[0]
+    assert bool(row["usable"]) and row["tests_kept"] == 2 and row["gold_passes"] == 2
+    assert row["dropped"] == "t.py::test_draw: flaky: passed 1/2 gold runs (a single class)"
+    assert gold_test_sets({"o__r:m.py:four": task_of(tests)}, runs)["o__r:m.py:four"].tests == [tests[0], tests[2]]
 
 
 def test_a_real_failure_is_not_dropped() -> None:

@@ -2,7 +2,9 @@
 
 A test that gold skips, xfails, sees deselected by the project's own configuration, or
 that fails for want of the network (the sandbox has none), is not part of the task: it
-is dropped with the cause gold's run recorded. A parametrized test (or a listed class) that
+is dropped with the cause gold's run recorded. So is a test that passed in some of gold's
+complete runs and failed in others (a random draw, a race): it cannot tell a right body
+from a wrong one. A parametrized test (or a listed class) that
 gold ran only in part keeps, by their own node ids, the cases gold ran: a test with a CUDA
 case skipped on this machine still grades its CPU cases. Models are graded on the tests
 kept, so a candidate that makes a kept test or case skip does not pass.
@@ -26,13 +28,28 @@ COMPLETE = frozenset({EvalStatus.PASS, EvalStatus.FAIL})  # the grader found the
 
 def dropped_tests(gold: Iterable[Evaluation]) -> dict[str, str]:
     """Node or case id → why gold's runs show it is not part of the task (first cause seen)."""
+    gold = list(gold)
     dropped: dict[str, str] = {}
     for evaluation in gold:
         for node_id, outcome in (evaluation.tests | evaluation.cases).items():
             cause = evaluation.causes.get(node_id, outcome.value)
             if outcome in NOT_RUN or (outcome in FAILED and cause.startswith(NEEDS_NETWORK)):
                 dropped.setdefault(node_id, cause)
-    return dropped
+    return flaky_tests(gold) | dropped
+
+
+def flaky_tests(gold: list[Evaluation]) -> dict[str, str]:
+    """Node or case id → ``flaky: ...`` for what passed in some complete gold runs and failed in others."""
+    complete = [e for e in gold if e.status in COMPLETE]
+    flaky: dict[str, str] = {}
+    for node_id in dict.fromkeys(n for e in complete for n in e.tests | e.cases):
+        outcomes = [outcome(e, node_id) for e in complete]
+        passes = outcomes.count(TestOutcome.PASSED)
+        failing = next((e for e, o in zip(complete, outcomes, strict=True) if o in FAILED), None)
+        if passes and failing is not None:
+            cause = failing.causes.get(node_id, "failed")
+            flaky[node_id] = f"flaky: passed {passes}/{len(complete)} gold runs ({cause})"
+    return flaky
 
 
 def kept_tests(tests: list[str], dropped: Mapping[str, str], gold: Iterable[Evaluation] = ()) -> list[str]:

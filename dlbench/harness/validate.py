@@ -1,12 +1,12 @@
 """Which benchmark tasks are usable: gold must pass (every run), null must fail.
 
-A task's tests are those gold's runs keep (``testset``: skipped, xfailed, deselected and
-network-bound tests are dropped, each with its cause in ``dropped``). ``results/validation.csv``
+A task's tests are those gold's runs keep (``testset``: skipped, xfailed, deselected,
+network-bound and flaky tests are dropped, each with its cause in ``dropped``). ``results/validation.csv``
 has one row per task with ``usable`` and, when not, the first reason in this order:
 ``image`` (the project image or checkout is unusable), ``not sampled``
 (``evaluate.sample_tasks``), ``no gold`` (no gold evaluation), ``too few tests`` (fewer than
 ``mine.min_tests`` kept), ``gold fails`` (with the first failing test's cause), ``flaky``
-(gold passed in some runs only), ``no null`` (nothing shows the tests can fail),
+(gold passed in some runs only: another did not finish), ``no null`` (nothing shows the tests can fail),
 ``null passes``.
 """
 
