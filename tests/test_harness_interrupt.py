@@ -35,9 +35,9 @@ clone = CloneRecord.model_validate_json(Path(sys.argv[1]).read_text())
 image = ImageRecord.model_validate_json(Path(sys.argv[2]).read_text())
 task = BenchmarkTask.model_validate_json(sys.argv[3])
 faulthandler.register(signal.SIGUSR1)  # the test's view into a hung evaluator
-slow = "def relu(x):\\n    import time\\n    time.sleep(120)\\n    return x\\n"
+slow = "def relu(x):\\n    import time\\n    time.sleep(900)\\n    return x\\n"
 gen = Generation(task_id=task.task_id, model="m", technique="t", code=slow)
-cfg = EvaluateConfig(timeout_s=120, screen=False)
+cfg = EvaluateConfig(timeout_s=900, screen=False)
 evaluate_repo(clone, {task.task_id: task}, [gen], image, "docker", cfg, 1, Path(sys.argv[4]))
 """
 
@@ -103,7 +103,9 @@ def test_interrupted_evaluator_removes_its_containers(
     dispositions = signal_dispositions(proc.pid)
     proc.send_signal(sig)
     try:
-        assert proc.wait(timeout=120) != 0  # the engine is slow while a large image is committed
+        # The engine can take minutes to remove a container while another build commits a large
+        # layer; an evaluator that waited for its candidate (900 s) would still be caught.
+        assert proc.wait(timeout=300) != 0
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGUSR1)  # its threads' stacks to stderr
         time.sleep(1)
