@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +30,10 @@ def slurm(tmp_path_factory) -> dict:
     assert up.returncode == 0, up.stdout + up.stderr
     yield {"SLURM_CONF": str(state / "slurm.conf")}
     subprocess.run(["bash", str(SLURM_SH), "down", str(state)], capture_output=True, timeout=60)
+    # left behind, the standard config names a dead controller: every later Snakemake start
+    # waits 9 s in the SLURM plugin's `scontrol show config`
+    standard = Path("/etc/slurm/slurm.conf")
+    assert not (standard.is_symlink() and os.readlink(standard) == str(state / "slurm.conf"))
 
 
 def test_failing_job_fails_the_run_with_its_log(slurm, tmp_path):

@@ -85,6 +85,11 @@ down() {
   for pidfile in "$state/slurmd.pid" "$state/slurmctld.pid"; do
     [ -s "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true
   done
+  # A standard config naming a controller that is gone makes every later `scontrol show
+  # config` (the SLURM executor plugin runs it whenever Snakemake starts) retry for 9 s.
+  if [ "$(readlink /etc/slurm/slurm.conf 2>/dev/null)" = "$conf" ]; then
+    rm -f /etc/slurm/slurm.conf
+  fi
 }
 
 case $cmd in
