@@ -218,3 +218,10 @@ def test_other_models_get_a_timeout_scaled_to_golds_slowest_complete_run() -> No
     assert scaled_timeouts(gold, cfg) == {"a": 30.0, "b": 60.0}  # floor, cap; a timed-out gold says nothing
     assert scaled_timeouts(gold, cfg.model_copy(update={"timeout_s": 300})) == {"a": 30.0, "b": 100.0}
     assert scaled_timeouts(gold, cfg.model_copy(update={"timeout_factor": 0})) == {}
+
+
+def test_a_test_that_needs_data_the_repository_lacks_is_dropped_with_its_path() -> None:
+    shows = GOLD_SHOWS | {"t.py::test_assets": (TestOutcome.ERROR, "needs data not in the repository: tests/data (...)")}
+    row = validation_table([task_of(list(shows))], [shown("gold", shows)], [null_of(list(shows))]).iloc[0]
+    assert bool(row["usable"]) and row["tests_kept"] == 1
+    assert "t.py::test_assets: needs data not in the repository: tests/data" in row["dropped"]

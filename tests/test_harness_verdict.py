@@ -197,3 +197,26 @@ def test_listed_class_covers_its_methods_as_the_plugin_selects_them() -> None:
     lines = session(item(f"{cls}::test_x"), item(f"{cls}::test_y", "failed", "ValueError: y"))
     v = grade([cls], NONCE, RunResult(events=lines, exit_code=1))
     assert v.tests == {cls: TestOutcome.FAILED} and v.exception == "ValueError: y"
+
+
+def config_event(rootdir: str) -> str:
+    return json.dumps({"ev": "config", "rootdir": rootdir, "inifile": None, "neutralised": []})
+
+
+def test_a_folder_of_the_repository_that_is_not_there_is_data_the_sandbox_lacks() -> None:
+    empty = "datasets.data_files.EmptyDatasetError: The directory at /tmp/dlbench/c4/tests/data doesn't contain any data files"
+    absent = "FileNotFoundError: [Errno 2] No such file or directory: '/tmp/dlbench/c4/assets/x.csv'"
+    elsewhere = "FileNotFoundError: [Errno 2] No such file or directory: '/home/runner/x.csv'"
+    lines = session(item(T1, "failed", empty), item(T2, "failed", absent))
+    v = verdict([lines[0], config_event("/tmp/dlbench/c4"), *lines[1:]])
+    assert v.causes[T1] == f"needs data not in the repository: tests/data ({empty})"
+    assert v.causes[T2] == f"needs data not in the repository: assets/x.csv ({absent})"
+    other = verdict([lines[0], config_event("/tmp/dlbench/c4"), *session(item(T1, "failed", elsewhere), item(T2))[1:]])
+    assert other.causes[T1] == elsewhere  # outside the repository: the code's own doing
+
+
+def test_a_dataset_neither_in_the_repository_nor_reachable_needs_the_network() -> None:
+    hub = "FileNotFoundError: Couldn't find any data file at /tmp/dlbench/c4/SetFit/TREC-QC. Couldn't find 'SetFit/TREC-QC' on the Hugging Face Hub either"
+    lines = session(item(T1, "failed", hub), item(T2))
+    v = verdict([lines[0], config_event("/tmp/dlbench/c4"), *lines[1:]])
+    assert v.causes[T1].startswith("needs network: ")

@@ -1,7 +1,8 @@
 """A task's test set is what gold shows, and the seeded sample of tasks a run evaluates.
 
 A test that gold skips, xfails, sees deselected by the project's own configuration, or
-that fails for want of the network (the sandbox has none), is not part of the task: it
+that fails for want of the network (the sandbox has none) or of data the repository does
+not hold (a folder its CI fetches from elsewhere), is not part of the task: it
 is dropped with the cause gold's run recorded. So is a test that passed in some of gold's
 complete runs and failed in others (a random draw, a race): it cannot tell a right body
 from a wrong one. A parametrized test (or a listed class) that
@@ -18,7 +19,7 @@ from collections.abc import Iterable, Mapping
 
 from dlbench.config import EvaluateConfig
 from dlbench.harness.protocol import selects
-from dlbench.harness.verdict import NEEDS_NETWORK
+from dlbench.harness.verdict import UNAVAILABLE
 from dlbench.records import BenchmarkTask, EvalStatus, Evaluation, TestOutcome
 
 NOT_RUN = frozenset({TestOutcome.SKIPPED, TestOutcome.XFAIL, TestOutcome.DESELECTED})
@@ -33,7 +34,7 @@ def dropped_tests(gold: Iterable[Evaluation]) -> dict[str, str]:
     for evaluation in gold:
         for node_id, outcome in (evaluation.tests | evaluation.cases).items():
             cause = evaluation.causes.get(node_id, outcome.value)
-            if outcome in NOT_RUN or (outcome in FAILED and cause.startswith(NEEDS_NETWORK)):
+            if outcome in NOT_RUN or (outcome in FAILED and cause.startswith(UNAVAILABLE)):
                 dropped.setdefault(node_id, cause)
     return flaky_tests(gold) | dropped
 

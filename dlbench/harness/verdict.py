@@ -35,6 +35,12 @@ NETWORK_ERRORS = re.compile(
     r"LocalEntryNotFoundError",
     re.IGNORECASE,
 )
+NEEDS_DATA = "needs data not in the repository"
+UNAVAILABLE = (NEEDS_NETWORK, NEEDS_DATA)  # what the sandbox cannot give a test, whatever the code
+# A file or folder the test expected and did not find (open(), pathlib, Hugging Face datasets).
+MISSING_PATH = re.compile(
+    r"No such file or directory|doesn't contain any data files|does not exist|not found|Unable to find", re.IGNORECASE
+)
 MISSING_MODULE = re.compile(r"No module named '([^']+)'")
 MISSING_FIXTURE = re.compile(r"fixture '([^']+)' not found")
 CAUSE_CHARS = 300
@@ -74,6 +80,7 @@ class Events:
     collect_skipped: dict[str, str | None] = field(default_factory=dict)  # module node id → reason
     deselected: set[str] = field(default_factory=set)  # by the project's own configuration
     neutralised: list[str] = field(default_factory=list)  # options of the project's addopts the harness dropped
+    rootdir: str | None = None  # the run's copy of the repository
     phases: dict[str, dict[str, dict]] = field(default_factory=dict)  # nodeid → when → event
     problems: list[str] = field(default_factory=list)
 
@@ -128,6 +135,7 @@ def parse_events(lines: Iterable[str]) -> Events:
             ev.deselected.update(str(i) for i in event.get("ids") or [])
         elif kind == "config":
             ev.neutralised = [str(o) for o in event.get("neutralised") or []]
+            ev.rootdir = str(event["rootdir"]) if event.get("rootdir") else None
         elif kind == "tamper":
             what = ", ".join(event.get("what", []))
             if not any(p.startswith(TAMPER) for p in ev.problems):  # it repeats after every test
@@ -252,7 +260,26 @@ def node_cause(node_id: str, outcome: TestOutcome, ev: Events) -> str:
         return "deselected by the project's configuration (conftest or addopts)"
     if outcome == TestOutcome.MISSING:
         return _missing_cause(node_id, runs, ev)
-    return describe(failure.get("text"), failure.get("exc")) or outcome.value
+    cause = describe(failure.get("text"), failure.get("exc"))
+    if cause is None or not cause.startswith(NEEDS_NETWORK):  # a dataset neither on disk nor reachable: network
+        text = "\n".join(t for t in (failure.get("text"), failure.get("exc")) if t)
+        cause = missing_data(text, ev.rootdir) or cause
+    return cause or outcome.value
+
+
+def missing_data(text: str, rootdir: str | None) -> str | None:
+    """``needs data not in the repository: <path>`` when the failure is a file or folder inside
+    the run's copy that is not there: data the project's CI fetches (another repository, LFS,
+    a download script), which no body of the function can supply."""
+    if not rootdir:
+        return None
+    root = rootdir.rstrip("/") + "/"
+    for line in text.splitlines():
+        start = line.find(root)
+        if start >= 0 and MISSING_PATH.search(line):
+            path = re.split(r"[\s'\"]", line[start + len(root) :], maxsplit=1)[0]
+            return f"{NEEDS_DATA}: {path} ({_message(line)})"
+    return None
 
 
 def _missing_cause(node_id: str, runs: list[dict], ev: Events) -> str:
