@@ -221,7 +221,9 @@ def test_other_models_get_a_timeout_scaled_to_golds_slowest_complete_run() -> No
 
 
 def test_a_test_that_needs_data_the_repository_lacks_is_dropped_with_its_path() -> None:
-    shows = GOLD_SHOWS | {"t.py::test_assets": (TestOutcome.ERROR, "needs data not in the repository: tests/data (...)")}
+    shows = GOLD_SHOWS | {
+        "t.py::test_assets": (TestOutcome.ERROR, "needs data not in the repository: tests/data (...)")
+    }
     row = validation_table([task_of(list(shows))], [shown("gold", shows)], [null_of(list(shows))]).iloc[0]
     assert bool(row["usable"]) and row["tests_kept"] == 1
     assert "t.py::test_assets: needs data not in the repository: tests/data" in row["dropped"]
