@@ -8,7 +8,6 @@
 # job runs (its threads, LLM concurrency, retries) or where caches live reruns nothing.
 # Scripts that declare threads take their parallelism from snakemake.threads.
 import re
-from types import MappingProxyType
 
 from dlbench.collect.crawl import read_topics
 from dlbench.config import ConfigError, REFERENCE_PROVIDERS, load_config

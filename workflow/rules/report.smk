@@ -29,9 +29,7 @@ rule tables:
     params:
         report=CFG.report,
         settings=CFG.report.model_dump(mode="json"),  # k, cutoffs, threshold: a change reruns the tables
-        # a read-only view, which Snakemake does not hash: how a model is called (concurrency,
-        # retries) reruns no table; paper_names, below, is what the tables read of it
-        models=MappingProxyType(CFG.models),
+        models=CFG.models,
         # how our models meet the paper's rows (its names, Table 7 at temperature 0.3)
         paper_names={name: [m.paper_name, m.temperature] for name, m in CFG.models.items()},
     log:
