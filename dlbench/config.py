@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError, model_validator
 
 REFERENCE_PROVIDERS = ("gold", "null", "mutant")
 
@@ -393,6 +393,12 @@ MOVED_KEYS = {
     ("generate", "cache_dir"): "storage.llm_cache",
     ("images", "cache_dir"): "storage.downloads",
 }
+
+
+class ModelTable(RootModel[dict[str, ModelConfig]]):
+    """The ``models`` section as one object, for a rule that reads it whole: Snakemake hashes a
+    plain dict param (so an LLM's concurrency would rerun the job) but not a model, which it
+    still hands to the script."""
 
 
 class Config(Section):

@@ -16,7 +16,7 @@ with script_logging(snakemake.log[0]):
         snakemake.params.report,
         paper=paper,
         usage=inp.usage,
-        models=snakemake.params.models,
+        models=snakemake.params.models.root,
         stages=inp.stages[0] if inp.stages else None,
     )
     write_table6(inp.failures, out.tables)

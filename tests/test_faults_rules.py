@@ -42,6 +42,7 @@ CONFIG = {
     "crawl": {"endpoint": "https://api.github.invalid"},
     "evaluate": {"backend": "local", "timeout_s": 30, "jobs": 1},
     "report": {"k": [1], "paper_results": None},
+    "models": {"gold": {"provider": "gold"}, "null": {"provider": "null"}},
 }
 
 
@@ -98,8 +99,10 @@ def finished(tmp_path_factory):
         ({"evaluate": {"gold_runs": 3}}, AFTER_EVALUATE),
         ({"report": {"k": [1, 3]}}, {"tables": 1}),
         ({"evaluate": {"jobs": 2}}, {}),  # how fast, not what: nothing reruns
+        ({"models": {"gold": {"provider": "gold", "paper_name": "Gold"}}}, {"tables": 1}),  # the tables' labels
+        ({"models": {"gold": {"provider": "gold", "concurrency": 2}}}, {}),  # how a model is called
     ],
-    ids=["timeout_s", "screen", "gold_runs", "report.k", "jobs"],
+    ids=["timeout_s", "screen", "gold_runs", "report.k", "jobs", "paper_name", "concurrency"],
 )
 def test_a_changed_setting_reruns_exactly_what_it_affects(finished, sections, expected):
     write_config(finished, **sections)

@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # A stand-in for the integrator's Snakefile + common.smk: just what report.smk relies on.
 SNAKEFILE = f"""
-from dlbench.config import Config
+from dlbench.config import Config, ModelTable
 CFG = Config.model_validate({{"report": {{"paper_results": None}}}})
 
 def get_evaluations():

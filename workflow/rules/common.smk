@@ -10,7 +10,7 @@
 import re
 
 from dlbench.collect.crawl import read_topics
-from dlbench.config import ConfigError, REFERENCE_PROVIDERS, load_config
+from dlbench.config import ConfigError, ModelTable, REFERENCE_PROVIDERS, load_config
 from dlbench.generate.techniques import REFERENCE
 
 

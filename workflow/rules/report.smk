@@ -29,7 +29,7 @@ rule tables:
     params:
         report=CFG.report,
         settings=CFG.report.model_dump(mode="json"),  # k, cutoffs, threshold: a change reruns the tables
-        models=CFG.models,
+        models=ModelTable(CFG.models),  # not hashed: how a model is called reruns no table
         # how our models meet the paper's rows (its names, Table 7 at temperature 0.3)
         paper_names={name: [m.paper_name, m.temperature] for name, m in CFG.models.items()},
     log:
