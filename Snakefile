@@ -11,7 +11,7 @@ include: "workflow/rules/common.smk"
 
 
 wildcard_constraints:
-    repo=r"[A-Za-z0-9_.\-]+",
+    repo=r"(?!.*\.repaired$)[A-Za-z0-9_.\-]+",  # images/{repo}.repaired.json is gold's, not a repository's
     topic=r"[a-z0-9\-]+",
     snapshot=r"[A-Za-z0-9_.\-]+",
     model="|".join(re.escape(m) for m in CFG.model_names()),

@@ -29,10 +29,12 @@ def _mine(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     from dlbench.harness.evaluate import evaluate_predictions
 
-    cfg = load_config_file(args.config).evaluate if args.config else EvaluateConfig()
+    config = load_config_file(args.config) if args.config else None
     results = evaluate_predictions(
-        Path(args.tasks), Path(args.predictions), Path(args.out), backend=args.backend, jobs=args.jobs, cfg=cfg
-    )
+        Path(args.tasks), Path(args.predictions), Path(args.out), backend=args.backend, jobs=args.jobs,
+        cfg=config.evaluate if config else EvaluateConfig(), images=config.images if config else None,
+        downloads=config.storage.downloads_dir() if config else None,
+    )  # fmt: skip
     passed = sum(r.passed for r in results)
     print(f"{passed}/{len(results)} candidates passed; records in {args.out}")
     return 0
@@ -128,7 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--out", required=True, help="evaluation records (JSON Lines)")
     ev.add_argument("--backend", choices=["auto", "docker", "local"], default="auto")
     ev.add_argument("--jobs", type=int, default=2)
-    ev.add_argument("--config", help="config file whose 'evaluate' section sets limits and the base image")
+    ev.add_argument(
+        "--config", help="config file: its evaluate (limits, base image), images and storage (download cache) sections"
+    )
     ev.set_defaults(func=_evaluate)
 
     imp = sub.add_parser("import-published", help="turn the DL-Bench authors' task files into benchmark records")

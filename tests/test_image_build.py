@@ -141,6 +141,17 @@ def test_repo_and_support_files_are_read_only_for_runner(engine, numpy_image) ->
     assert code == 0 and out == "layout-ok\ndone\n", out
 
 
+def test_build_settings_stay_out_of_the_image(engine, numpy_image) -> None:
+    """The install step's environment (uv's cache, the CA bundle that is not in the image)
+    must not reach test runs: SSL_CERT_FILE naming a missing file breaks every HTTPS client."""
+    config = engine.images.get(numpy_image[0].tag).attrs["Config"]
+    names = {item.split("=", 1)[0] for item in config["Env"]}
+    assert not names & {"SSL_CERT_FILE", "UV_CACHE_DIR", "UV_LINK_MODE", "UV_INDEX_URL"}, config["Env"]
+    assert config["Cmd"] == ["python"]
+    code, out = run(engine, numpy_image[0].tag, ["python", "-c", "import ssl; ssl.create_default_context()"])
+    assert code == 0, out
+
+
 def test_unknown_requirement_is_dropped_and_recorded(base, built, tmp_path: Path) -> None:
     repo, sha = make_repo(tmp_path / "bad", "numpy\ndlbench-no-such-package-7f3a==0.0.1\n")
     record = build(repo, sha, base, tmp_path / "logs" / "bad.log", built, {})

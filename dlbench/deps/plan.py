@@ -38,6 +38,10 @@ class EnvironmentPlan:
     own_names: set[str] = field(default_factory=set)
     local_modules: set[str] = field(default_factory=set)  # names the project's own tree provides
 
+    def own_modules(self) -> set[str]:
+        """Top-level modules the project provides itself: a missing one is never the image's fault."""
+        return {name.replace("-", "_") for name in self.own_names} | self.local_modules
+
 
 def project_names(tree: SourceTree) -> set[str]:
     """The project's own distribution names (``[project].name``, setup.cfg ``[metadata] name``)."""

@@ -27,7 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from dlbench.config import EvaluateConfig
+from dlbench.config import EvaluateConfig, ImagesConfig
 from dlbench.harness.code import grader_files, support_files
 from dlbench.harness.patch import CandidateSyntaxError, PatchError, patch_source
 from dlbench.harness.run import Candidate, preload_for, resolve_backend
@@ -55,6 +55,8 @@ T = TypeVar("T")
 
 EVIDENCE_ROOT = Path("results/evidence")
 REPOS_DIR = Path("results/repos")
+IMAGES_DIR = Path("results/images")
+REPAIRED_SUFFIX = ".repaired.json"  # the image gold's runs settled on (dlbench.harness.gold)
 PREDICTIONS_TECHNIQUE = "predictions"
 GOLD = "gold"
 REPORT_FILE = "evaluation.json"
@@ -89,6 +91,18 @@ def evaluate_generations(
     """The ``evaluate`` rule: the candidates of one model × technique × repository, on the
     repository's seeded task sample; with ``gold`` (every model but gold), each task keeps
     only the tests gold's runs kept (``testset``)."""
+    image_record = read_json(image, ImageRecord) if image else None
+    results = evaluate_candidates(generations, benchmark, clone, image_record, backend, cfg, evidence_root, gold)
+    write_jsonl(out, results)
+    return results
+
+
+def evaluate_candidates(
+    generations: Path, benchmark: Path, clone: Path, image_record: ImageRecord | None, backend: str,
+    cfg: EvaluateConfig, evidence_root: Path = EVIDENCE_ROOT, gold: Path | None = None,
+) -> list[Evaluation]:  # fmt: skip
+    """``evaluate_generations`` on a given image, without writing; InfrastructureFaults when
+    a candidate met one (its verdict is not kept, so a rerun runs it again)."""
     record = read_json(clone, CloneRecord)
     tasks = {t.task_id: t for t in iter_jsonl(benchmark, BenchmarkTask) if t.slug == record.slug}
     timeouts: dict[str, float] = {}
@@ -98,10 +112,8 @@ def evaluate_generations(
     sampled = sample_task_ids(tasks, cfg.sample_tasks, cfg.sample_seed)
     gens = [g for g in read_jsonl(generations, Generation) if g.task_id in sampled or g.task_id not in tasks]
     gens = [repeat for gen in gens for repeat in _repeats(gen, cfg)]
-    image_record = read_json(image, ImageRecord) if image else None
     results = evaluate_repo(record, tasks, gens, image_record, backend, cfg, cfg.jobs, evidence_root, timeouts=timeouts)
     _refuse_infrastructure_faults(results)
-    write_jsonl(out, results)
     return results
 
 
@@ -120,9 +132,12 @@ def _refuse_infrastructure_faults(results: list[Evaluation]) -> None:
 
 def evaluate_predictions(
     tasks: Path, predictions: Path, out: Path, backend: str, jobs: int, cfg: EvaluateConfig,
-    repos_dir: Path = REPOS_DIR, evidence_root: Path = EVIDENCE_ROOT,
+    repos_dir: Path = REPOS_DIR, evidence_root: Path = EVIDENCE_ROOT, images: ImagesConfig | None = None,
+    downloads: Path | None = None, images_dir: Path = IMAGES_DIR,
 ) -> list[Evaluation]:  # fmt: skip
-    """``dlbench evaluate``: every prediction against its benchmark task, in file order."""
+    """``dlbench evaluate``: every prediction against its benchmark task, in file order; on
+    the image the workflow's gold runs settled on (``images_dir``) where it is still there,
+    else one built now with ``images`` and the download cache ``downloads``."""
     by_id = {t.task_id: t for t in iter_jsonl(tasks, BenchmarkTask)}
     gens = [
         Generation(task_id=p.task_id, model=p.model, technique=PREDICTIONS_TECHNIQUE, sample=p.sample, code=p.code)
@@ -138,7 +153,7 @@ def evaluate_predictions(
     for slug, repo_gens in by_repo.items():
         tasks_of_repo = {t.task_id: t for t in by_id.values() if t.slug == slug}
         clone = _clone_record(repos_dir, slug, tasks_of_repo)
-        image = _image_for(clone, cfg, evidence_root) if backend == "docker" else None
+        image = _image_for(clone, cfg, evidence_root, images, downloads, images_dir) if backend == "docker" else None
         evaluated = evaluate_repo(clone, tasks_of_repo, repo_gens, image, backend, cfg, jobs, evidence_root)
         results |= {id(g): e for g, e in zip(repo_gens, evaluated)}
     ordered = [results[id(g)] for g in gens]
@@ -165,15 +180,25 @@ def _clone_record(repos_dir: Path, slug: str, tasks: dict[str, BenchmarkTask]) -
     )  # fmt: skip
 
 
-def _image_for(clone: CloneRecord, cfg: EvaluateConfig, evidence_root: Path) -> ImageRecord:
-    """The project image (built now, or reused by content hash)."""
-    from dlbench.images.build import build_project_image
+def _image_for(
+    clone: CloneRecord, cfg: EvaluateConfig, evidence_root: Path, images: ImagesConfig | None, downloads: Path | None,
+    images_dir: Path,
+) -> ImageRecord:  # fmt: skip
+    """The workflow's repaired project image if the engine still has it, else one built now
+    (or reused by content hash)."""
+    from dlbench.images.build import build_project_image, ensure_base_image
 
+    recorded = images_dir / f"{clone.slug}{REPAIRED_SUFFIX}"
+    if recorded.is_file():
+        record = read_json(recorded, ImageRecord)
+        if record.status == ImageStatus.OK and record.tag and ensure_base_image(record.tag, pull=False):
+            return record
     log_path = evidence_root / "images" / f"{clone.slug}.log"
     if clone.status != CloneStatus.OK:
         return ImageRecord(repo=clone.slug, sha=clone.sha or "", base_image=cfg.base_image, tag=None,
                            status=ImageStatus.IMAGE_ERROR, error=clone.error, build_log=str(log_path))  # fmt: skip
-    return build_project_image(Path(clone.path), clone.slug, clone.sha or "", cfg.base_image, log_path, support_files())
+    return build_project_image(Path(clone.path), clone.slug, clone.sha or "", cfg.base_image, log_path, support_files(),
+                               images=images, downloads=downloads)  # fmt: skip
 
 
 # ---------------------------------------------------------------- one repository

@@ -25,7 +25,7 @@ import os
 import re
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import IO
@@ -45,13 +45,21 @@ from dlbench.images.envcheck import check_script, missing_modules
 from dlbench.images.layers import REPO_DIR, RUNNER_UID, SUPPORT_DIR, DownloadFailed, StepFailed
 from dlbench.records import DeclaredRequirement, DroppedRequirement, Environment, ImageRecord, ImageStatus, RepairStep
 
-__all__ = ["REPO_DIR", "RUNNER_UID", "SUPPORT_DIR", "build_project_image", "docker_client", "ensure_base_image"]
+__all__ = [
+    "REPO_DIR",
+    "RUNNER_UID",
+    "SUPPORT_DIR",
+    "build_project_image",
+    "docker_client",
+    "ensure_base_image",
+    "repair_project_image",
+]
 
 log = logging.getLogger(__name__)
 
 IMAGE_PREFIX = "dlbench/project-"
 FRAMEWORK_PREFIX = "dlbench/framework"
-LAYOUT_VERSION = "layers-3"  # bump when the way layers are made changes
+LAYOUT_VERSION = "layers-4"  # bump when the way layers are made changes
 MAX_INSTALL_RETRIES = 3
 MISSING_BASE_HINT = (
     "run `make base-image` (builds dlbench/base:bookworm with no registry) or "
@@ -202,10 +210,13 @@ def build_project_image(
     client: docker.DockerClient | None = None,
     images: ImagesConfig | None = None,
     downloads: Path | None = None,
+    repairs: Sequence[RepairStep] = (),
 ) -> ImageRecord:
     """Build (or reuse) the image of one repository; a failed build is recorded, not raised.
 
     ``downloads`` is the machine's download cache (default: ``storage.downloads``'s).
+    ``repairs`` are distributions added before the build (``repair_project_image``: a gold
+    run showed them missing); the image record lists them with the build's own repairs.
     ``support_files`` (relative path → bytes) land in ``/opt/dlbench`` (trusted runner code:
     pytest plugin, supervisor) and are part of the content hash. Raises ``EngineUnavailable``
     only when the engine does not answer, so a rerun retries instead of keeping an error.
@@ -226,7 +237,7 @@ def build_project_image(
         out.write(f"# project {slug} at {sha}\n# base {base_image} ({record.base_image_id})\n")
         try:
             _check_checkout(checkout, sha)
-            record = _build_with_repairs(client, record, checkout, support_files, cfg, downloads, out)
+            record = _build_with_repairs(client, record, checkout, support_files, cfg, downloads, out, list(repairs))
         except (ImageBuildError, ResolutionError, StepFailed) as exc:  # the project's recipe: recorded
             out.write(f"\n# FAILED: {exc}\n")
             record.error = f"{exc}\n{_step_output_tail(exc)}".strip()
@@ -237,24 +248,59 @@ def build_project_image(
     return record
 
 
-def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, out: IO[str]) -> ImageRecord:  # fmt: skip
+def repair_project_image(
+    record: ImageRecord,
+    checkout: Path,
+    missing: Mapping[str, str],
+    log_path: Path,
+    support_files: Mapping[str, bytes] | None = None,
+    images: ImagesConfig | None = None,
+    downloads: Path | None = None,
+) -> ImageRecord | None:
+    """``record``'s image rebuilt with the distribution of each module in ``missing`` (module →
+    the failure that shows it, e.g. a gold run) added as a repair; None when none is new: the
+    project's own module, or a distribution the lock already holds (a rebuild would not help)."""
+    env = record.environment
+    locked = Lock(pins=env.lock if env else [], requirements=[]).versions()
+    own = plan_environment(disk_tree(checkout)).own_modules()
+    round_ = max((r.round for r in env.repairs), default=0) + 1 if env else 1
+    new = [
+        RepairStep(round=round_, module=module, distribution=distribution_for(module), reason=reason)
+        for module, reason in missing.items()
+        if module not in own and distribution_for(module) not in locked
+    ]
+    if not new:
+        return None
+    previous = env.repairs if env else []
+    return build_project_image(checkout, record.repo, record.sha, record.base_image, log_path, support_files,
+                               images=images, downloads=downloads, repairs=[*previous, *new])  # fmt: skip
+
+
+def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, out: IO[str], repairs: list[RepairStep]) -> ImageRecord:  # fmt: skip
     plan = plan_environment(disk_tree(checkout))
     target = resolution_target(cfg, checkout, downloads)
-    repairs: list[RepairStep] = []
-    for round_ in range(cfg.repair_rounds + 1):
+    _add_repairs(plan, repairs, out)
+    first = max((r.round for r in repairs), default=0) + 1
+    for round_ in range(first, first + cfg.repair_rounds + 1):
         lock, reused, record = _lock_and_build(client, record, checkout, support, cfg, downloads, plan, target, out)
         missing = _missing_after_build(client, record.tag, plan, cfg, out)
         locked = lock.versions()
-        new = [RepairStep(round=round_ + 1, module=m, distribution=distribution_for(m), reason=line)
+        new = [RepairStep(round=round_, module=m, distribution=distribution_for(m), reason=line)
                for m, line in missing.items() if distribution_for(m) not in locked]  # fmt: skip
-        if not new or round_ == cfg.repair_rounds:
+        if not new or round_ == first + cfg.repair_rounds:
             break
         repairs += new
-        plan.requirements += [DeclaredRequirement(spec=r.distribution, name=r.distribution, source=f"repair: {r.reason}", group="repair") for r in new]  # fmt: skip
-        out.write(f"\n# repair round {round_ + 1}: adding {', '.join(r.distribution for r in new)}\n")
+        _add_repairs(plan, new, out)
     env = environment_record(plan, lock, target, cfg, reused)
     env.repairs, env.unresolved = repairs, sorted(missing)
     return record.model_copy(update={"environment": env, "status": ImageStatus.OK})
+
+
+def _add_repairs(plan: EnvironmentPlan, steps: list[RepairStep], out: IO[str]) -> None:
+    if not steps:
+        return
+    plan.requirements += [DeclaredRequirement(spec=r.distribution, name=r.distribution, source=f"repair: {r.reason}", group="repair") for r in steps]  # fmt: skip
+    out.write(f"\n# repair round {steps[-1].round}: adding {', '.join(r.distribution for r in steps)}\n")
 
 
 def _lock_and_build(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, plan: EnvironmentPlan, target: Target, out: IO[str]) -> tuple[Lock, bool, ImageRecord]:  # fmt: skip
@@ -352,8 +398,7 @@ def _install_step(client, parent: str, args: str, inputs: Mapping[str, str], dow
 def _missing_after_build(client, tag: str, plan: EnvironmentPlan, cfg: ImagesConfig, out: IO[str]) -> dict[str, str]:
     """Modules the tests need that the image cannot import (module → the line saying so)."""
     code, output = layers.run_check(client, tag, check_script(plan.imports), cfg.check_timeout_s)
-    own = {name.replace("-", "_") for name in plan.own_names} | plan.local_modules
-    missing = missing_modules(output, own)
+    missing = missing_modules(output, plan.own_modules())
     status = "timed out" if code is None else f"{len(missing)} missing module(s)"
     out.write(f"# check: {status}" + "".join(f"\n#   {m}: {line}" for m, line in missing.items()) + "\n")
     return missing

@@ -108,9 +108,13 @@ def run_step(
         env = {"UV_CACHE_DIR": CACHE_DIR, "UV_LINK_MODE": "copy", "UV_NO_PROGRESS": "1", "UV_PYTHON_DOWNLOADS": "never"}
         if ca_bundle:
             env["SSL_CERT_FILE"] = f"{BUILD_DIR}/ca.crt"
+        # The step's settings go in its command, not the container's environment: a commit
+        # keeps that environment, and a test run would find SSL_CERT_FILE naming a file
+        # that is gone (every HTTPS client then fails before it reaches for the network).
+        step_env = [f"{key}={value}" for key, value in {**env, **(environment or {})}.items()]
         container = client.containers.create(
-            image, ["sh", "-c", script], user="root", network_mode="host", volumes=volumes,
-            environment={**env, **(environment or {})}, labels={STEP_LABEL: "1"},
+            image, ["env", *step_env, "sh", "-c", script], user="root", network_mode="host", volumes=volumes,
+            labels={STEP_LABEL: "1"},
         )  # fmt: skip
         try:
             container.start()
@@ -172,6 +176,7 @@ def commit_layer(container, tag: str, labels: Mapping[str, str], runtime: bool) 
     runner user, work dir and environment the sandbox expects."""
     # The step's own label would otherwise pass to the image and to every container made from it.
     changes = [f"LABEL {key}={_quote(value)}" for key, value in {**labels, STEP_LABEL: ""}.items()]
+    changes.append('CMD ["python"]')  # not the step's install command
     if runtime:
         changes += [f"ENV {key}={value}" for key, value in RUNTIME_ENV.items()]
         changes += [f"WORKDIR {REPO_DIR}", f"USER {RUNNER_UID}:{RUNNER_UID}"]

@@ -99,14 +99,15 @@ def get_generations(wildcards):
 
 
 def get_evaluate_inputs(wildcards):
-    """Generations, benchmark, clone; the image record only for the docker backend."""
+    """Generations, benchmark, clone; for the docker backend the record of the image gold's
+    runs settled on (gold itself runs in rule evaluate_gold)."""
     inputs = {
         "generations": f"results/generations/{wildcards.model}/{wildcards.technique}/{wildcards.repo}.jsonl",
         "benchmark": "results/benchmark/dlbench.jsonl",
         "clone": f"results/repos/{wildcards.repo}.json",
     }
     if BACKEND == "docker":
-        inputs["image"] = f"results/images/{wildcards.repo}.json"
+        inputs["image"] = f"results/images/{wildcards.repo}.repaired.json"
     return inputs
 
 

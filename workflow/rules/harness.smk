@@ -28,6 +28,16 @@ rule build_image:
         "../../scripts/build_image.py"
 
 
+# What decides an evaluation's verdicts (not how fast they come): a change re-evaluates.
+EVALUATE_PARAMS = dict(
+    backend=BACKEND,
+    harness=digest(support_files() | grader_files()),  # new harness code re-evaluates
+    evaluate=CFG.evaluate,
+    # limits, screen, gold runs, task sample
+    limits=CFG.evaluate.model_dump(mode="json", exclude={"jobs", "backend", "preload"}),
+)
+
+
 rule evaluate:
     input:
         unpack(get_evaluate_inputs),
@@ -36,11 +46,7 @@ rule evaluate:
     output:
         "results/evaluations/{model}/{technique}/{repo}.jsonl",
     params:
-        backend=BACKEND,
-        harness=digest(support_files() | grader_files()),  # new harness code re-evaluates
-        evaluate=CFG.evaluate,
-        # what decides verdicts (limits, screen, gold runs, task sample), not how fast they come
-        limits=CFG.evaluate.model_dump(mode="json", exclude={"jobs", "backend", "preload"}),
+        **EVALUATE_PARAMS,
     threads: CFG.evaluate.jobs
     resources:
         docker=1 if BACKEND == "docker" else 0,
@@ -52,6 +58,39 @@ rule evaluate:
         "../envs/dlbench.yaml"
     script:
         "../../scripts/evaluate.py"
+
+
+if BACKEND == "docker":
+
+    # Gold's runs may repair the image (dlbench.harness.gold); the other models run on the
+    # image gold settled on, results/images/{repo}.repaired.json.
+    ruleorder: evaluate_gold > evaluate
+
+    rule evaluate_gold:
+        input:
+            generations=f"results/generations/gold/{REFERENCE}/{{repo}}.jsonl",
+            benchmark="results/benchmark/dlbench.jsonl",
+            clone="results/repos/{repo}.json",
+            image="results/images/{repo}.json",
+        output:
+            evaluations=f"results/evaluations/gold/{REFERENCE}/{{repo}}.jsonl",
+            image="results/images/{repo}.repaired.json",
+        params:
+            **EVALUATE_PARAMS,
+            images=CFG.images,
+            storage=CFG.storage,  # the machine's download cache, for a rebuild
+            repair_log="logs/build_image/{repo}.repair.log",
+        threads: CFG.evaluate.jobs
+        resources:
+            docker=1,
+        log:
+            f"logs/evaluate/gold/{REFERENCE}/{{repo}}.log",
+        benchmark:
+            f"benchmarks/evaluate/gold/{REFERENCE}/{{repo}}.tsv"
+        conda:
+            "../envs/dlbench.yaml"
+        script:
+            "../../scripts/evaluate_gold.py"
 
 
 rule validate_tasks:

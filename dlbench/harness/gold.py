@@ -1,0 +1,79 @@
+"""Gold's evaluation repairs the image: a gold test that fails on a missing module adds its
+distribution, the image is rebuilt, and gold runs again on it.
+
+The build's own check imports what the tests import at module level and collects them; a
+module imported lazily (inside a function, or by a library for an optional feature) shows
+only when a test runs. Gold is the project's own code, so a gold test failing with
+``missing module x`` is the environment's fault, not the task's. At most
+``images.repair_rounds`` rebuilds; each addition is a ``RepairStep`` whose reason names the
+gold run that showed it. The image gold settled on (``results/images/{repo}.repaired.json``)
+is the one every other model is evaluated on, so all verdicts come from one environment.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from dlbench.config import EvaluateConfig, ImagesConfig
+from dlbench.harness.code import support_files
+from dlbench.harness.evaluate import EVIDENCE_ROOT, evaluate_candidates
+from dlbench.records import CloneRecord, Evaluation, ImageRecord, ImageStatus
+from dlbench.store import read_json, write_json, write_jsonl
+
+log = logging.getLogger(__name__)
+
+MISSING_MODULE_CAUSE = re.compile(r"missing module ([\w.]+)")  # verdict.describe's words
+
+
+def gold_missing_modules(evaluations: Iterable[Evaluation]) -> dict[str, str]:
+    """Top-level module → the first gold failure that shows it missing (task, test, cause)."""
+    found: dict[str, str] = {}
+    for e in evaluations:
+        for node, cause in [*sorted(e.causes.items()), ("the run", e.detail or "")]:
+            for match in MISSING_MODULE_CAUSE.finditer(cause):
+                found.setdefault(match[1].split(".")[0], f"gold run of {e.task_id}: {node}: {cause}"[:300])
+    return found
+
+
+def evaluate_gold(
+    generations: Path, benchmark: Path, clone: Path, image: Path, out: Path, repaired_out: Path, backend: str,
+    cfg: EvaluateConfig, images: ImagesConfig, downloads: Path, repair_log: Path, evidence_root: Path = EVIDENCE_ROOT,
+) -> tuple[list[Evaluation], ImageRecord]:  # fmt: skip
+    """The ``evaluate_gold`` rule: gold's evaluations on the image its runs leave nothing
+    missing in (or the last repair round's), and that image's record."""
+    record = read_json(image, ImageRecord)
+    checkout = Path(read_json(clone, CloneRecord).path)
+    for round_ in range(1, images.repair_rounds + 2):
+        results = evaluate_candidates(generations, benchmark, clone, record, backend, cfg, evidence_root)
+        missing = gold_missing_modules(results)
+        if not missing or round_ > images.repair_rounds:
+            break
+        rebuilt = _rebuilt(record, checkout, missing, images, downloads, _round_log(repair_log, round_))
+        if rebuilt is None:
+            break
+        record = rebuilt
+    write_jsonl(out, results)
+    write_json(repaired_out, record)
+    return results, record
+
+
+def _rebuilt(
+    record: ImageRecord, checkout: Path, missing: dict[str, str], images: ImagesConfig, downloads: Path, log_path: Path
+) -> ImageRecord | None:
+    """The image with ``missing`` repaired, or None when nothing can be added or the rebuild
+    failed (gold's verdicts on the current image stand: a broken repair must not lose them)."""
+    from dlbench.images.build import repair_project_image
+
+    log.info("gold runs miss %s: rebuilding %s (%s)", ", ".join(sorted(missing)), record.repo, log_path)
+    rebuilt = repair_project_image(record, checkout, missing, log_path, support_files(), images, downloads)
+    if rebuilt is not None and rebuilt.status != ImageStatus.OK:
+        log.warning("the repaired image of %s did not build (%s): keeping %s", record.repo, rebuilt.error, record.tag)
+        return None
+    return rebuilt
+
+
+def _round_log(repair_log: Path, round_: int) -> Path:
+    return repair_log.with_name(f"{repair_log.stem}-{round_}{repair_log.suffix}")

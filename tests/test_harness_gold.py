@@ -1,0 +1,116 @@
+"""Gold's runs repair the image: a module only a running test imports is added and gold runs again.
+
+The project imports ``yaml`` inside a function: the image's import-and-collect check cannot
+see it, so the built image lacks it and gold fails with ``missing module yaml``. The gold
+evaluation adds PyYAML, rebuilds, passes, and the repaired image record says why.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from dlbench.config import EvaluateConfig, ImagesConfig
+from dlbench.harness.evaluate import evaluate_predictions
+from dlbench.harness.gold import evaluate_gold, gold_missing_modules
+from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, EvalStatus, Evaluation, Generation, ImageRecord
+from dlbench.records import ImageStatus, Prediction
+from dlbench.store import read_json, write_json, write_jsonl
+from tests.test_mine_callgraph import write_tree
+
+SLUG = "acme__lazy"
+OPS = "def load(text):\n    import yaml  # only when called\n\n    return yaml.safe_load(text)\n"
+OWN = "def own(text):\n    import pkg.not_there  # the project's own module: no distribution helps\n\n    return text\n"
+TESTS = (
+    "from pkg.ops import load, own\n\n\n"
+    "def test_load():\n    assert load('a: 1') == {'a': 1}\n\n\n"
+    "def test_load_list():\n    assert load('[1, 2]') == [1, 2]\n\n\n"
+    "def test_own():\n    assert own('x') == 'x'\n"
+)
+FILES = {"pkg/__init__.py": "", "pkg/ops.py": OPS + "\n\n" + OWN, "tests/test_ops.py": TESTS}
+CFG = EvaluateConfig(timeout_s=60, memory_mb=512, pids=64, gold_runs=1, jobs=1)
+
+
+def evaluation(task: str, causes: dict[str, str], detail: str | None = None) -> Evaluation:
+    return Evaluation(task_id=task, model="gold", technique="reference", status=EvalStatus.FAIL, passed=False,
+                      tests={}, causes=causes, detail=detail, backend="docker", duration_s=0.0)  # fmt: skip
+
+
+def test_missing_modules_come_from_the_causes_and_the_run_detail() -> None:
+    found = gold_missing_modules([
+        evaluation("t1", {"a.py::b": "AssertionError", "a.py::a": "missing module PIL.Image"}),
+        evaluation("t2", {"c.py::d": "tests/c.py cannot be collected: missing module datasets"}),
+        evaluation("t3", {}, detail="no report: missing module hypothesis (exit code 1)"),
+        evaluation("t4", {"e.py::f": "missing module PIL"}),  # PIL again: the first reason stays
+    ])  # fmt: skip
+    assert list(found) == ["PIL", "datasets", "hypothesis"]
+    assert found["PIL"] == "gold run of t1: a.py::a: missing module PIL.Image"
+    assert found["hypothesis"] == "gold run of t3: the run: no report: missing module hypothesis (exit code 1)"
+    assert gold_missing_modules([evaluation("t", {"a.py::a": "needs network: x"})]) == {}
+
+
+def committed_repo(root: Path) -> tuple[Path, str]:
+    write_tree(root, FILES)
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
+    for step in (["init", "-q"], ["add", "."], ["commit", "-qm", "init"]):
+        subprocess.run([*git, *step], check=True)
+    return root, subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def task(name: str, tests: list[str], sha: str, start: int) -> BenchmarkTask:
+    return BenchmarkTask(
+        task_id=f"{SLUG}:pkg/ops.py:{name}", repo="acme/lazy", sha=sha, path="pkg/ops.py", function=name,
+        class_name=None, signature=f"def {name}(text)", prompt="", ground_truth="", tests=tests, stage=None, task=None,
+        data=None, first_added=None, last_modified=None, qualname=name, slug=SLUG, start_line=start, end_line=start + 3,
+    )  # fmt: skip
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_gold_run_repairs_a_lazily_imported_module(require_docker: None, tmp_path: Path) -> None:
+    from dlbench.harness.code import support_files
+    from dlbench.images.build import build_project_image
+
+    repo, sha = committed_repo(tmp_path / "lazy")
+    images, downloads = ImagesConfig(repair_rounds=2), tmp_path / "downloads"
+    built = build_project_image(repo, SLUG, sha, CFG.base_image, tmp_path / "build.log", support_files(), images=images)
+    assert built.status == ImageStatus.OK and built.environment.repairs == [], built.error
+
+    files = {name: tmp_path / name for name in ("clone.json", "image.json", "bench.jsonl", "gens.jsonl")}
+    write_json(files["clone.json"], CloneRecord(full_name="acme/lazy", slug=SLUG, clone_url="", path=str(repo), sha=sha,
+                                                status=CloneStatus.OK))  # fmt: skip
+    write_json(files["image.json"], built)
+    tasks = [task("load", ["tests/test_ops.py::test_load", "tests/test_ops.py::test_load_list"], sha, 1),
+             task("own", ["tests/test_ops.py::test_own"], sha, 7)]  # fmt: skip
+    write_jsonl(files["bench.jsonl"], tasks)
+    gold = [Generation(task_id=t.task_id, model="gold", technique="reference", code=code)
+            for t, code in zip(tasks, (OPS, OWN))]  # fmt: skip
+    write_jsonl(files["gens.jsonl"], gold)
+
+    out, repaired = tmp_path / "gold.jsonl", tmp_path / "repaired.json"
+    results, record = evaluate_gold(
+        files["gens.jsonl"], files["bench.jsonl"], files["clone.json"], files["image.json"], out, repaired,
+        "docker", CFG, images, downloads, tmp_path / "repair.log", tmp_path / "evidence",
+    )  # fmt: skip
+    by_task = {e.task_id.split(":")[-1]: e for e in results}
+    assert by_task["load"].status == EvalStatus.PASS, by_task["load"].detail
+    assert by_task["own"].causes == {"tests/test_ops.py::test_own": "missing module pkg.not_there"}
+    assert read_json(repaired, ImageRecord) == record and record.tag != built.tag
+    steps = record.environment.repairs
+    assert [(s.round, s.module, s.distribution) for s in steps] == [(1, "yaml", "pyyaml")]
+    assert steps[0].reason == f"gold run of {tasks[0].task_id}: tests/test_ops.py::test_load: missing module yaml"
+    assert any(pin.startswith("pyyaml==") for pin in record.environment.lock)
+    assert "adding pyyaml" in (tmp_path / "repair-1.log").read_text()
+    assert not (tmp_path / "repair-2.log").exists()  # nothing left to repair: no second rebuild
+
+    # `dlbench evaluate` after the workflow: the same repaired image (the built one lacks yaml)
+    write_json(tmp_path / "repos" / f"{SLUG}.json", read_json(files["clone.json"], CloneRecord))
+    write_json(tmp_path / "images" / f"{SLUG}.repaired.json", record)
+    write_jsonl(tmp_path / "preds.jsonl", [Prediction(task_id=tasks[0].task_id, model="mine", code=OPS)])
+    scored = evaluate_predictions(
+        files["bench.jsonl"], tmp_path / "preds.jsonl", tmp_path / "scored.jsonl", "docker", 1, CFG,
+        repos_dir=tmp_path / "repos", evidence_root=tmp_path / "evidence", images_dir=tmp_path / "images",
+    )  # fmt: skip
+    assert [e.status for e in scored] == [EvalStatus.PASS], scored[0].detail
