@@ -275,8 +275,10 @@ class ImagesConfig(Section):
         "saves downloads and disk, but a project's lock then depends on what was built before it on this machine.",
     )
     repair_rounds: int = Field(
-        2, ge=0, description="Rebuilds that add a distribution for a module the tests cannot import: at build time, "
-        "and again when gold's runs fail on one (dlbench.harness.gold)."
+        2,
+        ge=0,
+        description="Rebuilds that add a distribution for a module the tests cannot import: at build time, "
+        "and again when gold's runs fail on one (dlbench.harness.gold).",
     )
     check_timeout_s: float = Field(
         600.0, gt=0, description="Limit of the import and collection check of a built image."
