@@ -11,7 +11,8 @@ include: "workflow/rules/common.smk"
 
 
 wildcard_constraints:
-    repo=r"(?!.*\.repaired$)[A-Za-z0-9_.\-]+",  # images/{repo}.repaired.json is gold's, not a repository's
+    # never holding ".repaired": images/{repo}.repaired.json is gold's record, not a repository's
+    repo=r"(?:(?!\.repaired)[A-Za-z0-9_.\-])+",
     topic=r"[a-z0-9\-]+",
     snapshot=r"[A-Za-z0-9_.\-]+",
     model="|".join(re.escape(m) for m in CFG.model_names()),
