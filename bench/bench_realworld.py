@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -51,12 +52,33 @@ def _short(full_name: str) -> str:
     return full_name.split("/")[-1].lower()
 
 
+# What a test can need that this machine may not have: the network (Hub downloads), data
+# outside the repository, or hardware (a skip naming a GPU, XLA, several nodes …).
+UNAVAILABLE = re.compile(
+    r"^(needs network|needs data not in the repository)|^skipped: .*\b(GPU|CUDA|XLA|TPU|NCCL|MPS|multi-node|distributed)\b",
+    re.IGNORECASE,
+)
+
+
+def unavailable_here(row: pd.Series) -> bool:
+    """A task left with too few tests only because every dropped test needs what the machine lacks."""
+    if not str(row["reason"]).startswith("too few tests") or not isinstance(row["dropped"], str):
+        return False
+    causes = [entry.split(": ", 1)[-1] for entry in row["dropped"].split("; ")]
+    return all(UNAVAILABLE.search(cause) for cause in causes)
+
+
 def validity_table(validation: pd.DataFrame) -> pd.DataFrame:
-    """Per repository: tasks, usable, share, and one column per cause of an unusable task."""
+    """Per repository: tasks, usable, share, one column per cause of an unusable task, and the
+    share over the tasks this machine can run (``unavailable``: network, data, hardware)."""
     frame = validation.assign(cause=validation["reason"].fillna("").str.split(":").str[0])
     frame = frame[frame["cause"] != "not sampled"]  # a sample's share is over the tasks evaluated
-    summary = frame.groupby("repo").agg(tasks=("task_id", "size"), usable=("usable", "sum"))
+    frame = frame.assign(unavailable=frame.apply(unavailable_here, axis=1))
+    summary = frame.groupby("repo").agg(
+        tasks=("task_id", "size"), usable=("usable", "sum"), unavailable=("unavailable", "sum")
+    )
     summary["gold_valid"] = (summary["usable"] / summary["tasks"]).round(3)
+    summary["valid_runnable"] = (summary["usable"] / (summary["tasks"] - summary["unavailable"])).round(3)
     causes = frame[~frame["usable"]].pivot_table(
         index="repo", columns="cause", values="task_id", aggfunc="size", fill_value=0
     )
