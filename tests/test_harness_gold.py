@@ -8,13 +8,15 @@ evaluation adds PyYAML, rebuilds, passes, and the repaired image record says why
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from dlbench.config import EvaluateConfig, ImagesConfig
 from dlbench.harness.evaluate import evaluate_predictions
-from dlbench.harness.gold import evaluate_gold, gold_missing_modules
+from dlbench.harness.gold import evaluate_gold, gold_missing_modules, guarded_names
+from dlbench.images.envcheck import guard_script, missing_modules
 from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, EvalStatus, Evaluation, Generation, ImageRecord
 from dlbench.records import ImageStatus, Prediction
 from dlbench.store import read_json, write_json, write_jsonl
@@ -114,3 +116,44 @@ def test_gold_run_repairs_a_lazily_imported_module(require_docker: None, tmp_pat
         repos_dir=tmp_path / "repos", evidence_root=tmp_path / "evidence", images_dir=tmp_path / "images",
     )  # fmt: skip
     assert [e.status for e in scored] == [EvalStatus.PASS], scored[0].detail
+
+
+LIBRARY = """\
+from .utils import is_vision_available
+
+if is_vision_available():
+    import PIL_not_installed.Image
+    import json
+
+    Resampling = PIL_not_installed.Image.Resampling
+    if is_torchvision_available():  # a guard of its own, around a use of the name
+        import torchvision_not_installed
+
+        MODES = {Resampling.NEAREST: torchvision_not_installed.NEAREST}
+
+try:
+    import also_absent as fast
+except ImportError:
+    fast = None
+
+def size(x):
+    return len(x)
+"""
+
+
+def test_a_name_a_library_defines_only_under_a_failing_import_names_that_module(tmp_path: Path) -> None:
+    cause = (
+        "ImportError: cannot import name 'Resampling' from 'lib.image_utils' "
+        "(/opt/venv/lib/python3.11/site-packages/lib/image_utils.py)"
+    )
+    names = guarded_names([evaluation("t1", {"a.py::a": cause}), evaluation("t2", {"b.py::b": cause})])
+    assert names == {("/opt/venv/lib/python3.11/site-packages/lib/image_utils.py", "Resampling"): f"gold run of t1: a.py::a: {cause}"}  # fmt: skip
+    own = "ImportError: cannot import name 'x' from 'pkg.ops' (/work/repo/pkg/ops.py)"  # the project's own: not a guard
+    assert guarded_names([evaluation("t", {"a.py::a": own})]) == {}
+
+    (tmp_path / "image_utils.py").write_text(LIBRARY)
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+    for name, expected in (("Resampling", {"PIL_not_installed"}), ("fast", {"also_absent"}), ("size", set())):
+        probe = subprocess.run(["sh", "-c", guard_script(str(tmp_path / "image_utils.py"), name)],
+                               capture_output=True, text=True, env=env, check=True)  # fmt: skip
+        assert set(missing_modules(probe.stdout)) == expected, probe.stdout + probe.stderr

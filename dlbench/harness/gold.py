@@ -4,7 +4,9 @@ distribution, the image is rebuilt, and gold runs again on it.
 The build's own check imports what the tests import at module level and collects them; a
 module imported lazily (inside a function, or by a library for an optional feature) shows
 only when a test runs. Gold is the project's own code, so a gold test failing with
-``missing module x`` is the environment's fault, not the task's. At most
+``missing module x`` is the environment's fault, not the task's; so is ``cannot import name
+'n' from <an installed library>`` when the import guarding n's definition fails
+(``envcheck.guard_script``: Transformers without Pillow). At most
 ``images.repair_rounds`` rebuilds; each addition is a ``RepairStep`` whose reason names the
 gold run that showed it. The image gold settled on (``results/images/{repo}.repaired.json``)
 is the one every other model is evaluated on, so all verdicts come from one environment.
@@ -14,12 +16,13 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from dlbench.config import EvaluateConfig, ImagesConfig
 from dlbench.harness.code import support_files
 from dlbench.harness.evaluate import EVIDENCE_ROOT, evaluate_candidates
+from dlbench.images.envcheck import CANNOT_IMPORT, guard_script, missing_modules
 from dlbench.records import CloneRecord, Evaluation, ImageRecord, ImageStatus
 from dlbench.store import read_json, write_json, write_jsonl
 
@@ -28,13 +31,42 @@ log = logging.getLogger(__name__)
 MISSING_MODULE_CAUSE = re.compile(r"missing module ([\w.]+)")  # verdict.describe's words
 
 
+def gold_failures(evaluations: Iterable[Evaluation]) -> Iterator[tuple[str, str]]:
+    """(where: ``gold run of <task>: <test>``, cause) of every gold failure."""
+    for e in evaluations:
+        for node, cause in [*sorted(e.causes.items()), ("the run", e.detail or "")]:
+            yield f"gold run of {e.task_id}: {node}", cause
+
+
 def gold_missing_modules(evaluations: Iterable[Evaluation]) -> dict[str, str]:
     """Top-level module → the first gold failure that shows it missing (task, test, cause)."""
     found: dict[str, str] = {}
-    for e in evaluations:
-        for node, cause in [*sorted(e.causes.items()), ("the run", e.detail or "")]:
-            for match in MISSING_MODULE_CAUSE.finditer(cause):
-                found.setdefault(match[1].split(".")[0], f"gold run of {e.task_id}: {node}: {cause}"[:300])
+    for where, cause in gold_failures(evaluations):
+        for match in MISSING_MODULE_CAUSE.finditer(cause):
+            found.setdefault(match[1].split(".")[0], f"{where}: {cause}"[:300])
+    return found
+
+
+def guarded_names(evaluations: Iterable[Evaluation]) -> dict[tuple[str, str], str]:
+    """(library file, name) → the first gold failure on a name an installed library did not define."""
+    found: dict[tuple[str, str], str] = {}
+    for where, cause in gold_failures(evaluations):
+        for match in CANNOT_IMPORT.finditer(cause):
+            found.setdefault((match["path"], match["name"]), f"{where}: {cause}"[:300])
+    return found
+
+
+def missing_guards(evaluations: Iterable[Evaluation], image: ImageRecord, timeout_s: float) -> dict[str, str]:
+    """Top-level module → why: the modules whose absence left a library without a name gold's
+    tests import (``envcheck.guard_script``, run in the image)."""
+    from dlbench.images.build import docker_client
+    from dlbench.images.layers import run_check
+
+    found: dict[str, str] = {}
+    for (path, name), reason in guarded_names(evaluations).items():
+        _, output = run_check(docker_client(), image.tag, guard_script(path, name), timeout_s)
+        for module, line in missing_modules(output).items():
+            found.setdefault(module, f"{reason} ({line})"[:400])
     return found
 
 
@@ -48,7 +80,7 @@ def evaluate_gold(
     checkout = Path(read_json(clone, CloneRecord).path)
     for round_ in range(1, images.repair_rounds + 2):
         results = evaluate_candidates(generations, benchmark, clone, record, backend, cfg, evidence_root)
-        missing = gold_missing_modules(results)
+        missing = gold_missing_modules(results) | missing_guards(results, record, images.check_timeout_s)
         if not missing or round_ > images.repair_rounds:
             break
         rebuilt = _rebuilt(record, checkout, missing, images, downloads, _round_log(repair_log, round_))

@@ -3,6 +3,13 @@
 The check runs in the image with no network, as the runner: it imports every third-party
 module the tests import at module level, then lets pytest collect the whole suite, and
 reports every ``No module named 'x'`` either printed. Parsing is a pure function.
+
+A library can also lack a name because an optional dependency is missing: Transformers
+defines ``PILImageResampling`` only ``if is_vision_available(): import PIL.Image …``, so
+without Pillow a test fails with ``cannot import name 'PILImageResampling' from
+'transformers.image_utils'`` and no module named. ``guard_script`` finds, in the image, the
+imports guarding the name's definition (the ``if`` or ``try`` around it) and reports those
+that do not import as ``No module named 'x'``, the same evidence as the check's.
 """
 
 from __future__ import annotations
@@ -11,6 +18,8 @@ import re
 from collections.abc import Iterable
 
 MISSING = re.compile(r"No module named '(?P<module>[\w.]+)'")
+# A name an installed library did not define (its path: a project's own module is not the image's fault).
+CANNOT_IMPORT = re.compile(r"cannot import name '(?P<name>\w+)' from '[\w.]+' \((?P<path>/\S+/site-packages/\S+\.py)\)")
 COLLECT_TAIL_LINES = 2000
 
 
@@ -28,6 +37,42 @@ def check_script(modules: Iterable[str]) -> str:
     )
     collect = f"python -m pytest --collect-only -q -p no:cacheprovider -o addopts= 2>&1 | tail -n {COLLECT_TAIL_LINES}"
     return f"cd /work/repo && python -c {_shell_quote(probe)}; {collect}; true"
+
+
+GUARD_PROBE = """\
+import ast, importlib.util, sys
+
+path, name = sys.argv[1], sys.argv[2]
+tree = ast.parse(open(path, encoding="utf-8").read())
+
+
+def defines(node):
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name == name
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return any((a.asname or a.name.split(".")[0]) == name for a in node.names)
+    return isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+
+
+def imported(stmts):  # the block's own imports: a nested guard is a block of its own
+    for node in stmts:
+        if isinstance(node, ast.Import):
+            yield from (a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module.split(".")[0]
+
+
+for block in ast.walk(tree):
+    if isinstance(block, (ast.If, ast.Try)) and any(defines(n) for s in block.body for n in ast.walk(s)):
+        for top in sorted(set(imported(block.body))):
+            if importlib.util.find_spec(top) is None:
+                print(f"{name} in {path} is guarded by: No module named '{top}'")
+"""
+
+
+def guard_script(path: str, name: str) -> str:
+    """Shell for the guard probe of ``name`` in the library file ``path`` (see the module doc)."""
+    return f"python -c {_shell_quote(GUARD_PROBE)} {_shell_quote(path)} {_shell_quote(name)}; true"
 
 
 def _shell_quote(text: str) -> str:
