@@ -134,6 +134,14 @@ def test_neutralise_drops_conflicting_options_with_their_values(
                 "Max retries exceeded with url: /x"
             ),
         ),
+        (
+            "E   OSError: Can't load the configuration of 'sshleifer/tiny-distilroberta-base'. If you were trying to "
+            "load it from 'https://huggingface.co/models', make sure you don't have a local directory with the same name.",
+            None,
+            "needs network: OSError: Can't load the configuration of 'sshleifer/tiny-distilroberta-base'. If you were "
+            "trying to load it from 'https://huggingface.co/models', make sure you don't have a local directory with the "
+            "same name.",
+        ),
         ("    assert relu(x) == 1\nE   AssertionError: assert 0 == 1", "AssertionError: assert 0 == 1", "AssertionError: assert 0 == 1"),
         ("Traceback\nE   ValueError: shapes differ", None, "ValueError: shapes differ"),
         (None, None, None),

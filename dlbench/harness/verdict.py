@@ -32,7 +32,7 @@ NETWORK_ERRORS = re.compile(
     r"nodename nor servname|Network is unreachable|getaddrinfo failed|Failed to resolve|Could not resolve host|"
     r"Failed to establish a new connection|Max retries exceeded with url|urlopen error|socket\.gaierror|"
     r"couldn't connect to 'https?://|connection to the Hub|offline mode is enabled|on the Hugging Face Hub either|"
-    r"LocalEntryNotFoundError",
+    r"LocalEntryNotFoundError|If you were trying to load it from 'https://huggingface\.co",
     re.IGNORECASE,
 )
 NEEDS_DATA = "needs data not in the repository"

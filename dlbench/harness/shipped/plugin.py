@@ -37,7 +37,8 @@ except ModuleNotFoundError:  # run from the dlbench package (local backend, test
 _FD: int | None = None
 _WRITE = os.write  # captured before candidate code can replace os.write
 _BASELINE: dict[str, str] = {}
-TEXT_LIMIT = 4000  # tail of a failure's traceback kept in its event
+TEXT_LIMIT = 4000  # of a failure's traceback kept in its event: its tail, and the error lines before it
+TEXT_TAIL = 3000
 _SELECTED: list[str] = []
 _BEFORE: list[str] = []  # selected ids before the project's own pytest_collection_modifyitems
 _DESELECTED: set[str] = set()
@@ -208,6 +209,16 @@ def pytest_configure(config: pytest.Config) -> None:
     send({"ev": "config", "rootdir": str(config.rootpath), "inifile": inifile, "neutralised": list(_NEUTRALISED)})
 
 
+def _failure_text(report) -> str:
+    """The traceback's tail, after the ``E`` lines above it: a chained exception's first
+    cause (a refused connection under a library's own error) is where its cause is."""
+    text = str(report.longrepr)
+    if len(text) <= TEXT_LIMIT:
+        return text
+    earlier = [line for line in text[:-TEXT_TAIL].splitlines() if line.startswith("E ")]
+    return "\n".join(earlier)[-(TEXT_LIMIT - TEXT_TAIL) :] + "\n...\n" + text[-TEXT_TAIL:]
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     if report.failed:
@@ -216,7 +227,7 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
                 "ev": "collect_error",
                 "nodeid": report.nodeid,
                 "exc": _exception(report),
-                "text": str(report.longrepr)[-TEXT_LIMIT:],
+                "text": _failure_text(report),
             }
         )
     elif report.skipped:  # a whole module skipped (``pytest.importorskip`` or ``skip`` at import)
@@ -275,7 +286,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             "xfail": hasattr(report, "wasxfail"),
             "duration": round(report.duration, 6),
             "exc": _exception(report),
-            "text": str(report.longrepr)[-TEXT_LIMIT:] if report.failed else None,
+            "text": _failure_text(report) if report.failed else None,
             "reason": _reason(report),
         }
     )
