@@ -80,8 +80,10 @@ def evaluate_gold(
     checkout = Path(read_json(clone, CloneRecord).path)
     for round_ in range(1, images.repair_rounds + 2):
         results = evaluate_candidates(generations, benchmark, clone, record, backend, cfg, evidence_root)
+        if round_ > images.repair_rounds:
+            break
         missing = gold_missing_modules(results) | missing_guards(results, record, images.check_timeout_s)
-        if not missing or round_ > images.repair_rounds:
+        if not missing:
             break
         rebuilt = _rebuilt(record, checkout, missing, images, downloads, _round_log(repair_log, round_))
         if rebuilt is None:
