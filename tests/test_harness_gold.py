@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from dlbench.config import EvaluateConfig, ImagesConfig
+from dlbench.config import EvaluateConfig, ImagesConfig, StorageConfig
 from dlbench.harness.evaluate import evaluate_predictions
 from dlbench.harness.gold import evaluate_gold, gold_missing_modules, guarded_names
 from dlbench.images.envcheck import guard_script, missing_modules
@@ -69,14 +70,26 @@ def task(name: str, tests: list[str], sha: str, start: int) -> BenchmarkTask:
     )  # fmt: skip
 
 
+@pytest.fixture
+def untag_afterwards(require_docker: None) -> Iterator[None]:
+    """The images this test builds are untagged after it (their layers stay for a rerun)."""
+    from dlbench.images.build import IMAGE_PREFIX, _docker_name, docker_client
+
+    yield
+    client = docker_client()
+    for image in client.images.list(name=IMAGE_PREFIX + _docker_name(SLUG)):
+        for tag in image.tags:
+            client.images.remove(tag, force=True, noprune=True)
+
+
 @pytest.mark.docker
 @pytest.mark.slow
-def test_gold_run_repairs_a_lazily_imported_module(require_docker: None, tmp_path: Path) -> None:
+def test_gold_run_repairs_a_lazily_imported_module(untag_afterwards: None, tmp_path: Path) -> None:
     from dlbench.harness.code import support_files
     from dlbench.images.build import build_project_image
 
     repo, sha = committed_repo(tmp_path / "lazy")
-    images, downloads = ImagesConfig(repair_rounds=2), tmp_path / "downloads"
+    images, downloads = ImagesConfig(repair_rounds=2), StorageConfig().downloads_dir()
     built = build_project_image(repo, SLUG, sha, CFG.base_image, tmp_path / "build.log", support_files(), images=images)
     assert built.status == ImageStatus.OK and built.environment.repairs == [], built.error
 
