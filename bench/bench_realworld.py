@@ -93,7 +93,8 @@ def image_table(repos: list[str]) -> pd.DataFrame:
             continue
         env = image.get("environment") or {}
         rows.append({
-            "repo": image["repo"], "status": image["status"], "size_gb": round((image.get("size_bytes") or 0) / 1e9, 2),
+            "repo": image["repo"], "image": "repaired by gold" if path.stem.endswith(".repaired") else "built",
+            "status": image["status"], "size_gb": round((image.get("size_bytes") or 0) / 1e9, 2),
             "build_s": image["build_seconds"], "framework": " ".join(env.get("frameworks", [])) or "-",
             "packages": len(env.get("lock", [])), "dropped": len(env.get("dropped", [])), "repairs": len(env.get("repairs", [])),
         })  # fmt: skip
