@@ -89,7 +89,7 @@ def image_table(repos: list[str]) -> pd.DataFrame:
     rows = []
     for path in sorted((ROOT / "results" / "images").glob("*.json")):
         image = json.loads(path.read_text())
-        if repos and not any(path.stem.lower().endswith(r) for r in repos):
+        if repos and not any(image["repo"].lower().endswith(r) for r in repos):
             continue
         env = image.get("environment") or {}
         rows.append({
