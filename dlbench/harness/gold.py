@@ -66,7 +66,7 @@ def missing_guards(evaluations: Iterable[Evaluation], image: ImageRecord, timeou
     for (path, name), reason in guarded_names(evaluations).items():
         _, output = run_check(docker_client(), image.tag, guard_script(path, name), timeout_s)
         for module, line in missing_modules(output).items():
-            found.setdefault(module, f"{reason} ({line})"[:400])
+            found.setdefault(module, f"{line}; {reason}"[:400])  # what the probe found first: a reason is long
     return found
 
 
