@@ -142,6 +142,12 @@ def test_neutralise_drops_conflicting_options_with_their_values(
             "trying to load it from 'https://huggingface.co/models', make sure you don't have a local directory with the "
             "same name.",
         ),
+        (
+            "    raise RuntimeError(\"Cannot send a request, as the client has been closed.\")\n"
+            "E   RuntimeError: Cannot send a request, as the client has been closed.",
+            None,
+            "needs network: RuntimeError: Cannot send a request, as the client has been closed.",
+        ),
         ("    assert relu(x) == 1\nE   AssertionError: assert 0 == 1", "AssertionError: assert 0 == 1", "AssertionError: assert 0 == 1"),
         ("Traceback\nE   ValueError: shapes differ", None, "ValueError: shapes differ"),
         (None, None, None),

@@ -32,7 +32,10 @@ NETWORK_ERRORS = re.compile(
     r"nodename nor servname|Network is unreachable|getaddrinfo failed|Failed to resolve|Could not resolve host|"
     r"Failed to establish a new connection|Max retries exceeded with url|urlopen error|socket\.gaierror|"
     r"couldn't connect to 'https?://|connection to the Hub|offline mode is enabled|on the Hugging Face Hub either|"
-    r"LocalEntryNotFoundError|If you were trying to load it from 'https://huggingface\.co",
+    r"LocalEntryNotFoundError|If you were trying to load it from 'https://huggingface\.co|"
+    # httpx's, when a library's shared client was closed (huggingface_hub closes it in a forked
+    # process, and the library raises its own error ``from None``): an HTTP request all the same
+    r"Cannot send a request, as the client has been closed",
     re.IGNORECASE,
 )
 NEEDS_DATA = "needs data not in the repository"
@@ -226,11 +229,19 @@ def describe(text: str | None, summary: str | None = None) -> str | None:
         return f"missing module {found[1]}"
     if found := MISSING_FIXTURE.search(text):
         return f"fixture {found[1]} not found"
-    if found := NETWORK_ERRORS.search(text):
-        line = text[text.rfind("\n", 0, found.start()) + 1 :].split("\n", 1)[0]
+    if line := _network_line(text):
         return f"{NEEDS_NETWORK}: {_message(line)}"
     lines = [line for line in (summary or text).splitlines() if line.strip()]
     return _message(lines[-1]) if lines else None
+
+
+def _network_line(text: str) -> str | None:
+    """The line that shows a network error: an exception's own (``E``) line first, not the
+    source line that raised it."""
+    lines = text.splitlines()
+    return next(
+        (line for line in [*(ln for ln in lines if ln.startswith("E ")), *lines] if NETWORK_ERRORS.search(line)), None
+    )
 
 
 def _message(line: str) -> str:
