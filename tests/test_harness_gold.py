@@ -117,7 +117,7 @@ def test_gold_run_repairs_a_lazily_imported_module(untag_afterwards: None, tmp_p
     assert [(s.round, s.module, s.distribution) for s in steps] == [(1, "yaml", "pyyaml")]
     assert steps[0].reason == f"gold run of {tasks[0].task_id}: tests/test_ops.py::test_load: missing module yaml"
     assert any(pin.startswith("pyyaml==") for pin in record.environment.lock)
-    assert "adding pyyaml" in (tmp_path / "repair-1.log").read_text()
+    assert "adding pyyaml (round 1)" in (tmp_path / "repair-1.log").read_text()
     assert not (tmp_path / "repair-2.log").exists()  # nothing left to repair: no second rebuild
 
     # `dlbench evaluate` after the workflow: the same repaired image (the built one lacks yaml)

@@ -300,7 +300,7 @@ def _add_repairs(plan: EnvironmentPlan, steps: list[RepairStep], out: IO[str]) -
     if not steps:
         return
     plan.requirements += [DeclaredRequirement(spec=r.distribution, name=r.distribution, source=f"repair: {r.reason}", group="repair") for r in steps]  # fmt: skip
-    out.write(f"\n# repair round {steps[-1].round}: adding {', '.join(r.distribution for r in steps)}\n")
+    out.write("\n# repairs: adding " + ", ".join(f"{r.distribution} (round {r.round})" for r in steps) + "\n")
 
 
 def _lock_and_build(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, plan: EnvironmentPlan, target: Target, out: IO[str]) -> tuple[Lock, bool, ImageRecord]:  # fmt: skip
