@@ -18,8 +18,17 @@ from dlbench.config import EvaluateConfig, ImagesConfig, StorageConfig
 from dlbench.harness.evaluate import evaluate_predictions
 from dlbench.harness.gold import evaluate_gold, gold_missing_modules, guarded_names
 from dlbench.images.envcheck import guard_script, missing_modules
-from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, EvalStatus, Evaluation, Generation, ImageRecord
-from dlbench.records import ImageStatus, Prediction
+from dlbench.records import (
+    BenchmarkTask,
+    CloneRecord,
+    CloneStatus,
+    EvalStatus,
+    Evaluation,
+    Generation,
+    ImageRecord,
+    ImageStatus,
+    Prediction,
+)
 from dlbench.store import read_json, write_json, write_jsonl
 from tests.test_mine_callgraph import write_tree
 
