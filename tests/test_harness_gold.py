@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from dlbench.config import EvaluateConfig, ImagesConfig, StorageConfig
+from dlbench.harness import gold as gold_module
 from dlbench.harness.evaluate import evaluate_predictions
 from dlbench.harness.gold import evaluate_gold, gold_missing_modules, guarded_names
 from dlbench.images.envcheck import guard_script, missing_modules
@@ -33,15 +34,20 @@ from dlbench.store import read_json, write_json, write_jsonl
 from tests.test_mine_callgraph import write_tree
 
 SLUG = "acme__lazy"
-OPS = "def load(text):\n    import yaml  # only when called\n\n    return yaml.safe_load(text)\n"
+OPS = (
+    "def load(text):\n    import yaml  # only when called\n    import tomli_w  # missed only once yaml imports\n\n"
+    "    return yaml.safe_load(tomli_w.dumps({'a': 1}) and text)\n"
+)
 OWN = "def own(text):\n    import pkg.not_there  # the project's own module: no distribution helps\n\n    return text\n"
+PLAIN = "def plain(text):\n    return text.strip()\n"
 TESTS = (
-    "from pkg.ops import load, own\n\n\n"
+    "from pkg.ops import load, own, plain\n\n\n"
     "def test_load():\n    assert load('a: 1') == {'a': 1}\n\n\n"
     "def test_load_list():\n    assert load('[1, 2]') == [1, 2]\n\n\n"
-    "def test_own():\n    assert own('x') == 'x'\n"
+    "def test_own():\n    assert own('x') == 'x'\n\n\n"
+    "def test_plain():\n    assert plain(' x ') == 'x'\n"
 )
-FILES = {"pkg/__init__.py": "", "pkg/ops.py": OPS + "\n\n" + OWN, "tests/test_ops.py": TESTS}
+FILES = {"pkg/__init__.py": "", "pkg/ops.py": "\n\n".join((OPS, OWN, PLAIN)), "tests/test_ops.py": TESTS}
 CFG = EvaluateConfig(timeout_s=60, memory_mb=512, pids=64, gold_runs=1, jobs=1)
 
 
@@ -71,11 +77,11 @@ def committed_repo(root: Path) -> tuple[Path, str]:
     return root, subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
 
 
-def task(name: str, tests: list[str], sha: str, start: int) -> BenchmarkTask:
+def task(name: str, tests: list[str], sha: str, start: int, end: int) -> BenchmarkTask:
     return BenchmarkTask(
         task_id=f"{SLUG}:pkg/ops.py:{name}", repo="acme/lazy", sha=sha, path="pkg/ops.py", function=name,
         class_name=None, signature=f"def {name}(text)", prompt="", ground_truth="", tests=tests, stage=None, task=None,
-        data=None, first_added=None, last_modified=None, qualname=name, slug=SLUG, start_line=start, end_line=start + 3,
+        data=None, first_added=None, last_modified=None, qualname=name, slug=SLUG, start_line=start, end_line=end,
     )  # fmt: skip
 
 
@@ -93,7 +99,9 @@ def untag_afterwards(require_docker: None) -> Iterator[None]:
 
 @pytest.mark.docker
 @pytest.mark.slow
-def test_gold_run_repairs_a_lazily_imported_module(untag_afterwards: None, tmp_path: Path) -> None:
+def test_gold_runs_repair_lazily_imported_modules(
+    untag_afterwards: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from dlbench.harness.code import support_files
     from dlbench.images.build import build_project_image
 
@@ -106,12 +114,20 @@ def test_gold_run_repairs_a_lazily_imported_module(untag_afterwards: None, tmp_p
     write_json(files["clone.json"], CloneRecord(full_name="acme/lazy", slug=SLUG, clone_url="", path=str(repo), sha=sha,
                                                 status=CloneStatus.OK))  # fmt: skip
     write_json(files["image.json"], built)
-    tasks = [task("load", ["tests/test_ops.py::test_load", "tests/test_ops.py::test_load_list"], sha, 1),
-             task("own", ["tests/test_ops.py::test_own"], sha, 7)]  # fmt: skip
+    tasks = [task("load", ["tests/test_ops.py::test_load", "tests/test_ops.py::test_load_list"], sha, 1, 5),
+             task("own", ["tests/test_ops.py::test_own"], sha, 8, 11), task("plain", ["tests/test_ops.py::test_plain"], sha, 14, 15)]  # fmt: skip
     write_jsonl(files["bench.jsonl"], tasks)
     gold = [Generation(task_id=t.task_id, model="gold", technique="reference", code=code)
-            for t, code in zip(tasks, (OPS, OWN))]  # fmt: skip
+            for t, code in zip(tasks, (OPS, OWN, PLAIN))]  # fmt: skip
     write_jsonl(files["gens.jsonl"], gold)
+    passes = []  # which tasks each pass of gold runs (the real evaluation runs: this only listens)
+    real = gold_module.evaluate_candidates
+
+    def listened(*args, only=None, **kwargs):
+        passes.append(sorted(t.split(":")[-1] for t in only) if only is not None else "all")
+        return real(*args, only=only, **kwargs)
+
+    monkeypatch.setattr(gold_module, "evaluate_candidates", listened)
 
     out, repaired = tmp_path / "gold.jsonl", tmp_path / "repaired.json"
     results, record = evaluate_gold(
@@ -123,11 +139,13 @@ def test_gold_run_repairs_a_lazily_imported_module(untag_afterwards: None, tmp_p
     assert by_task["own"].causes == {"tests/test_ops.py::test_own": "missing module pkg.not_there"}
     assert read_json(repaired, ImageRecord) == record and record.tag != built.tag
     steps = record.environment.repairs
-    assert [(s.round, s.module, s.distribution) for s in steps] == [(1, "yaml", "pyyaml")]
+    assert [(s.round, s.module, s.distribution) for s in steps] == [(1, "yaml", "pyyaml"), (2, "tomli_w", "tomli-w")]
     assert steps[0].reason == f"gold run of {tasks[0].task_id}: tests/test_ops.py::test_load: missing module yaml"
-    assert any(pin.startswith("pyyaml==") for pin in record.environment.lock)
+    assert {"pyyaml", "tomli-w"} <= {pin.split("==")[0] for pin in record.environment.lock}
     assert "adding pyyaml (round 1)" in (tmp_path / "repair-1.log").read_text()
-    assert not (tmp_path / "repair-2.log").exists()  # nothing left to repair: no second rebuild
+    assert "adding pyyaml (round 1), tomli-w (round 2)" in (tmp_path / "repair-2.log").read_text()
+    # after a rebuild only the failing tasks run again; on the settled image, every task
+    assert passes == ["all", ["load", "own"], ["load", "own"], "all"]
 
     # `dlbench evaluate` after the workflow: the same repaired image (the built one lacks yaml)
     write_json(tmp_path / "repos" / f"{SLUG}.json", read_json(files["clone.json"], CloneRecord))

@@ -19,7 +19,7 @@ import re
 import signal
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
@@ -100,9 +100,11 @@ def evaluate_generations(
 def evaluate_candidates(
     generations: Path, benchmark: Path, clone: Path, image_record: ImageRecord | None, backend: str,
     cfg: EvaluateConfig, evidence_root: Path = EVIDENCE_ROOT, gold: Path | None = None,
+    only: Collection[str] | None = None,
 ) -> list[Evaluation]:  # fmt: skip
-    """``evaluate_generations`` on a given image, without writing; InfrastructureFaults when
-    a candidate met one (its verdict is not kept, so a rerun runs it again)."""
+    """``evaluate_generations`` on a given image, without writing (``only``: these task ids
+    of the sample); InfrastructureFaults when a candidate met one (its verdict is not kept,
+    so a rerun runs it again)."""
     record = read_json(clone, CloneRecord)
     tasks = {t.task_id: t for t in iter_jsonl(benchmark, BenchmarkTask) if t.slug == record.slug}
     timeouts: dict[str, float] = {}
@@ -111,7 +113,7 @@ def evaluate_candidates(
         tasks, timeouts = gold_test_sets(tasks, gold_evaluations), scaled_timeouts(gold_evaluations, cfg)
     sampled = sample_task_ids(tasks, cfg.sample_tasks, cfg.sample_seed)
     gens = [g for g in read_jsonl(generations, Generation) if g.task_id in sampled or g.task_id not in tasks]
-    gens = [repeat for gen in gens for repeat in _repeats(gen, cfg)]
+    gens = [repeat for gen in gens if only is None or gen.task_id in only for repeat in _repeats(gen, cfg)]
     results = evaluate_repo(record, tasks, gens, image_record, backend, cfg, cfg.jobs, evidence_root, timeouts=timeouts)
     _refuse_infrastructure_faults(results)
     return results

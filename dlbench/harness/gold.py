@@ -75,20 +75,25 @@ def evaluate_gold(
     cfg: EvaluateConfig, images: ImagesConfig, downloads: Path, repair_log: Path, evidence_root: Path = EVIDENCE_ROOT,
 ) -> tuple[list[Evaluation], ImageRecord]:  # fmt: skip
     """The ``evaluate_gold`` rule: gold's evaluations on the image its runs leave nothing
-    missing in (or the last repair round's), and that image's record."""
-    record = read_json(image, ImageRecord)
+    missing in (or the last repair round's), and that image's record.
+
+    After a rebuild only the tasks that failed run again, to show what is missing next;
+    once the image is settled every task runs on it (the last round's runs are reused by
+    their evidence hash), so all of gold's verdicts come from that image."""
+    record = built = read_json(image, ImageRecord)
     checkout = Path(read_json(clone, CloneRecord).path)
-    for round_ in range(1, images.repair_rounds + 2):
-        results = evaluate_candidates(generations, benchmark, clone, record, backend, cfg, evidence_root)
-        if round_ > images.repair_rounds:
-            break
-        missing = gold_missing_modules(results) | missing_guards(results, record, images.check_timeout_s)
-        if not missing:
-            break
-        rebuilt = _rebuilt(record, checkout, missing, images, downloads, _round_log(repair_log, round_))
+    results = tried = evaluate_candidates(generations, benchmark, clone, record, backend, cfg, evidence_root)
+    for round_ in range(1, images.repair_rounds + 1):
+        missing = gold_missing_modules(tried) | missing_guards(tried, record, images.check_timeout_s)
+        rebuilt = (
+            _rebuilt(record, checkout, missing, images, downloads, _round_log(repair_log, round_)) if missing else None
+        )
         if rebuilt is None:
             break
-        record = rebuilt
+        record, failing = rebuilt, {e.task_id for e in tried if not e.passed}
+        tried = evaluate_candidates(generations, benchmark, clone, record, backend, cfg, evidence_root, only=failing)
+    if record.tag != built.tag:
+        results = evaluate_candidates(generations, benchmark, clone, record, backend, cfg, evidence_root)
     write_jsonl(out, results)
     write_json(repaired_out, record)
     return results, record
