@@ -188,12 +188,13 @@ def _image_for(
 ) -> ImageRecord:  # fmt: skip
     """The workflow's repaired project image if the engine still has it, else one built now
     (or reused by content hash)."""
-    from dlbench.images.build import build_project_image, ensure_base_image
+    from dlbench.images.build import build_project_image, docker_client
+    from dlbench.images.layers import image_exists
 
     recorded = images_dir / f"{clone.slug}{REPAIRED_SUFFIX}"
     if recorded.is_file():
         record = read_json(recorded, ImageRecord)
-        if record.status == ImageStatus.OK and record.tag and ensure_base_image(record.tag, pull=False):
+        if record.status == ImageStatus.OK and record.tag and image_exists(docker_client(), record.tag):
             return record
     log_path = evidence_root / "images" / f"{clone.slug}.log"
     if clone.status != CloneStatus.OK:

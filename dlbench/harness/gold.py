@@ -63,8 +63,10 @@ def missing_guards(evaluations: Iterable[Evaluation], image: ImageRecord, timeou
     from dlbench.images.layers import run_check
 
     found: dict[str, str] = {}
-    for (path, name), reason in guarded_names(evaluations).items():
-        _, output = run_check(docker_client(), image.tag, guard_script(path, name), timeout_s)
+    guarded = guarded_names(evaluations)
+    client = docker_client() if guarded else None
+    for (path, name), reason in guarded.items():
+        _, output = run_check(client, image.tag, guard_script(path, name), timeout_s)
         for module, line in missing_modules(output).items():
             found.setdefault(module, f"{line}; {reason}"[:400])  # what the probe found first: a reason is long
     return found
