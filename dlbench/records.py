@@ -113,6 +113,7 @@ class TestCase(Record):
     name: str
     line: int
     parametrized: bool = False
+    skipped: str | None = None  # the project skips it whatever the environment: the mark's reason
 
 
 class CallRecord(Record):

@@ -10,8 +10,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import textwrap
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +21,7 @@ import pytest
 
 from dlbench.config import EvaluateConfig
 from dlbench.harness.evaluate import evaluate_predictions, evaluate_repo, evidence_dir
+from dlbench.harness.run import STOP_POLL_S, SessionLost, wait_readable
 from dlbench.records import (
     BenchmarkTask,
     CloneRecord,
@@ -533,3 +536,19 @@ def test_docker_container_killed_from_outside_is_an_infrastructure_fault_run_aga
     assert not out.exists()  # nothing looks complete: the next run retries
     [again] = evaluate()  # not replayed from the evidence: run again, and this time it passes
     assert again.status == EvalStatus.PASS, again.detail
+
+
+def test_a_reader_stops_soon_after_its_session_is_closed() -> None:
+    """Ctrl-C closes the session from the main thread: shutting the socket down wakes a reader
+    already in select(), but one that enters it a moment later sees no event. It still
+    notices the close within ``STOP_POLL_S``, not at its candidate's deadline."""
+    ours, theirs = socket.socketpair()
+    closed = threading.Event()
+    threading.Timer(0.2, closed.set).start()
+    start = time.monotonic()
+    with pytest.raises(SessionLost, match="closed"):
+        wait_readable(ours, start + 60, closed.is_set)
+    assert time.monotonic() - start < 2 * STOP_POLL_S
+    assert not wait_readable(ours, time.monotonic() + 0.1, lambda: False)  # the deadline: nothing came
+    theirs.sendall(b"answer\n")
+    assert wait_readable(ours, time.monotonic() + 60, lambda: False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dlbench import records
 from dlbench.config import MineConfig
 from dlbench.mine.cache import load_repo
+from dlbench.mine.callgraph import build_calls
 from dlbench.mine.symbols import Symbol, list_python_files
 from dlbench.mine.tests import find_test_cases, is_test_support
 from tests.test_mine_callgraph import write_tree
@@ -90,6 +91,108 @@ def test_test_cases_follow_pytest_collection(tmp_path):
     assert cases["tests/test_a.py::test_top"].kind == records.TestKind.PYTEST_FUNCTION
     assert cases["tests/test_a.py::test_top"].line == 4
     assert cases["tests/test_a.py::test_top"].repo == "acme/lib"
+
+
+def test_tests_the_project_always_skips_keep_their_reason_and_reach_nothing(tmp_path):
+    """As ignite's Visdom module, Laplace's and small-text's marked tests: a skip that holds
+    whatever the environment; ``skipif`` and a guarded module-level skip decide when run."""
+    repo = load(
+        tmp_path,
+        {
+            "calc/ops.py": "def relu(x):\n    return x\n",
+            "tests/test_marks.py": """
+                import sys
+                import unittest
+                from unittest import skip
+
+                import pytest
+                from pytest import mark
+
+                from calc.ops import relu
+
+                @pytest.mark.skip(reason="not yet supported")
+                def test_marked():
+                    relu(1)
+
+                @mark.skip
+                def test_bare_mark():
+                    relu(1)
+
+                @pytest.mark.skipif(sys.platform == "win32", reason="posix only")
+                def test_conditional():
+                    relu(1)
+
+                @skip("flaky upstream")
+                class SkippedBase(unittest.TestCase):
+                    def test_base(self):
+                        relu(1)
+
+                class Derived(SkippedBase):
+                    def test_own(self):
+                        relu(1)
+
+                class TestMethods:
+                    @unittest.skip("apex issue")
+                    def test_method(self):
+                        relu(1)
+
+                    def test_runs(self):
+                        relu(1)
+            """,
+            "tests/test_module_mark.py": """
+                import pytest
+                from calc.ops import relu
+
+                pytestmark = [
+                    pytest.mark.distributed,
+                    pytest.mark.skip(reason="Visdom is unmaintained"),
+                ]
+
+                def test_logger():
+                    relu(1)
+            """,
+            "tests/test_module_gone.py": """
+                import pytest
+                from calc.ops import relu
+
+                pytest.skip("moved to the benchmarks", allow_module_level=True)
+
+                def test_gone():
+                    relu(1)
+            """,
+            "tests/test_module_skip.py": """
+                import sys
+                import pytest
+                from calc.ops import relu
+
+                if sys.platform == "darwin":
+                    pytest.skip("Skip if on MacOS", allow_module_level=True)
+
+                def test_timing():
+                    relu(1)
+            """,
+        },
+    )
+    cases = find_test_cases(repo.table, "acme/lib")
+    skipped = {c.node_id: c.skipped for c in cases}
+    assert skipped == {
+        "tests/test_marks.py::test_marked": "not yet supported",
+        "tests/test_marks.py::test_bare_mark": "no reason given",
+        "tests/test_marks.py::test_conditional": None,
+        "tests/test_marks.py::SkippedBase::test_base": "flaky upstream",
+        "tests/test_marks.py::Derived::test_base": "flaky upstream",
+        "tests/test_marks.py::Derived::test_own": "flaky upstream",
+        "tests/test_marks.py::TestMethods::test_method": "apex issue",
+        "tests/test_marks.py::TestMethods::test_runs": None,
+        "tests/test_module_mark.py::test_logger": "Visdom is unmaintained",
+        "tests/test_module_gone.py::test_gone": "moved to the benchmarks",
+        "tests/test_module_skip.py::test_timing": None,
+    }
+    calls = {c.node_id: c.calls for c in build_calls(repo, cases, "acme/lib")}
+    assert {node for node, reached in calls.items() if reached} == {
+        node for node, reason in skipped.items() if reason is None
+    }
+    assert calls["tests/test_marks.py::TestMethods::test_runs"] == ["calc/ops.py:relu"]
 
 
 def test_test_support_files(tmp_path):

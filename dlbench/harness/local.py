@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import logging
 import os
-import select
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from dlbench.config import EvaluateConfig
-from dlbench.harness.run import PRELOAD, Session, SessionLost, preload_args
+from dlbench.harness.run import PRELOAD, Session, SessionLost, preload_args, wait_readable
 
 log = logging.getLogger(__name__)
 
@@ -83,8 +81,7 @@ class LocalSession(Session):
             raise SessionLost("no supervisor")
         fd = self.proc.stdout.fileno()
         while b"\n" not in self.buffer:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
+            if not wait_readable(fd, deadline, lambda: self.proc is None):
                 raise SessionLost("no answer before the deadline")
             chunk = os.read(fd, 1 << 20)
             if not chunk:

@@ -12,9 +12,11 @@ import json
 import logging
 import re
 import secrets
+import select
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Self
@@ -27,6 +29,7 @@ log = logging.getLogger(__name__)
 BACKENDS = ("docker", "local")
 REPLY_GRACE_S = 30.0  # beyond the candidate's own limit: copying, start-up, clean-up
 START_TIMEOUT_S = 300.0  # container start and preloading a framework stack on a loaded machine
+STOP_POLL_S = 1.0  # how often a reader looks whether its session was closed (wait_readable)
 PRELOAD = ("numpy", "pytest")
 # Import names that differ from distribution names; frameworks that start threads at import
 # are not preloaded (a fork after that can deadlock), the child imports them itself (the
@@ -92,6 +95,19 @@ def preload_args(preload: tuple[str, ...], discover: bool, skip: tuple[str, ...]
 
 class SessionLost(RuntimeError):
     """The supervisor stopped answering (killed, crashed, or stuck past every limit)."""
+
+
+def wait_readable(source, deadline: float, stopped: Callable[[], bool]) -> bool:
+    """Whether ``source`` (a socket or file descriptor) has data before ``deadline``;
+    ``SessionLost`` once ``stopped()``: another thread closed the session (Ctrl-C). Closing
+    wakes a reader already in select(), not one about to enter it, so it looks every
+    ``STOP_POLL_S``."""
+    while (left := deadline - time.monotonic()) > 0:
+        if stopped():
+            raise SessionLost("the session was closed")
+        if select.select([source], [], [], min(left, STOP_POLL_S))[0]:
+            return True
+    return False
 
 
 class Session(ABC):

@@ -17,7 +17,6 @@ import base64
 import json
 import logging
 import os
-import select
 import socket
 import struct
 import threading
@@ -30,7 +29,16 @@ from docker.models.containers import Container
 import docker
 from dlbench.config import EvaluateConfig, ImagesConfig
 from dlbench.harness.code import support_files
-from dlbench.harness.run import PRELOAD, REPLY_GRACE_S, Candidate, Session, SessionLost, preload_args, request
+from dlbench.harness.run import (
+    PRELOAD,
+    REPLY_GRACE_S,
+    Candidate,
+    Session,
+    SessionLost,
+    preload_args,
+    request,
+    wait_readable,
+)
 from dlbench.harness.verdict import RunResult
 from dlbench.images.build import REPO_DIR, RUNNER_UID, SUPPORT_DIR, build_project_image, docker_client
 from dlbench.records import CloneRecord, CloneStatus, ImageRecord, ImageStatus
@@ -184,8 +192,7 @@ class DockerSession(Session):
     def _recv_line(self, deadline: float) -> bytes:
         sock = self._socket()
         while b"\n" not in self.stdout:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([sock], [], [], left)[0]:
+            if not wait_readable(sock, deadline, lambda: self.sock is None):
                 raise SessionLost("no answer before the deadline")
             chunk = sock.recv(1 << 20)
             if not chunk:

@@ -660,12 +660,13 @@ class CallGraph:
 
 
 def build_calls(repo: LoadedRepo, cases: list[TestCase], name: str) -> list[CallRecord]:
-    """One call record per test case."""
+    """One call record per test case; a case the project always skips reaches nothing."""
     graph = CallGraph(repo, repo.cfg.tested_by, repo.cfg.reach)
     progress = Progress(len(cases), "call graph")
     records = []
     for case in cases:
-        records.append(CallRecord(repo=name, node_id=case.node_id, calls=graph.reached(case)))
+        calls = [] if case.skipped else graph.reached(case)
+        records.append(CallRecord(repo=name, node_id=case.node_id, calls=calls))
         progress.advance()
     return records
 

@@ -129,6 +129,9 @@ class ModuleSummary:
     factories: dict[str, str] = field(default_factory=dict)  # ``name = make()``: what make returns
     exports: tuple[str, ...] | None = None  # ``__all__``: what a star import takes
     imported_modules: set[str] = field(default_factory=set)  # absolute top-level names
+    # Marks on every test of the module, as decorators: ``pytestmark = ...`` and an
+    # unconditional top-level ``pytest.skip(..., allow_module_level=True)``.
+    marks: tuple[Decorator, ...] = ()
     syntax_error: str | None = None
 
 
@@ -143,7 +146,22 @@ def summarize_source(source: str) -> ModuleSummary:
     sequences: Sequences = {}
     for node in module_level(tree.body):
         _add_statement(summary, node, sequences)
+    summary.marks = tuple(mark for node in tree.body for mark in _module_marks(node))
     return summary
+
+
+def _module_marks(node: ast.stmt) -> list[Decorator]:
+    """Marks one unconditional top-level statement puts on the module's tests."""
+    if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets):
+        values = node.value.elts if isinstance(node.value, ast.List | ast.Tuple) else [node.value]
+        return [_decorator(value, {}) for value in values]
+    if (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and any(k.arg == "allow_module_level" for k in node.value.keywords)
+    ):
+        return [_decorator(node.value, {})]
+    return []
 
 
 def module_level(body: list[ast.stmt]):

@@ -6,6 +6,9 @@ Cases: top-level ``test*`` functions; ``test*`` methods of ``Test*`` classes wit
 (unittest's own prefix: pytest's ``python_classes``/``python_functions`` do not apply).
 Inherited test methods count for the subclass (pytest collects them under its name).
 Parametrized cases collapse to the function's node id, flagged ``parametrized``.
+A case the project skips whatever the environment (``@pytest.mark.skip``, ``unittest.skip``,
+a module's ``pytestmark`` or top-level ``pytest.skip``) is kept with the reason in
+``skipped``; it reaches no function (``callgraph.build_calls``), as it never runs.
 Test *support* files (test folders, files importing pytest) never hold functions under
 test.
 """
@@ -21,6 +24,7 @@ from dlbench.mine.cache import load_clone
 from dlbench.mine.paths import DEFAULT_LAYOUT, PytestLayout
 from dlbench.mine.symbols import (
     ClassInfo,
+    Decorator,
     FunctionInfo,
     ModuleSummary,
     Symbol,
@@ -33,6 +37,8 @@ from dlbench.testfiles import in_test_dir, named_like_test
 log = logging.getLogger(__name__)
 
 _UNITTEST_BASES = ("TestCase", "IsolatedAsyncioTestCase")
+# What skips a test whatever the environment (``skipif``/``skipUnless`` decide when run).
+_SKIPS = frozenset({"pytest.mark.skip", "pytest.skip", "unittest.skip", "unittest.case.skip"})
 
 
 def is_test_support(path: str, summary: ModuleSummary, layout: PytestLayout = DEFAULT_LAYOUT) -> bool:
@@ -58,20 +64,51 @@ def find_test_cases(table: SymbolTable, repo: str, layout: PytestLayout = DEFAUL
 
 def _module_cases(table: SymbolTable, repo: str, path: str, layout: PytestLayout) -> list[TestCase]:
     summary = table.summaries[path]
+    module_skip = skip_reason(summary.marks, summary)
     found: list[tuple[int, TestCase]] = []
     for fn in summary.functions.values():
         if layout.is_test_function(fn.name):
-            found.append((fn.lineno, _case(repo, path, None, fn, TestKind.PYTEST_FUNCTION, False)))
+            skipped = module_skip or skip_reason(fn.decorators, summary)
+            found.append((fn.lineno, _case(repo, path, None, fn, TestKind.PYTEST_FUNCTION, False, skipped)))
     for cls in summary.classes.values():
-        kind = _class_kind(table, Symbol("class", path, cls.name), cls, layout)
+        sym = Symbol("class", path, cls.name)
+        kind = _class_kind(table, sym, cls, layout)
         if kind is None:
             continue
         class_param = is_parametrized(cls.decorators)
+        class_skip = module_skip or _class_skip(table, sym)
         # unittest's loader takes ``test*`` methods whatever ``python_functions`` says.
         wanted = layout.is_test_function if kind == TestKind.PYTEST_METHOD else DEFAULT_LAYOUT.is_test_function
-        for fn in _test_methods(table, Symbol("class", path, cls.name), wanted):
-            found.append((cls.lineno, _case(repo, path, cls.name, fn, kind, class_param)))
+        for owner, fn in _test_methods(table, sym, wanted):
+            skipped = class_skip or skip_reason(fn.decorators, table.summaries[owner.path])
+            found.append((cls.lineno, _case(repo, path, cls.name, fn, kind, class_param, skipped)))
     return [case for _, case in sorted(found, key=lambda item: item[0])]
+
+
+def skip_reason(decorators: tuple[Decorator, ...], summary: ModuleSummary) -> str | None:
+    """Why a test under these marks never runs (the mark's reason), or None when it may."""
+    for mark in decorators:
+        if _imported_name(mark.name, summary) in _SKIPS:
+            return next(iter(mark.args), None) or dict(mark.kwargs).get("reason") or "no reason given"
+    return None
+
+
+def _imported_name(name: str, summary: ModuleSummary) -> str:
+    """``mark.skip`` after ``from pytest import mark``: ``pytest.mark.skip``."""
+    head, _, rest = name.partition(".")
+    ref = summary.imports.get(head)
+    if ref is None or ref.level:
+        return name
+    full = f"{ref.module}.{ref.name}" if ref.name else ref.module
+    return f"{full}.{rest}" if rest else full
+
+
+def _class_skip(table: SymbolTable, cls: Symbol) -> str | None:
+    """A skip on the class or a repository base (pytest and unittest both inherit it)."""
+    for item in table.mro(cls):
+        if reason := skip_reason(table.class_info(item).decorators, table.summaries[item.path]):
+            return reason
+    return None
 
 
 def _class_kind(table: SymbolTable, sym: Symbol, cls: ClassInfo, layout: PytestLayout) -> TestKind | None:
@@ -83,19 +120,21 @@ def _class_kind(table: SymbolTable, sym: Symbol, cls: ClassInfo, layout: PytestL
     return TestKind.PYTEST_METHOD if layout.is_test_class(cls.name) and not has_init else None
 
 
-def _test_methods(table: SymbolTable, cls: Symbol, wanted: Callable[[str], bool]) -> list[FunctionInfo]:
-    """Test methods visible on the class, own and inherited, first definition wins."""
-    seen: dict[str, FunctionInfo] = {}
+def _test_methods(table: SymbolTable, cls: Symbol, wanted: Callable[[str], bool]) -> list[tuple[Symbol, FunctionInfo]]:
+    """Test methods visible on the class, own and inherited, first definition wins; each
+    with the class that defines it."""
+    seen: dict[str, tuple[Symbol, FunctionInfo]] = {}
     for item in table.mro(cls):
         for name, fn in table.class_info(item).methods.items():
             if wanted(name) and name not in seen:
-                seen[name] = fn
+                seen[name] = (item, fn)
     return list(seen.values())
 
 
 def _case(
-    repo: str, path: str, class_name: str | None, fn: FunctionInfo, kind: TestKind, class_param: bool
-) -> TestCase:
+    repo: str, path: str, class_name: str | None, fn: FunctionInfo, kind: TestKind, class_param: bool,
+    skipped: str | None,
+) -> TestCase:  # fmt: skip
     node_id = f"{path}::{class_name}::{fn.name}" if class_name else f"{path}::{fn.name}"
     return TestCase(
         repo=repo,
@@ -106,6 +145,7 @@ def _case(
         name=fn.name,
         line=fn.def_lineno,
         parametrized=class_param or is_parametrized(fn.decorators),
+        skipped=skipped,
     )
 
 
@@ -116,5 +156,5 @@ def find_tests_file(clone_json: str | Path, out: str | Path, cfg: MineConfig, pa
     """Rule ``find_tests``: the clone record's checkout → ``tests.jsonl``."""
     clone, repo = load_clone(clone_json, cfg, parse_cache)
     cases = find_test_cases(repo.table, clone.full_name, repo.layout) if repo else []
-    log.info("%s: %d test cases", clone.full_name, len(cases))
+    log.info("%s: %d test cases, %d always skipped", clone.full_name, len(cases), sum(bool(c.skipped) for c in cases))
     return write_jsonl(out, cases)
