@@ -229,6 +229,11 @@ class EvaluateConfig(Section):
     output_limit_kb: int = Field(1024, ge=1)
     jobs: int = Field(2, ge=1, description="Candidates run at once per job.")
     gold_runs: int = Field(2, ge=1, description="Gold runs used to detect flaky tasks.")
+    test_seed: int | None = Field(
+        0,
+        description="Seed of random, numpy, torch and TensorFlow before each test (as pytest-randomly does), so a test "
+        "that draws random numbers gets the same verdict in every run; null leaves them as the supervisor's fork left them.",
+    )
     screen: bool = Field(
         True,
         description="Refuse, before running, candidates that use the primitives a forged verdict needs (harness/screen.py).",

@@ -311,6 +311,38 @@ def test_local_gold_passes_null_fails_and_resumes(clone: CloneRecord, tmp_path: 
     ]  # other limits: a new hash, ran again
 
 
+# Passes only when the test starts from seed 0 of ``random`` and numpy's global generator.
+RANDOM_DRAWS = """\
+import random
+
+import numpy as np
+
+from tinyml.ops import relu
+
+
+def test_relu_of_random_draws():
+    assert random.random() == random.Random(0).random()
+    assert relu([np.random.rand()])[0] == np.random.RandomState(0).rand()
+"""
+
+
+def test_local_each_test_starts_from_the_seed(tmp_path: Path) -> None:
+    """``evaluate.test_seed``: a test drawing unseeded random numbers has one verdict in
+    every run (twice in one warm supervisor: a fork inherits the state the last one left);
+    unseeded (null) it draws whatever the fork inherited."""
+    repo = write_tree(tmp_path / SLUG, FILES | {"tests/test_random.py": RANDOM_DRAWS})
+    clone = CloneRecord(
+        full_name="tiny/tinyml", slug=SLUG, clone_url="", path=str(repo), sha=REPO_SHA, status=CloneStatus.OK
+    )
+    task = make_task("relu", "relu", ["tests/test_random.py::test_relu_of_random_draws"], GOLD_RELU)
+    gens = [gen(task, GOLD_RELU), gen(task, GOLD_RELU, sample=1)]
+    seeded = evaluate_repo(clone, {task.task_id: task}, gens, None, "local", CFG, 1, tmp_path / "seeded")
+    assert by_status(seeded) == ["pass", "pass"]
+    unseeded = CFG.model_copy(update={"test_seed": None})
+    results = evaluate_repo(clone, {task.task_id: task}, gens, None, "local", unseeded, 1, tmp_path / "unseeded")
+    assert by_status(results) == ["fail", "fail"]
+
+
 def test_local_unknown_test_ids_are_missing_not_fatal(clone: CloneRecord, tmp_path: Path) -> None:
     stale = make_task(
         "relu", "relu", [*RELU_TESTS, "tests/test_ops.py::test_gone", "tests/test_gone.py::test_x"], GOLD_RELU

@@ -276,7 +276,8 @@ def candidate_hash(
     environment (the image's tag hashes its lock) and the code that runs (support files) and
     grades it (verdict and screen: a changed grader reruns)."""
     support = sorted((k, hashlib.sha256(v).hexdigest()) for k, v in (support_files() | grader_files()).items())
-    limits = cfg.model_dump(include={"timeout_s", "memory_mb", "cpus", "pids", "output_limit_kb"}) | {"limit": limit}
+    limits = cfg.model_dump(include={"timeout_s", "memory_mb", "cpus", "pids", "output_limit_kb", "test_seed"})
+    limits |= {"limit": limit}
     blob = json.dumps(
         [task.task_id, task.sha, task.path, task.tests, patched, backend, limits, support, image], sort_keys=True
     )

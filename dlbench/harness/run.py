@@ -69,6 +69,7 @@ def request(candidate: Candidate, cfg: EvaluateConfig) -> dict:
         "memory_mb": cfg.memory_mb,
         "output_limit": cfg.output_limit_kb * 1024,
         "nproc": cfg.pids,
+        "seed": cfg.test_seed,
     }
 
 

@@ -11,8 +11,8 @@ replaced since ``hello``, and ``finish``. The host grades from these events only
 It also keeps only the items under the task's node ids (so an id pytest cannot find is a
 missing test, not an aborted session), reports which of them the project's own
 configuration deselected (``deselected``), neutralises the options of the project's
-``addopts`` that conflict with the harness (``config`` names them), and sets the traceback
-style (the terminal reporter is off).
+``addopts`` that conflict with the harness (``config`` names them), sets the traceback
+style (the terminal reporter is off) and seeds the random generators before each test.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import builtins
 import hashlib
 import json
 import os
+import random
 import sys
 
 import _pytest.python
@@ -42,6 +43,7 @@ TEXT_TAIL = 3000
 _SELECTED: list[str] = []
 _BEFORE: list[str] = []  # selected ids before the project's own pytest_collection_modifyitems
 _DESELECTED: set[str] = set()
+_SEED: list[int | None] = [None]  # evaluate.test_seed, from attach
 _NEUTRALISED: list[str] = []
 # Options a project's ``addopts`` may hold that conflict with the harness: the terminal
 # reporter and the cache are off, every listed test runs once, in this process, with no
@@ -106,14 +108,15 @@ def fingerprints() -> dict[str, str]:
     return {name: _fingerprint(obj) for name, obj in _watched().items()}
 
 
-def attach(fd: int, selected: list[str]) -> None:
+def attach(fd: int, selected: list[str], seed: int | None = None) -> None:
     """Called by the supervisor in the child before ``pytest.main`` (so before any project
     module, initial conftests included, is imported): fix the baseline and say hello.
     Only items under ``selected`` node ids run (ids pytest cannot find become missing
-    tests instead of aborting the whole session)."""
+    tests instead of aborting the whole session); ``seed``: each test's random state."""
     global _FD
     _FD = fd
     _SELECTED[:] = selected
+    _SEED[0] = seed
     _BEFORE.clear()
     _DESELECTED.clear()
     _BASELINE.clear()
@@ -207,6 +210,26 @@ def pytest_configure(config: pytest.Config) -> None:
     inifile = str(config.inipath) if config.inipath else None
     config.pluginmanager.register(FirstLook(), "dlbench_first_look")
     send({"ev": "config", "rootdir": str(config.rootpath), "inifile": inifile, "neutralised": list(_NEUTRALISED)})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Every test starts from the same random state, before its fixtures (as under
+    pytest-randomly): one that draws unseeded random numbers gets one verdict in every run,
+    not one that hangs on the state the supervisor's fork happened to inherit."""
+    if _SEED[0] is not None:
+        seed_generators(_SEED[0])
+
+
+def seed_generators(seed: int) -> None:
+    """``random``, and numpy's, torch's and TensorFlow's global generators where imported."""
+    random.seed(seed)
+    for module, setter in (("numpy", "random.seed"), ("torch", "manual_seed"), ("tensorflow", "random.set_seed")):
+        target = sys.modules.get(module)
+        for name in setter.split(".") if target is not None else ():
+            target = getattr(target, name, None)
+        if callable(target):
+            target(seed)
 
 
 def _failure_text(report) -> str:

@@ -252,7 +252,7 @@ class Supervisor:
             self._enter_copy(copy)
             if self.entry_plugins is not None:  # resolved once in the parent (see _entry_point_plugins)
                 os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-            self.plugin.attach(REPORT_FD, [*req["tests"], canary_file(req["nonce"])])
+            self.plugin.attach(REPORT_FD, [*req["tests"], canary_file(req["nonce"])], req.get("seed"))
             code = int(self.pytest.main(args, plugins=[self.plugin]))
         except BaseException as exc:  # noqa: BLE001 - report anything, never return
             try:
