@@ -13,7 +13,8 @@ rule agree_mutations:
     input:
         benchmark="results/benchmark/dlbench.jsonl",
         clone="results/repos/{repo}.json",
-        image=["results/images/{repo}.json"] if BACKEND == "docker" else [],  # docker backend only
+        # docker backend only: the image gold's runs settled on, where the project's tests run
+        image=["results/images/{repo}.repaired.json"] if BACKEND == "docker" else [],
     output:
         generations="results/generations/{model}/mutation_agreement/{repo}.jsonl",
         evidence="results/agreement/{model}/{repo}.jsonl",
