@@ -215,6 +215,20 @@ def test_a_folder_of_the_repository_that_is_not_there_is_data_the_sandbox_lacks(
     assert other.causes[T1] == elsewhere  # outside the repository: the code's own doing
 
 
+def test_data_a_library_must_download_is_data_the_sandbox_lacks() -> None:
+    """ignite's ROUGE tests tokenize with NLTK's punkt_tab, which its CI downloads first."""
+    nltk = (
+        "LookupError: \n"
+        + "*" * 70
+        + "\n  Resource 'punkt_tab' not found.\n  Please use the NLTK Downloader to obtain "
+        "the resource:\n\n  >>> import nltk\n  >>> nltk.download('punkt_tab')\n" + "*" * 70
+    )
+    vision = "RuntimeError: Dataset not found or corrupted. You can use download=True to download it"
+    v = verdict(session(item(T1, "failed", nltk), item(T2, "failed", vision)))
+    assert v.causes[T1] == "needs data not in the repository: NLTK's punkt_tab (nltk.download)"
+    assert v.causes[T2] == "needs data not in the repository: a torchvision dataset (download=True)"
+
+
 def test_a_dataset_neither_in_the_repository_nor_reachable_needs_the_network() -> None:
     hub = "FileNotFoundError: Couldn't find any data file at /tmp/dlbench/c4/SetFit/TREC-QC. Couldn't find 'SetFit/TREC-QC' on the Hugging Face Hub either"
     lines = session(item(T1, "failed", hub), item(T2))

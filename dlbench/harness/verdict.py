@@ -40,6 +40,18 @@ NETWORK_ERRORS = re.compile(
 )
 NEEDS_DATA = "needs data not in the repository"
 UNAVAILABLE = (NEEDS_NETWORK, NEEDS_DATA)  # what the sandbox cannot give a test, whatever the code
+# Data a library fetches on request and names when it is missing (NLTK's corpora and models,
+# torchvision's datasets): the project's CI downloads it first; the sandbox cannot.
+DOWNLOADED_DATA = (
+    (
+        re.compile(r"Resource '?([\w./-]+?)'? not found\.\s+Please use the NLTK Downloader"),
+        "NLTK's {0} (nltk.download)",
+    ),
+    (
+        re.compile(r"Dataset not found or corrupted\. You can use download=True"),
+        "a torchvision dataset (download=True)",
+    ),
+)
 # A file or folder the test expected and did not find (open(), pathlib, Hugging Face datasets).
 MISSING_PATH = re.compile(
     r"No such file or directory|doesn't contain any data files|does not exist|not found|Unable to find", re.IGNORECASE
@@ -279,9 +291,13 @@ def node_cause(node_id: str, outcome: TestOutcome, ev: Events) -> str:
 
 
 def missing_data(text: str, rootdir: str | None) -> str | None:
-    """``needs data not in the repository: <path>`` when the failure is a file or folder inside
-    the run's copy that is not there: data the project's CI fetches (another repository, LFS,
-    a download script), which no body of the function can supply."""
+    """``needs data not in the repository: <what>`` when the failure is a file or folder inside
+    the run's copy that is not there, or data a library says must be downloaded: data the
+    project's CI fetches (another repository, LFS, a download script), which no body of the
+    function can supply."""
+    for pattern, what in DOWNLOADED_DATA:
+        if found := pattern.search(text):
+            return f"{NEEDS_DATA}: {what.format(*found.groups())}"
     if not rootdir:
         return None
     root = rootdir.rstrip("/") + "/"
