@@ -232,7 +232,8 @@ class EvaluateConfig(Section):
     test_seed: int | None = Field(
         0,
         description="Seed of random, numpy, torch and TensorFlow before each test (as pytest-randomly does), so a test "
-        "that draws random numbers gets the same verdict in every run; null leaves them as the supervisor's fork left them.",
+        "that draws random numbers gets the same verdict in every run; gold's r-th run uses test_seed + r, so a test whose "
+        "verdict hangs on the draw shows as flaky and is dropped; null leaves them as the supervisor's fork left them.",
     )
     screen: bool = Field(
         True,

@@ -329,6 +329,7 @@ def test_relu_of_random_draws():
 def test_local_each_test_starts_from_the_seed(tmp_path: Path) -> None:
     """``evaluate.test_seed``: a test drawing unseeded random numbers has one verdict in
     every run (twice in one warm supervisor: a fork inherits the state the last one left);
+    gold's second run starts from the next seed, so such a test shows as flaky there;
     unseeded (null) it draws whatever the fork inherited."""
     repo = write_tree(tmp_path / SLUG, FILES | {"tests/test_random.py": RANDOM_DRAWS})
     clone = CloneRecord(
@@ -338,6 +339,9 @@ def test_local_each_test_starts_from_the_seed(tmp_path: Path) -> None:
     gens = [gen(task, GOLD_RELU), gen(task, GOLD_RELU, sample=1)]
     seeded = evaluate_repo(clone, {task.task_id: task}, gens, None, "local", CFG, 1, tmp_path / "seeded")
     assert by_status(seeded) == ["pass", "pass"]
+    gold_runs = [Generation(task_id=task.task_id, model="gold", technique="t", run=r, code=GOLD_RELU) for r in (0, 1)]
+    gold = evaluate_repo(clone, {task.task_id: task}, gold_runs, None, "local", CFG, 1, tmp_path / "gold")
+    assert by_status(gold) == ["pass", "fail"]
     unseeded = CFG.model_copy(update={"test_seed": None})
     results = evaluate_repo(clone, {task.task_id: task}, gens, None, "local", unseeded, 1, tmp_path / "unseeded")
     assert by_status(results) == ["fail", "fail"]

@@ -231,7 +231,8 @@ def evaluate_repo(
                 progress.advance()
                 continue
             patched, digest = done
-            yield (i, job, patched, digest), Candidate.make(job.name, {job.task.path: patched}, job.task.tests, limit)
+            files, seed = {job.task.path: patched}, run_seed(job.gen, cfg)
+            yield (i, job, patched, digest), Candidate.make(job.name, files, job.task.tests, limit, seed)
 
     factory = partial(new_session, clone, image, backend, cfg, mode)
     with closing(run_pool(factory, pending(), jobs)) as runs:  # closed now, even on Ctrl-C: no container stays
@@ -252,7 +253,9 @@ def _without_run(
         patched = runnable_module(job.task, Path(clone.path), job.gen.code or "", cfg)
     except NotRunnable as exc:
         return _evaluation(job, exc.status, exc.detail, backend)
-    digest = candidate_hash(job.task, patched, backend, cfg, limit, image.tag if image else None)
+    digest = candidate_hash(
+        job.task, patched, backend, cfg, limit, image.tag if image else None, run_seed(job.gen, cfg)
+    )
     done = _finished(job.evidence, digest)
     return (patched, digest) if done is None else done
 
@@ -264,6 +267,15 @@ def evidence_dir(root: Path, slug: str, gen: Generation) -> Path:
     return root / gen.model / gen.technique / slug / f"{task}-{digest}" / f"{gen.run}-{gen.sample}"
 
 
+def run_seed(gen: Generation, cfg: EvaluateConfig) -> int | None:
+    """The random state a candidate's tests start from: ``evaluate.test_seed``, and for gold's
+    r-th run ``test_seed + r``, so a test whose verdict hangs on the draw passes in one gold
+    run and fails in another (``flaky``, dropped from the task) instead of deciding by luck."""
+    if cfg.test_seed is None:
+        return None
+    return cfg.test_seed + (gen.run % cfg.gold_runs if gen.model == GOLD else 0)
+
+
 def candidate_hash(
     task: BenchmarkTask,
     patched: str,
@@ -271,13 +283,14 @@ def candidate_hash(
     cfg: EvaluateConfig,
     limit: float | None = None,
     image: str | None = None,
+    seed: int | None = None,
 ) -> str:
     """Everything that decides a verdict: task, tests, patched module, backend, limits, the
     environment (the image's tag hashes its lock) and the code that runs (support files) and
     grades it (verdict and screen: a changed grader reruns)."""
     support = sorted((k, hashlib.sha256(v).hexdigest()) for k, v in (support_files() | grader_files()).items())
-    limits = cfg.model_dump(include={"timeout_s", "memory_mb", "cpus", "pids", "output_limit_kb", "test_seed"})
-    limits |= {"limit": limit}
+    limits = cfg.model_dump(include={"timeout_s", "memory_mb", "cpus", "pids", "output_limit_kb"})
+    limits |= {"limit": limit, "seed": seed}
     blob = json.dumps(
         [task.task_id, task.sha, task.path, task.tests, patched, backend, limits, support, image], sort_keys=True
     )

@@ -50,10 +50,13 @@ class Candidate:
     tests: list[str]
     nonce: str
     timeout_s: float | None = None  # its own limit (scaled to gold's runtime), else the config's
+    seed: int | None = None  # each test's random state (``evaluate.test_seed``); None: unseeded
 
     @classmethod
-    def make(cls, key: str, files: dict[str, str], tests: list[str], timeout_s: float | None = None) -> Candidate:
-        return cls(key, files, tests, secrets.token_hex(6), timeout_s)
+    def make(
+        cls, key: str, files: dict[str, str], tests: list[str], timeout_s: float | None = None, seed: int | None = None
+    ) -> Candidate:
+        return cls(key, files, tests, secrets.token_hex(6), timeout_s, seed)
 
     def limit(self, cfg: EvaluateConfig) -> float:
         return self.timeout_s or cfg.timeout_s
@@ -69,7 +72,7 @@ def request(candidate: Candidate, cfg: EvaluateConfig) -> dict:
         "memory_mb": cfg.memory_mb,
         "output_limit": cfg.output_limit_kb * 1024,
         "nproc": cfg.pids,
-        "seed": cfg.test_seed,
+        "seed": candidate.seed,
     }
 
 

@@ -248,9 +248,8 @@ class HarnessRunner:
                 results[i] = early
                 continue
             module = model_tests_file(job.task, job.tests)
-            digest = candidate_hash(
-                job.task.model_copy(update={"tests": _ids(job)}), patched + module, self.backend, self.cfg
-            )
+            tests = job.task.model_copy(update={"tests": _ids(job)})
+            digest = candidate_hash(tests, patched + module, self.backend, self.cfg, seed=self.cfg.test_seed)
             stored = self.cache.get(digest) if self.cache else None
             if stored is not None:
                 results[i] = TestRun(tuple(stored["passed"]), stored["status"], stored["detail"])
@@ -258,7 +257,7 @@ class HarnessRunner:
             pending.setdefault(digest, []).append(i)
             files[digest] = (job, {job.task.path: patched, TEST_FILE: module})
         items = [
-            (digest, Candidate.make(f"agreement/{job.task.task_id}/{n}", changed, _ids(job)))
+            (digest, Candidate.make(f"agreement/{job.task.task_id}/{n}", changed, _ids(job), seed=self.cfg.test_seed))
             for n, (digest, (job, changed)) in enumerate(files.items())
         ]
         progress = Progress(len(items), f"model tests {self.clone.slug}")
