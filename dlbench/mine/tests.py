@@ -64,11 +64,11 @@ def find_test_cases(table: SymbolTable, repo: str, layout: PytestLayout = DEFAUL
 
 def _module_cases(table: SymbolTable, repo: str, path: str, layout: PytestLayout) -> list[TestCase]:
     summary = table.summaries[path]
-    module_skip = skip_reason(summary.marks, summary)
+    module_skip = skip_reason(table, path, summary.marks)
     found: list[tuple[int, TestCase]] = []
     for fn in summary.functions.values():
         if layout.is_test_function(fn.name):
-            skipped = module_skip or skip_reason(fn.decorators, summary)
+            skipped = module_skip or skip_reason(table, path, fn.decorators)
             found.append((fn.lineno, _case(repo, path, None, fn, TestKind.PYTEST_FUNCTION, False, skipped)))
     for cls in summary.classes.values():
         sym = Symbol("class", path, cls.name)
@@ -80,33 +80,24 @@ def _module_cases(table: SymbolTable, repo: str, path: str, layout: PytestLayout
         # unittest's loader takes ``test*`` methods whatever ``python_functions`` says.
         wanted = layout.is_test_function if kind == TestKind.PYTEST_METHOD else DEFAULT_LAYOUT.is_test_function
         for owner, fn in _test_methods(table, sym, wanted):
-            skipped = class_skip or skip_reason(fn.decorators, table.summaries[owner.path])
+            skipped = class_skip or skip_reason(table, owner.path, fn.decorators)
             found.append((cls.lineno, _case(repo, path, cls.name, fn, kind, class_param, skipped)))
     return [case for _, case in sorted(found, key=lambda item: item[0])]
 
 
-def skip_reason(decorators: tuple[Decorator, ...], summary: ModuleSummary) -> str | None:
-    """Why a test under these marks never runs (the mark's reason), or None when it may."""
+def skip_reason(table: SymbolTable, path: str, decorators: tuple[Decorator, ...]) -> str | None:
+    """Why a test under these marks of file ``path`` never runs (the mark's reason), or None
+    when it may (``mark.skip`` after ``from pytest import mark`` is ``pytest.mark.skip``)."""
     for mark in decorators:
-        if _imported_name(mark.name, summary) in _SKIPS:
+        if table.absolute_name(path, mark.name) in _SKIPS:
             return next(iter(mark.args), None) or dict(mark.kwargs).get("reason") or "no reason given"
     return None
-
-
-def _imported_name(name: str, summary: ModuleSummary) -> str:
-    """``mark.skip`` after ``from pytest import mark``: ``pytest.mark.skip``."""
-    head, _, rest = name.partition(".")
-    ref = summary.imports.get(head)
-    if ref is None or ref.level:
-        return name
-    full = f"{ref.module}.{ref.name}" if ref.name else ref.module
-    return f"{full}.{rest}" if rest else full
 
 
 def _class_skip(table: SymbolTable, cls: Symbol) -> str | None:
     """A skip on the class or a repository base (pytest and unittest both inherit it)."""
     for item in table.mro(cls):
-        if reason := skip_reason(table.class_info(item).decorators, table.summaries[item.path]):
+        if reason := skip_reason(table, item.path, table.class_info(item).decorators):
             return reason
     return None
 
