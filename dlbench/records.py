@@ -113,7 +113,7 @@ class TestCase(Record):
     name: str
     line: int
     parametrized: bool = False
-    skipped: str | None = None  # the project skips it whatever the environment: the mark's reason
+    skipped: str | None = None  # why the project never runs it (a skip mark's reason, its commands' -m)
 
 
 class CallRecord(Record):

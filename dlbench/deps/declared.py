@@ -187,7 +187,7 @@ def _requirements_lines(
     if path in seen:
         return
     seen.add(path)
-    for line in _logical_lines(text):
+    for line in logical_lines(text):
         include = INCLUDE_OPTION.match(line)
         if include:
             _include(tree, PurePosixPath(path).parent, include["target"], _is_constraint(include), found, seen, group)  # fmt: skip
@@ -204,7 +204,7 @@ def _include(tree: SourceTree, base: PurePosixPath, target: str, constraint: boo
         return  # outside the tree or missing: nothing to read
     if constraint:
         found.constraints += [
-            line for line in _logical_lines(text) if not line.startswith("-") and not isinstance(_parse(line), str)
+            line for line in logical_lines(text) if not line.startswith("-") and not isinstance(_parse(line), str)
         ]
     else:
         _requirements_lines(tree, path, text, found, seen, group)
@@ -233,7 +233,7 @@ def _join(base: PurePosixPath, target: str) -> str | None:
     return "/".join(parts) or None
 
 
-def _logical_lines(text: str) -> Iterator[str]:
+def logical_lines(text: str) -> Iterator[str]:
     """Lines without comments, continuation backslashes joined."""
     pending = ""
     for raw in text.splitlines():
@@ -471,7 +471,7 @@ def _read_ci_file(tree: SourceTree, path: str, text: str, found: Declarations, s
     """``pip install`` lines of CI files that run the tests (release and docs jobs are not read)."""
     if not re.search(r"\bpytest\b|\bunittest\b|\bnox\b|\btox\b|make test", text):
         return
-    for line in _logical_lines(text):
+    for line in logical_lines(text):
         match = PIP_INSTALL.search(line)
         if not match:
             continue

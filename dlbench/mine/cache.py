@@ -39,7 +39,7 @@ from dlbench.testfiles import in_test_dir, named_like_test
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = "17"  # bump when a summary class changes shape or files are read differently
+CACHE_VERSION = "18"  # bump when a summary class changes shape or files are read differently
 _POOL_MIN_FILES = 16
 T = TypeVar("T")
 J = TypeVar("J")

@@ -5,7 +5,8 @@ pytest reads its options from the first of ``pytest.ini``, ``.pytest.ini``,
 ``setup.cfg`` (``[tool:pytest]``) at the repository root that holds a pytest section; we
 honour the options that decide collection (``testpaths``, ``python_files``,
 ``python_classes``, ``python_functions``, ``norecursedirs``) and keep pytest's defaults
-for the rest. Test modules and ``conftest.py`` files get the libcst body summary (their
+for the rest; the project's own test commands (``runs``) tell which marks it deselects.
+Test modules and ``conftest.py`` files get the libcst body summary (their
 helpers, fixtures and test bodies are followed); everything under a test folder, named
 like a test, or importing pytest, is test *support* and never yields a function under test.
 """
@@ -20,6 +21,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from dlbench.mine.runs import PytestCommand, read_commands
 from dlbench.testfiles import PYTEST_FILES
 
 log = logging.getLogger(__name__)
@@ -46,6 +48,7 @@ class PytestLayout:
     python_classes: tuple[str, ...] = ("Test",)
     python_functions: tuple[str, ...] = ("test",)
     norecursedirs: tuple[str, ...] = _DEFAULT_NORECURSE
+    commands: tuple[PytestCommand, ...] = ()  # how the project runs its tests (``runs``)
 
     def is_test_module(self, path: str) -> bool:
         """A file pytest collects test cases from."""
@@ -100,9 +103,8 @@ def _is_glob(pattern: str) -> bool:
 def read_layout(root: Path, files: list[str]) -> PytestLayout:
     """The collection options of the checkout at ``root`` (``files``: its Python files,
     for dropping ``testpaths`` that match nothing, as pytest then collects from the root)."""
-    options = _pytest_options(root)
-    if options is None:
-        return DEFAULT_LAYOUT
+    options = _pytest_options(root) or {}
+    commands = read_commands(root, files, options.get("addopts", []))
     testpaths = tuple(t.strip("/").removeprefix("./") for t in options.get("testpaths", ()))
     if testpaths and not any(PytestLayout(testpaths=testpaths)._collected_dir(f) for f in files):
         log.warning("testpaths %s match no Python file: collecting from the repository root", list(testpaths))
@@ -114,6 +116,7 @@ def read_layout(root: Path, files: list[str]) -> PytestLayout:
         python_classes=tuple(options.get("python_classes", defaults.python_classes)),
         python_functions=tuple(options.get("python_functions", defaults.python_functions)),
         norecursedirs=tuple(options.get("norecursedirs", defaults.norecursedirs)),
+        commands=commands,
     )
 
 

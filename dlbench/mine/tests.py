@@ -7,8 +7,9 @@ Cases: top-level ``test*`` functions; ``test*`` methods of ``Test*`` classes wit
 Inherited test methods count for the subclass (pytest collects them under its name).
 Parametrized cases collapse to the function's node id, flagged ``parametrized``.
 A case the project skips whatever the environment (``@pytest.mark.skip``, ``unittest.skip``,
-a module's ``pytestmark`` or top-level ``pytest.skip``) is kept with the reason in
-``skipped``; it reaches no function (``callgraph.build_calls``), as it never runs.
+a module's ``pytestmark`` or top-level ``pytest.skip``), or that no test command of the
+project runs (``runs``: ``-m "not optional"`` on an ``optional`` test), is kept with the
+reason in ``skipped``; it reaches no function (``callgraph.build_calls``), as it never runs.
 Test *support* files (test folders, files importing pytest) never hold functions under
 test.
 """
@@ -22,6 +23,7 @@ from pathlib import Path
 from dlbench.config import MineConfig
 from dlbench.mine.cache import load_clone
 from dlbench.mine.paths import DEFAULT_LAYOUT, PytestLayout
+from dlbench.mine.runs import deselection
 from dlbench.mine.symbols import (
     ClassInfo,
     Decorator,
@@ -39,6 +41,7 @@ log = logging.getLogger(__name__)
 _UNITTEST_BASES = ("TestCase", "IsolatedAsyncioTestCase")
 # What skips a test whatever the environment (``skipif``/``skipUnless`` decide when run).
 _SKIPS = frozenset({"pytest.mark.skip", "pytest.skip", "unittest.skip", "unittest.case.skip"})
+_MARK = "pytest.mark."
 
 
 def is_test_support(path: str, summary: ModuleSummary, layout: PytestLayout = DEFAULT_LAYOUT) -> bool:
@@ -65,10 +68,14 @@ def find_test_cases(table: SymbolTable, repo: str, layout: PytestLayout = DEFAUL
 def _module_cases(table: SymbolTable, repo: str, path: str, layout: PytestLayout) -> list[TestCase]:
     summary = table.summaries[path]
     module_skip = skip_reason(table, path, summary.marks)
+    module_marks = mark_names(table, path, summary.marks)
     found: list[tuple[int, TestCase]] = []
     for fn in summary.functions.values():
         if layout.is_test_function(fn.name):
-            skipped = module_skip or skip_reason(table, path, fn.decorators)
+            marks = module_marks | mark_names(table, path, fn.decorators)
+            skipped = (
+                module_skip or skip_reason(table, path, fn.decorators) or deselection(layout.commands, path, marks)
+            )
             found.append((fn.lineno, _case(repo, path, None, fn, TestKind.PYTEST_FUNCTION, False, skipped)))
     for cls in summary.classes.values():
         sym = Symbol("class", path, cls.name)
@@ -77,10 +84,14 @@ def _module_cases(table: SymbolTable, repo: str, path: str, layout: PytestLayout
             continue
         class_param = is_parametrized(cls.decorators)
         class_skip = module_skip or _class_skip(table, sym)
+        class_marks = module_marks | _class_marks(table, sym)
         # unittest's loader takes ``test*`` methods whatever ``python_functions`` says.
         wanted = layout.is_test_function if kind == TestKind.PYTEST_METHOD else DEFAULT_LAYOUT.is_test_function
         for owner, fn in _test_methods(table, sym, wanted):
-            skipped = class_skip or skip_reason(table, owner.path, fn.decorators)
+            marks = class_marks | mark_names(table, owner.path, fn.decorators)
+            skipped = (
+                class_skip or skip_reason(table, owner.path, fn.decorators) or deselection(layout.commands, path, marks)
+            )
             found.append((cls.lineno, _case(repo, path, cls.name, fn, kind, class_param, skipped)))
     return [case for _, case in sorted(found, key=lambda item: item[0])]
 
@@ -100,6 +111,17 @@ def _class_skip(table: SymbolTable, cls: Symbol) -> str | None:
         if reason := skip_reason(table, item.path, table.class_info(item).decorators):
             return reason
     return None
+
+
+def mark_names(table: SymbolTable, path: str, decorators: tuple[Decorator, ...]) -> frozenset[str]:
+    """The pytest marks among the decorators of file ``path`` (``@pytest.mark.slow`` → ``slow``)."""
+    names = (table.absolute_name(path, mark.name).removeprefix(_MARK) for mark in decorators)
+    return frozenset(name for name in names if name and "." not in name)
+
+
+def _class_marks(table: SymbolTable, cls: Symbol) -> frozenset[str]:
+    """Marks on the class and its repository bases (pytest's ``iter_markers`` sees them all)."""
+    return frozenset().union(*(mark_names(table, c.path, table.class_info(c).decorators) for c in table.mro(cls)))
 
 
 def _class_kind(table: SymbolTable, sym: Symbol, cls: ClassInfo, layout: PytestLayout) -> TestKind | None:
@@ -147,5 +169,5 @@ def find_tests_file(clone_json: str | Path, out: str | Path, cfg: MineConfig, pa
     """Rule ``find_tests``: the clone record's checkout → ``tests.jsonl``."""
     clone, repo = load_clone(clone_json, cfg, parse_cache)
     cases = find_test_cases(repo.table, clone.full_name, repo.layout) if repo else []
-    log.info("%s: %d test cases, %d always skipped", clone.full_name, len(cases), sum(bool(c.skipped) for c in cases))
+    log.info("%s: %d test cases, %d never run", clone.full_name, len(cases), sum(bool(c.skipped) for c in cases))
     return write_jsonl(out, cases)
