@@ -229,6 +229,13 @@ class EvaluateConfig(Section):
     output_limit_kb: int = Field(1024, ge=1)
     jobs: int = Field(2, ge=1, description="Candidates run at once per job.")
     gold_runs: int = Field(2, ge=1, description="Gold runs used to detect flaky tasks.")
+    gold_reseeds: int = Field(
+        2,
+        ge=0,
+        description="Further gold runs, from the seeds after gold's, of a task a test of which failed every gold run "
+        "(for a cause that is not the machine's): a failure that hangs on the draw then shows as flaky and is dropped, "
+        "instead of making gold fail.",
+    )
     test_seed: int | None = Field(
         0,
         description="Seed of random, numpy, torch and TensorFlow before each test (as pytest-randomly does), so a test "

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from dlbench.config import EvaluateConfig
-from dlbench.harness.testset import gold_test_sets, passes_on, sample_task_ids, scaled_timeouts
+from dlbench.harness.testset import failing_every_run, gold_test_sets, passes_on, sample_task_ids, scaled_timeouts
 from dlbench.harness.validate import validate_tasks, validation_table
 from dlbench.records import BenchmarkTask, EvalStatus, Evaluation, TestOutcome
 from dlbench.store import write_jsonl
@@ -151,6 +151,16 @@ def test_a_real_failure_is_not_dropped() -> None:
     tests = list(GOLD_SHOWS)
     row = validation_table([task_of(tests)], [shown("gold", outcomes)], [null_of(tests)]).iloc[0]
     assert row["reason"] == "gold fails: fail: t.py::test_ok: missing module kornia_rs"
+
+
+def test_only_a_failure_of_every_complete_gold_run_asks_for_further_seeds() -> None:
+    """GOLD_SHOWS fails only on the network: further seeds would not change that."""
+    failing = GOLD_SHOWS | {"t.py::test_ok": (TestOutcome.FAILED, "a single class")}
+    assert failing_every_run([shown("gold", failing, 0), shown("gold", failing, 1)]) == {"o__r:m.py:four"}
+    assert failing_every_run([shown("gold", failing, 0), shown("gold", GOLD_SHOWS, 1)]) == set()
+    assert failing_every_run([shown("gold", GOLD_SHOWS, r) for r in (0, 1)]) == set()
+    timed_out = shown("gold", GOLD_SHOWS, 1).model_copy(update={"status": EvalStatus.TIMEOUT})
+    assert failing_every_run([shown("gold", failing, 0), timed_out]) == {"o__r:m.py:four"}
 
 
 def test_models_are_graded_on_the_kept_tests_only() -> None:

@@ -100,11 +100,11 @@ def evaluate_generations(
 def evaluate_candidates(
     generations: Path, benchmark: Path, clone: Path, image_record: ImageRecord | None, backend: str,
     cfg: EvaluateConfig, evidence_root: Path = EVIDENCE_ROOT, gold: Path | None = None,
-    only: Collection[str] | None = None,
+    only: Collection[str] | None = None, reseed: bool = False,
 ) -> list[Evaluation]:  # fmt: skip
     """``evaluate_generations`` on a given image, without writing (``only``: these task ids
-    of the sample); InfrastructureFaults when a candidate met one (its verdict is not kept,
-    so a rerun runs it again)."""
+    of the sample; ``reseed``: gold's further runs, ``_repeats``); InfrastructureFaults when
+    a candidate met one (its verdict is not kept, so a rerun runs it again)."""
     record = read_json(clone, CloneRecord)
     tasks = {t.task_id: t for t in iter_jsonl(benchmark, BenchmarkTask) if t.slug == record.slug}
     timeouts: dict[str, float] = {}
@@ -113,7 +113,7 @@ def evaluate_candidates(
         tasks, timeouts = gold_test_sets(tasks, gold_evaluations), scaled_timeouts(gold_evaluations, cfg)
     sampled = sample_task_ids(tasks, cfg.sample_tasks, cfg.sample_seed)
     gens = [g for g in read_jsonl(generations, Generation) if g.task_id in sampled or g.task_id not in tasks]
-    gens = [repeat for gen in gens if only is None or gen.task_id in only for repeat in _repeats(gen, cfg)]
+    gens = [repeat for gen in gens if only is None or gen.task_id in only for repeat in _repeats(gen, cfg, reseed)]
     results = evaluate_repo(record, tasks, gens, image_record, backend, cfg, cfg.jobs, evidence_root, timeouts=timeouts)
     _refuse_infrastructure_faults(results)
     return results
@@ -163,11 +163,14 @@ def evaluate_predictions(
     return ordered
 
 
-def _repeats(gen: Generation, cfg: EvaluateConfig) -> list[Generation]:
-    """Gold candidates run ``gold_runs`` times (run = gen.run × gold_runs + r) to expose flaky tests."""
-    if gen.model != GOLD or cfg.gold_runs == 1:
+def _repeats(gen: Generation, cfg: EvaluateConfig, reseed: bool = False) -> list[Generation]:
+    """Gold candidates run ``gold_runs`` times to expose flaky tests, and with ``reseed`` the
+    ``gold_reseeds`` runs after those (run = gen.run × (gold_runs + gold_reseeds) + r)."""
+    if gen.model != GOLD:
         return [gen]
-    return [gen.model_copy(update={"run": gen.run * cfg.gold_runs + r}) for r in range(cfg.gold_runs)]
+    stride = cfg.gold_runs + cfg.gold_reseeds
+    rounds = range(cfg.gold_runs, stride) if reseed else range(cfg.gold_runs)
+    return [gen.model_copy(update={"run": gen.run * stride + r}) for r in rounds]
 
 
 def _clone_record(repos_dir: Path, slug: str, tasks: dict[str, BenchmarkTask]) -> CloneRecord:
@@ -269,11 +272,12 @@ def evidence_dir(root: Path, slug: str, gen: Generation) -> Path:
 
 def run_seed(gen: Generation, cfg: EvaluateConfig) -> int | None:
     """The random state a candidate's tests start from: ``evaluate.test_seed``, and for gold's
-    r-th run ``test_seed + r``, so a test whose verdict hangs on the draw passes in one gold
-    run and fails in another (``flaky``, dropped from the task) instead of deciding by luck."""
+    r-th run ``test_seed + r`` (its further runs included), so a test whose verdict hangs on the
+    draw passes in one gold run and fails in another (``flaky``, dropped from the task)
+    instead of deciding by luck."""
     if cfg.test_seed is None:
         return None
-    return cfg.test_seed + (gen.run % cfg.gold_runs if gen.model == GOLD else 0)
+    return cfg.test_seed + (gen.run % (cfg.gold_runs + cfg.gold_reseeds) if gen.model == GOLD else 0)
 
 
 def candidate_hash(

@@ -53,6 +53,17 @@ def flaky_tests(gold: list[Evaluation]) -> dict[str, str]:
     return flaky
 
 
+def failing_every_run(gold: Iterable[Evaluation]) -> set[str]:
+    """Tasks a test (or case) of which failed in every complete gold run, for a cause that is
+    not the machine's (network, data): only runs from further seeds tell a draw from a fault."""
+    runs: dict[str, list[set[str]]] = defaultdict(list)
+    for e in gold:
+        if e.status in COMPLETE:
+            failed = (n for n, o in (e.tests | e.cases).items() if o in FAILED)
+            runs[e.task_id].append({n for n in failed if not e.causes.get(n, "").startswith(UNAVAILABLE)})
+    return {task_id for task_id, failed in runs.items() if set.intersection(*failed)}
+
+
 def kept_tests(tests: list[str], dropped: Mapping[str, str], gold: Iterable[Evaluation] = ()) -> list[str]:
     """The listed ids gold did not drop; for a dropped one, the cases of it that gold ran and
     did not drop (none when gold ran none: the test is dropped whole)."""
