@@ -563,12 +563,14 @@ class DroppedRequirement(Record):
 
 
 class RepairStep(Record):
-    """A distribution added after the built image could not import a module its tests need."""
+    """A distribution added after the built image could not import a module its tests need,
+    or pinned below the release that removed a name gold's tests use (``spec``)."""
 
     round: int
     module: str
     distribution: str
     reason: str
+    spec: str | None = None  # the requirement added when it is not the bare distribution: ``numpy<2.4``
 
 
 class Environment(Record):

@@ -17,13 +17,14 @@ import pytest
 from dlbench.config import EvaluateConfig, ImagesConfig, StorageConfig
 from dlbench.harness import gold as gold_module
 from dlbench.harness.evaluate import evaluate_predictions
-from dlbench.harness.gold import evaluate_gold, gold_missing_modules, guarded_names
+from dlbench.harness.gold import evaluate_gold, gold_missing_modules, gold_removed_names, guarded_names
 from dlbench.harness.validate import validation_table
-from dlbench.images.envcheck import guard_script, missing_modules
+from dlbench.images.envcheck import RemovedName, guard_script, missing_modules
 from dlbench.records import (
     BenchmarkTask,
     CloneRecord,
     CloneStatus,
+    Environment,
     EvalStatus,
     Evaluation,
     Generation,
@@ -68,6 +69,44 @@ def test_missing_modules_come_from_the_causes_and_the_run_detail() -> None:
     assert found["PIL"] == "gold run of t1: a.py::a: missing module PIL.Image"
     assert found["hypothesis"] == "gold run of t3: the run: no report: missing module hypothesis (exit code 1)"
     assert gold_missing_modules([evaluation("t", {"a.py::a": "needs network: x"})]) == {}
+
+
+def test_a_name_a_newer_release_removed_pins_its_library_below_that_release(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cleanlab at 2026-01-13 calls ``np.in1d``, which numpy 2.4 (the release its date and
+    ``numpy>=1.22`` resolve to) removed: numpy is pinned below 2.4; NumPy's own message
+    names the release where it does; a framework, the project's own module and a bound
+    already tried are left alone."""
+    from dlbench.images import build
+
+    removed = gold_removed_names([
+        evaluation("t1", {"a.py::a": "AttributeError: module 'numpy' has no attribute 'in1d'"}),
+        evaluation("t2", {"b.py::b": "AttributeError: `np.float_` was removed in the NumPy 2.0 release. Use ..."}),
+        evaluation("t3", {"c.py::c": "AttributeError: module 'scipy.sparse' has no attribute 'x'",
+                          "d.py::d": "AttributeError: module 'torch' has no attribute 'y'",
+                          "e.py::e": "AttributeError: module 'pkg' has no attribute 'z'"}),
+    ])  # fmt: skip
+    assert removed == {
+        "numpy": RemovedName("gold run of t1: a.py::a: AttributeError: module 'numpy' has no attribute 'in1d'"),
+        "scipy": RemovedName("gold run of t3: c.py::c: AttributeError: module 'scipy.sparse' has no attribute 'x'"),
+        "torch": RemovedName("gold run of t3: d.py::d: AttributeError: module 'torch' has no attribute 'y'"),
+        "pkg": RemovedName("gold run of t3: e.py::e: AttributeError: module 'pkg' has no attribute 'z'"),
+    }
+    assert gold_removed_names([evaluation("t2", {"b.py::b": "`np.float_` was removed in the NumPy 2.0 release"})]) == {
+        "numpy": RemovedName("gold run of t2: b.py::b: `np.float_` was removed in the NumPy 2.0 release", "2.0")
+    }
+
+    repo, sha = committed_repo(tmp_path / "lazy")
+    lock = ["numpy==2.4.1", "scipy==1.16.3", "torch==2.9.1"]
+    record = ImageRecord(repo=SLUG, sha=sha, base_image="b", tag="t", status=ImageStatus.OK, build_log="",
+                         environment=Environment(python_version="3.11", platform="linux", lock=lock))  # fmt: skip
+    builds = []
+    monkeypatch.setattr(build, "build_project_image", lambda *args, repairs, **kwargs: builds.append(repairs) or record)
+    build.repair_project_image(record, repo, {}, tmp_path / "log", removed=removed)
+    assert [(r.module, r.spec, r.round) for r in builds[0]] == [("numpy", "numpy<2.4", 1), ("scipy", "scipy<1.16", 1)]
+    tried = record.model_copy(update={"environment": record.environment.model_copy(update={"repairs": builds[0]})})
+    assert build.repair_project_image(tried, repo, {}, tmp_path / "log", removed=removed) is None
 
 
 def committed_repo(root: Path) -> tuple[Path, str]:

@@ -6,7 +6,10 @@ module imported lazily (inside a function, or by a library for an optional featu
 only when a test runs. Gold is the project's own code, so a gold test failing with
 ``missing module x`` is the environment's fault, not the task's; so is ``cannot import name
 'n' from <an installed library>`` when the import guarding n's definition fails
-(``envcheck.guard_script``: Transformers without Pillow). At most
+(``envcheck.guard_script``: Transformers without Pillow); and a gold test failing on a name
+an installed library no longer has (``module 'numpy' has no attribute 'in1d'``) pins that
+library below the release that removed it (the one the message names, else the locked
+minor release), as old code meets a newer library than it was written for. At most
 ``images.repair_rounds`` rebuilds; each addition is a ``RepairStep`` whose reason names the
 gold run that showed it. The image gold settled on (``results/images/{repo}.repaired.json``)
 is the one every other model is evaluated on, so all verdicts come from one environment.
@@ -28,7 +31,7 @@ from dlbench.config import EvaluateConfig, ImagesConfig
 from dlbench.harness.code import support_files
 from dlbench.harness.evaluate import EVIDENCE_ROOT, evaluate_candidates
 from dlbench.harness.testset import failing_every_run
-from dlbench.images.envcheck import CANNOT_IMPORT, guard_script, missing_modules
+from dlbench.images.envcheck import CANNOT_IMPORT, REMOVED_NAME, RemovedName, guard_script, missing_modules
 from dlbench.records import CloneRecord, Evaluation, ImageRecord, ImageStatus
 from dlbench.store import read_json, write_json, write_jsonl
 
@@ -50,6 +53,17 @@ def gold_missing_modules(evaluations: Iterable[Evaluation]) -> dict[str, str]:
     for where, cause in gold_failures(evaluations):
         for match in MISSING_MODULE_CAUSE.finditer(cause):
             found.setdefault(match[1].split(".")[0], f"{where}: {cause}"[:300])
+    return found
+
+
+def gold_removed_names(evaluations: Iterable[Evaluation]) -> dict[str, RemovedName]:
+    """Top-level module → the first gold failure on a name it does not have (a newer release
+    removed it: ``np.in1d`` is gone from numpy 2.4), with the release when the message names it."""
+    found: dict[str, RemovedName] = {}
+    for where, cause in gold_failures(evaluations):
+        for match in REMOVED_NAME.finditer(cause):
+            module = (match["module"] or "numpy").split(".")[0]
+            found.setdefault(module, RemovedName(f"{where}: {cause}"[:300], match["release"]))
     return found
 
 
@@ -93,8 +107,10 @@ def evaluate_gold(
     results = tried = evaluate_candidates(generations, benchmark, clone, record, backend, cfg, evidence_root)
     for round_ in range(1, images.repair_rounds + 1):
         missing = gold_missing_modules(tried) | missing_guards(tried, record, images.check_timeout_s)
+        removed = gold_removed_names(tried)
+        log_path = _round_log(repair_log, round_)
         rebuilt = (
-            _rebuilt(record, checkout, missing, images, downloads, _round_log(repair_log, round_)) if missing else None
+            _rebuilt(record, checkout, missing, removed, images, downloads, log_path) if missing or removed else None
         )
         if rebuilt is None:
             break
@@ -113,14 +129,15 @@ def evaluate_gold(
 
 
 def _rebuilt(
-    record: ImageRecord, checkout: Path, missing: dict[str, str], images: ImagesConfig, downloads: Path, log_path: Path
-) -> ImageRecord | None:
-    """The image with ``missing`` repaired, or None when nothing can be added or the rebuild
-    failed (gold's verdicts on the current image stand: a broken repair must not lose them)."""
+    record: ImageRecord, checkout: Path, missing: dict[str, str], removed: dict[str, RemovedName],
+    images: ImagesConfig, downloads: Path, log_path: Path,
+) -> ImageRecord | None:  # fmt: skip
+    """The image with ``missing`` and ``removed`` repaired, or None when nothing can be done or
+    the rebuild failed (gold's verdicts on the current image stand: a broken repair must not lose them)."""
     from dlbench.images.build import repair_project_image
 
-    log.info("gold runs miss %s: rebuilding %s (%s)", ", ".join(sorted(missing)), record.repo, log_path)
-    rebuilt = repair_project_image(record, checkout, missing, log_path, support_files(), images, downloads)
+    log.info("gold runs miss %s: rebuilding %s (%s)", ", ".join(sorted({*missing, *removed})), record.repo, log_path)
+    rebuilt = repair_project_image(record, checkout, missing, log_path, support_files(), images, downloads, removed)
     if rebuilt is not None and rebuilt.status != ImageStatus.OK:
         log.warning("the repaired image of %s did not build (%s): keeping %s", record.repo, rebuilt.error, record.tag)
         return None

@@ -41,7 +41,7 @@ from dlbench.deps.plan import PRIORITY, EnvironmentPlan, drop_priority, plan_env
 from dlbench.deps.resolve import IndexUnavailable, Lock, ResolutionError, Target, host_ca_bundle, resolve, uv_binary
 from dlbench.deps.tree import disk_tree
 from dlbench.images import layers
-from dlbench.images.envcheck import check_script, missing_modules
+from dlbench.images.envcheck import RemovedName, check_script, missing_modules
 from dlbench.images.layers import REPO_DIR, RUNNER_UID, SUPPORT_DIR, DownloadFailed, StepFailed
 from dlbench.records import DeclaredRequirement, DroppedRequirement, Environment, ImageRecord, ImageStatus, RepairStep
 
@@ -256,24 +256,44 @@ def repair_project_image(
     support_files: Mapping[str, bytes] | None = None,
     images: ImagesConfig | None = None,
     downloads: Path | None = None,
+    removed: Mapping[str, RemovedName] | None = None,
 ) -> ImageRecord | None:
     """``record``'s image rebuilt with the distribution of each module in ``missing`` (module →
-    the failure that shows it, e.g. a gold run) added as a repair; None when none is new: the
-    project's own module, or a distribution the lock already holds (a rebuild would not help)."""
+    the failure that shows it, e.g. a gold run) added, and each installed distribution whose
+    module lacks a name in ``removed`` pinned below the release that dropped it; None when
+    nothing is new: the project's own module, a distribution the lock already holds, a
+    framework (pinning it means another framework layer), a bound already tried."""
+    images = images or ImagesConfig()
     env = record.environment
     locked = Lock(pins=env.lock if env else [], requirements=[]).versions()
     own = plan_environment(disk_tree(checkout)).own_modules()
-    round_ = max((r.round for r in env.repairs), default=0) + 1 if env else 1
+    previous = env.repairs if env else []
+    round_ = max((r.round for r in previous), default=0) + 1
     new = [
         RepairStep(round=round_, module=module, distribution=distribution_for(module), reason=reason)
         for module, reason in missing.items()
         if module not in own and distribution_for(module) not in locked
     ]
+    tried = {r.spec for r in previous}
+    frameworks = {canonical_name(f) for f in images.frameworks}
+    for module, name in (removed or {}).items():
+        distribution = distribution_for(module)
+        if module in own or distribution in frameworks or distribution not in locked:
+            continue
+        spec = f"{distribution}<{name.release or _minor_release(locked[distribution])}"
+        if spec not in tried:
+            new.append(
+                RepairStep(round=round_, module=module, distribution=distribution, reason=name.reason, spec=spec)
+            )
     if not new:
         return None
-    previous = env.repairs if env else []
     return build_project_image(checkout, record.repo, record.sha, record.base_image, log_path, support_files,
                                images=images, downloads=downloads, repairs=[*previous, *new])  # fmt: skip
+
+
+def _minor_release(version: str) -> str:
+    """``2.4.6`` → ``2.4``: below it is the previous minor release, the one a removal skipped."""
+    return ".".join(version.split(".")[:2])
 
 
 def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, out: IO[str], repairs: list[RepairStep]) -> ImageRecord:  # fmt: skip
@@ -299,8 +319,8 @@ def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Ma
 def _add_repairs(plan: EnvironmentPlan, steps: list[RepairStep], out: IO[str]) -> None:
     if not steps:
         return
-    plan.requirements += [DeclaredRequirement(spec=r.distribution, name=r.distribution, source=f"repair: {r.reason}", group="repair") for r in steps]  # fmt: skip
-    out.write("\n# repairs: adding " + ", ".join(f"{r.distribution} (round {r.round})" for r in steps) + "\n")
+    plan.requirements += [DeclaredRequirement(spec=r.spec or r.distribution, name=r.distribution, source=f"repair: {r.reason}", group="repair") for r in steps]  # fmt: skip
+    out.write("\n# repairs: adding " + ", ".join(f"{r.spec or r.distribution} (round {r.round})" for r in steps) + "\n")
 
 
 def _lock_and_build(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, plan: EnvironmentPlan, target: Target, out: IO[str]) -> tuple[Lock, bool, ImageRecord]:  # fmt: skip

@@ -10,12 +10,31 @@ without Pillow a test fails with ``cannot import name 'PILImageResampling' from
 'transformers.image_utils'`` and no module named. ``guard_script`` finds, in the image, the
 imports guarding the name's definition (the ``if`` or ``try`` around it) and reports those
 that do not import as ``No module named 'x'``, the same evidence as the check's.
+
+Or a library has lost a name old code uses: ``module 'numpy' has no attribute 'in1d'``
+(removed in numpy 2.4) is a ``RemovedName``, repaired by pinning the library below the
+release that removed it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
+
+# ``module 'numpy' has no attribute 'in1d'``; NumPy names the release for some removals.
+REMOVED_NAME = re.compile(
+    r"module '(?P<module>[\w.]+)' has no attribute '\w+'|`np\.\w+` was removed in the NumPy (?P<release>\d+\.\d+) release"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RemovedName:
+    """A name gold's tests use that an installed module no longer has (a release removed it)."""
+
+    reason: str  # the gold failure that shows it
+    release: str | None = None  # the release that removed it, when the library's message says
+
 
 MISSING = re.compile(r"No module named '(?P<module>[\w.]+)'")
 # A name an installed library did not define (its path: a project's own module is not the image's fault).
