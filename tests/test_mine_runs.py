@@ -47,7 +47,8 @@ def test_commands_are_read_from_nox_tox_ci_make_and_scripts(tmp_path):
                     session.run("pytest", "-m", MARKS)
                     session.run("flake8", "src")
             """,
-            "tox.ini": "[testenv]\ncommands =\n    pytest -m 'not slow' --ignore=tests/big {posargs}\n",
+            "tox.ini": "[testenv]\ncommands =\n    pytest -m 'not slow' --ignore=tests/big {posargs}\n"
+            "[testenv:gpu]\ncommands = pytest -m gpu\n",
             ".github/workflows/ci.yml": """
                 jobs:
                   test:
@@ -77,6 +78,7 @@ def test_commands_are_read_from_nox_tox_ci_make_and_scripts(tmp_path):
         PytestCommand("noxfile.py", opaque=True),  # ``-m MARKS``: not literal
         PytestCommand("tests/run.sh", opaque=True),
         PytestCommand("tox.ini", "not slow", ignores=("tests/big",)),
+        PytestCommand("tox.ini", "gpu"),
     )
 
 

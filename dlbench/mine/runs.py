@@ -47,8 +47,8 @@ VALUE_OPTIONS = frozenset({
     "--cov-fail-under", "--override-ini", "--maxprocesses", "--reruns",
 })  # fmt: skip
 ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=.*")  # ``VAR=value`` before a command
-# ``- run: pytest``, ``script: pytest``, ``- pytest``: CI files' shell lines.
-YAML_KEY = re.compile(r"^(?:-\s+)?(?:[\w-]+:\s+)?(?:\|\s*)?(?:-\s+)?")
+# ``- run: pytest``, ``script: pytest``, ``- pytest`` (CI files), ``commands = pytest`` (tox).
+YAML_KEY = re.compile(r"^(?:-\s+)?(?:[\w-]+:\s+|commands\s*=\s*)?(?:\|\s*)?(?:-\s+)?")
 
 
 @dataclass(frozen=True, slots=True)
