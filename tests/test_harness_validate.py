@@ -146,11 +146,18 @@ def test_a_test_gold_passed_in_one_run_only_is_dropped_and_the_task_keeps_the_ot
     assert gold_test_sets({"o__r:m.py:four": task_of(tests)}, runs)["o__r:m.py:four"].tests == [tests[0], tests[2]]
 
 
-def test_a_real_failure_is_not_dropped() -> None:
+def test_a_test_gold_fails_in_every_run_is_dropped_and_too_few_left_is_gold_fails() -> None:
     outcomes = GOLD_SHOWS | {"t.py::test_ok": (TestOutcome.FAILED, "missing module kornia_rs")}
     tests = list(GOLD_SHOWS)
     row = validation_table([task_of(tests)], [shown("gold", outcomes)], [null_of(tests)]).iloc[0]
     assert row["reason"] == "gold fails: fail: t.py::test_ok: missing module kornia_rs"
+    # small-text's ConfidenceEnhancedLinearSVC.__init__: three of many tests build data the
+    # classifier refuses, in every run; the others grade the task
+    more = {f"t.py::test_{i}": (TestOutcome.PASSED, None) for i in range(3)}
+    runs = [shown("gold", outcomes | more, r) for r in (0, 1)]
+    row = validation_table([task_of([*tests, *more])], runs, [null_of([*tests, *more])], min_tests=3).iloc[0]
+    assert bool(row["usable"]) and row["tests_kept"] == 3 and row["gold_passes"] == 2
+    assert "t.py::test_ok: fails with the reference code in all 2 gold runs: missing module kornia_rs" in row["dropped"]
 
 
 def test_only_a_failure_of_every_complete_gold_run_asks_for_further_seeds() -> None:

@@ -4,8 +4,10 @@ A test that gold skips, xfails, sees deselected by the project's own configurati
 that fails for want of the network (the sandbox has none) or of data the repository does
 not hold (a folder its CI fetches from elsewhere), is not part of the task: it
 is dropped with the cause gold's run recorded. So is a test that passed in some of gold's
-complete runs and failed in others (a random draw, a race): it cannot tell a right body
-from a wrong one. A parametrized test (or a listed class) that
+complete runs and failed in others (a random draw, a race), and one that failed in every
+one of them (a test the project's own code fails: small-text's multi-label tests build
+five classes for a three-class classifier): neither can tell a right body from a wrong
+one. A task left with too few tests by the latter is ``gold fails`` with that cause. A parametrized test (or a listed class) that
 gold ran only in part keeps, by their own node ids, the cases gold ran: a test with a CUDA
 case skipped on this machine still grades its CPU cases. Models are graded on the tests
 kept, so a candidate that makes a kept test or case skip does not pass.
@@ -25,6 +27,7 @@ from dlbench.records import BenchmarkTask, EvalStatus, Evaluation, TestOutcome
 NOT_RUN = frozenset({TestOutcome.SKIPPED, TestOutcome.XFAIL, TestOutcome.DESELECTED})
 FAILED = frozenset({TestOutcome.FAILED, TestOutcome.ERROR})
 COMPLETE = frozenset({EvalStatus.PASS, EvalStatus.FAIL})  # the grader found the run whole
+GOLD_FAILS = "fails with the reference code"
 
 
 def dropped_tests(gold: Iterable[Evaluation]) -> dict[str, str]:
@@ -36,7 +39,20 @@ def dropped_tests(gold: Iterable[Evaluation]) -> dict[str, str]:
             cause = evaluation.causes.get(node_id, outcome.value)
             if outcome in NOT_RUN or (outcome in FAILED and cause.startswith(UNAVAILABLE)):
                 dropped.setdefault(node_id, cause)
-    return flaky_tests(gold) | dropped
+    return failing_tests(gold) | flaky_tests(gold) | dropped
+
+
+def failing_tests(gold: list[Evaluation]) -> dict[str, str]:
+    """Node or case id → ``fails with the reference code ...`` for what failed in every complete
+    gold run (after further seeds, ``gold.py``): a test the project's own code fails cannot
+    tell a right body from a wrong one (SWE-bench grades only on tests its gold patch passes)."""
+    complete = [e for e in gold if e.status in COMPLETE]
+    failing: dict[str, str] = {}
+    for node_id in dict.fromkeys(n for e in complete for n in e.tests | e.cases):
+        if all(outcome(e, node_id) in FAILED for e in complete):
+            cause = complete[0].causes.get(node_id, "failed")
+            failing[node_id] = f"{GOLD_FAILS} in all {len(complete)} gold runs: {cause}"
+    return failing
 
 
 def flaky_tests(gold: list[Evaluation]) -> dict[str, str]:

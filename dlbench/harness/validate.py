@@ -1,11 +1,13 @@
 """Which benchmark tasks are usable: gold must pass (every run), null must fail.
 
 A task's tests are those gold's runs keep (``testset``: skipped, xfailed, deselected,
-network-bound and flaky tests are dropped, each with its cause in ``dropped``). ``results/validation.csv``
-has one row per task with ``usable`` and, when not, the first reason in this order:
-``image`` (the project image or checkout is unusable), ``not sampled``
-(``evaluate.sample_tasks``), ``no gold`` (no gold evaluation), ``too few tests`` (fewer than
-``mine.min_tests`` kept), ``gold fails`` (with the first failing test's cause), ``flaky``
+network-bound, flaky and always-failing tests are dropped, each with its cause in
+``dropped``). ``results/validation.csv`` has one row per task with ``usable`` and, when
+not, the first reason in this order: ``image`` (the project image or checkout is
+unusable), ``not sampled`` (``evaluate.sample_tasks``), ``no gold`` (no gold evaluation),
+``gold fails`` (too few tests left, some dropped because gold failed them in every run:
+the first one's cause), ``too few tests`` (fewer than ``mine.min_tests`` kept), ``gold
+fails`` (a kept test failed in every run: the run did not report it whole), ``flaky``
 (gold passed in some runs only: another did not finish), ``no null`` (nothing shows the tests can fail),
 ``null passes``.
 """
@@ -19,7 +21,16 @@ from pathlib import Path
 import pandas as pd
 
 from dlbench.config import EvaluateConfig
-from dlbench.harness.testset import dropped_of, dropped_tests, kept_tests, passes_on, sample_task_ids, tests_represented
+from dlbench.harness.testset import (
+    COMPLETE,
+    GOLD_FAILS,
+    dropped_of,
+    dropped_tests,
+    kept_tests,
+    passes_on,
+    sample_task_ids,
+    tests_represented,
+)
 from dlbench.records import BenchmarkTask, EvalStatus, Evaluation
 from dlbench.store import iter_jsonl, write_frame
 
@@ -61,6 +72,8 @@ def _reason(
         return "not sampled: outside evaluate.sample_tasks for its repository"
     if not gold:
         return "no gold: no gold evaluation"
+    if n_kept < min_tests and (broken := [t for t, why in dropped.items() if why.startswith(GOLD_FAILS)]):
+        return f"gold fails: {failure_cause(next(e for e in gold if e.status in COMPLETE), broken)}"
     if n_kept < min_tests:
         return f"too few tests: {n_kept} left, mine.min_tests is {min_tests} ({_dropped_summary(dropped)})"
     if len(failing) == len(gold):
