@@ -233,8 +233,8 @@ class EvaluateConfig(Section):
         2,
         ge=0,
         description="Further gold runs, from the seeds after gold's, of a task a test of which failed every gold run "
-        "(for a cause that is not the machine's): a failure that hangs on the draw then shows as flaky and is dropped, "
-        "instead of making gold fail.",
+        "(for a cause that is not the machine's), to tell a draw from a broken test: one that then passes is 'flaky', "
+        "one failing from every seed 'fails with the reference code'; both are dropped with that cause.",
     )
     test_seed: int | None = Field(
         0,

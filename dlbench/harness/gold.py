@@ -15,9 +15,10 @@ gold run that showed it. The image gold settled on (``results/images/{repo}.repa
 is the one every other model is evaluated on, so all verdicts come from one environment.
 
 A task a test of which fails every gold run on that image, for a cause that is not the
-machine's, runs ``evaluate.gold_reseeds`` more times from the seeds after gold's: a test
-that fails from seeds 0 and 1 and passes from 2 hangs on the draw, and is dropped as flaky
-(small-text's random three-class datasets) instead of making gold fail.
+machine's, runs ``evaluate.gold_reseeds`` more times from the seeds after gold's, to tell a
+draw from a broken test: one that fails from seeds 0 and 1 and passes from 2 is flaky
+(small-text's random three-class datasets), one that fails from every seed fails with the
+project's own code (``testset.failing_tests``); both are dropped, with that cause.
 """
 
 from __future__ import annotations
