@@ -7,10 +7,11 @@ is dropped with the cause gold's run recorded. So is a test that passed in some 
 complete runs and failed in others (a random draw, a race), and one that failed in every
 one of them (a test the project's own code fails: small-text's multi-label tests build
 five classes for a three-class classifier): neither can tell a right body from a wrong
-one. A task left with too few tests by the latter is ``gold fails`` with that cause. A parametrized test (or a listed class) that
-gold ran only in part keeps, by their own node ids, the cases gold ran: a test with a CUDA
-case skipped on this machine still grades its CPU cases. Models are graded on the tests
-kept, so a candidate that makes a kept test or case skip does not pass.
+one. A task left with too few tests by the latter is ``gold fails`` with that cause. A
+parametrized test (or a listed class) that gold ran only in part keeps, by their own node
+ids, the cases gold ran: a test with a CUDA case skipped on this machine still grades its
+CPU cases. Models are graded on the tests kept, so a candidate that makes a kept test or
+case skip does not pass.
 """
 
 from __future__ import annotations
