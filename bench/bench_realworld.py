@@ -55,7 +55,7 @@ def _short(full_name: str) -> str:
 # What a test can need that this machine may not have: the network (Hub downloads), data
 # outside the repository, or hardware (a skip naming a GPU, XLA, several nodes …).
 UNAVAILABLE = re.compile(
-    r"^(needs network|needs data not in the repository)|^skipped: .*\b(GPU|CUDA|XLA|TPU|NCCL|MPS|multi-node|distributed)\b",
+    r"^(needs network|needs data not in the repository|needs a GPU)|^skipped: .*\b(GPU|CUDA|XLA|TPU|NCCL|MPS|multi-node|distributed)\b",
     re.IGNORECASE,
 )
 

@@ -229,6 +229,18 @@ def test_data_a_library_must_download_is_data_the_sandbox_lacks() -> None:
     assert v.causes[T2] == "needs data not in the repository: a torchvision dataset (download=True)"
 
 
+def test_a_cuda_call_on_a_machine_without_a_gpu_needs_a_gpu() -> None:
+    """small-text's AMP tests build a CUDA scaler; gold drops them as the network's are."""
+    driver = (
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+        "installed a driver from http://www.nvidia.com/Download/index.aspx"
+    )
+    v = verdict(session(item(T1, "failed", f"    scaler = torch.cuda.amp.GradScaler()\nE   {driver}"), item(T2)))
+    assert v.causes[T1] == f"needs a GPU: {driver}"
+    v = verdict(session(item(T1, "failed", "AssertionError: Torch not compiled with CUDA enabled"), item(T2)))
+    assert v.causes[T1] == "needs a GPU: AssertionError: Torch not compiled with CUDA enabled"
+
+
 def test_a_dataset_neither_in_the_repository_nor_reachable_needs_the_network() -> None:
     hub = "FileNotFoundError: Couldn't find any data file at /tmp/dlbench/c4/SetFit/TREC-QC. Couldn't find 'SetFit/TREC-QC' on the Hugging Face Hub either"
     lines = session(item(T1, "failed", hub), item(T2))

@@ -39,7 +39,13 @@ NETWORK_ERRORS = re.compile(
     re.IGNORECASE,
 )
 NEEDS_DATA = "needs data not in the repository"
-UNAVAILABLE = (NEEDS_NETWORK, NEEDS_DATA)  # what the sandbox cannot give a test, whatever the code
+NEEDS_GPU = "needs a GPU"
+# What a CUDA call says on a machine without a GPU (small-text's AMP tests, a CUDA checkpoint).
+GPU_ERRORS = re.compile(
+    r"Found no NVIDIA driver on your system|Torch not compiled with CUDA enabled|No CUDA GPUs are available|"
+    r"no CUDA-capable device is detected|Attempting to deserialize object on a CUDA device"
+)
+UNAVAILABLE = (NEEDS_NETWORK, NEEDS_DATA, NEEDS_GPU)  # what the sandbox cannot give a test, whatever the code
 # Data a library fetches on request and names when it is missing (NLTK's corpora and models,
 # torchvision's datasets): the project's CI downloads it first; the sandbox cannot.
 DOWNLOADED_DATA = (
@@ -241,19 +247,19 @@ def describe(text: str | None, summary: str | None = None) -> str | None:
         return f"missing module {found[1]}"
     if found := MISSING_FIXTURE.search(text):
         return f"fixture {found[1]} not found"
-    if line := _network_line(text):
+    if line := _error_line(text, NETWORK_ERRORS):
         return f"{NEEDS_NETWORK}: {_message(line)}"
+    if line := _error_line(text, GPU_ERRORS):
+        return f"{NEEDS_GPU}: {_message(line)}"
     lines = [line for line in (summary or text).splitlines() if line.strip()]
     return _message(lines[-1]) if lines else None
 
 
-def _network_line(text: str) -> str | None:
-    """The line that shows a network error: an exception's own (``E``) line first, not the
+def _error_line(text: str, errors: re.Pattern) -> str | None:
+    """The line that shows one of ``errors``: an exception's own (``E``) line first, not the
     source line that raised it."""
     lines = text.splitlines()
-    return next(
-        (line for line in [*(ln for ln in lines if ln.startswith("E ")), *lines] if NETWORK_ERRORS.search(line)), None
-    )
+    return next((line for line in [*(ln for ln in lines if ln.startswith("E ")), *lines] if errors.search(line)), None)
 
 
 def _message(line: str) -> str:
@@ -284,7 +290,7 @@ def node_cause(node_id: str, outcome: TestOutcome, ev: Events) -> str:
     if outcome == TestOutcome.MISSING:
         return _missing_cause(node_id, runs, ev)
     cause = describe(failure.get("text"), failure.get("exc"))
-    if cause is None or not cause.startswith(NEEDS_NETWORK):  # a dataset neither on disk nor reachable: network
+    if cause is None or not cause.startswith(UNAVAILABLE):  # a dataset neither on disk nor reachable: network
         text = "\n".join(t for t in (failure.get("text"), failure.get("exc")) if t)
         cause = missing_data(text, ev.rootdir) or cause
     return cause or outcome.value
