@@ -46,7 +46,7 @@ def containers_of(pid: int) -> list:
     owner = owner_id(pid) or f"gone:{pid}"
     return [
         c
-        for c in docker_client().containers.list(all=True, filters={"label": LABEL})
+        for c in docker_client().containers.list(all=True, filters={"label": LABEL}, ignore_removed=True)
         if c.labels.get(OWNER_LABEL) == owner
     ]
 

@@ -112,7 +112,8 @@ def is_orphan(owner: str | None) -> bool:
 def remove_orphans(client: docker.DockerClient) -> list[str]:
     """Remove sandbox containers whose evaluator is gone; the ids removed."""
     removed = []
-    for container in client.containers.list(all=True, filters={"label": LABEL}):
+    # another evaluator may remove its containers between the listing and their inspection
+    for container in client.containers.list(all=True, filters={"label": LABEL}, ignore_removed=True):
         if is_orphan(container.labels.get(OWNER_LABEL)):
             try:
                 container.remove(force=True)

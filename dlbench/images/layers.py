@@ -134,7 +134,9 @@ def run_step(
 def remove_finished_steps(client: docker.DockerClient, older_than_s: float = STALE_STEP_S) -> int:
     """Remove build and check containers an interrupted build left: exited long enough ago
     that no build running in parallel is still committing them."""
-    exited = client.containers.list(all=True, filters={"label": f"{STEP_LABEL}=1", "status": "exited"})
+    exited = client.containers.list(
+        all=True, filters={"label": f"{STEP_LABEL}=1", "status": "exited"}, ignore_removed=True
+    )
     now = datetime.now(UTC)
     stale = [c for c in exited if (now - _finished_at(c)).total_seconds() > older_than_s]
     for container in stale:
