@@ -256,6 +256,11 @@ class EvaluateConfig(Section):
     )
     sample_seed: int = Field(0, description="Seed of the per-repository task sample (the same tasks for every model).")
 
+    @property
+    def gold_slots(self) -> int:
+        """Gold runs a candidate can take: its ``gold_runs`` and the ``gold_reseeds`` after them."""
+        return self.gold_runs + self.gold_reseeds
+
 
 class ImagesConfig(Section):
     """How project test environments are found, resolved and layered (dlbench/deps, images/build.py)."""

@@ -168,9 +168,8 @@ def _repeats(gen: Generation, cfg: EvaluateConfig, reseed: bool = False) -> list
     ``gold_reseeds`` runs after those (run = gen.run × (gold_runs + gold_reseeds) + r)."""
     if gen.model != GOLD:
         return [gen]
-    stride = cfg.gold_runs + cfg.gold_reseeds
-    rounds = range(cfg.gold_runs, stride) if reseed else range(cfg.gold_runs)
-    return [gen.model_copy(update={"run": gen.run * stride + r}) for r in rounds]
+    rounds = range(cfg.gold_runs, cfg.gold_slots) if reseed else range(cfg.gold_runs)
+    return [gen.model_copy(update={"run": gen.run * cfg.gold_slots + r}) for r in rounds]
 
 
 def _clone_record(repos_dir: Path, slug: str, tasks: dict[str, BenchmarkTask]) -> CloneRecord:
@@ -277,7 +276,7 @@ def run_seed(gen: Generation, cfg: EvaluateConfig) -> int | None:
     instead of deciding by luck."""
     if cfg.test_seed is None:
         return None
-    return cfg.test_seed + (gen.run % (cfg.gold_runs + cfg.gold_reseeds) if gen.model == GOLD else 0)
+    return cfg.test_seed + (gen.run % cfg.gold_slots if gen.model == GOLD else 0)
 
 
 def candidate_hash(

@@ -48,12 +48,19 @@ def failing_tests(gold: list[Evaluation]) -> dict[str, str]:
     gold run (after further seeds, ``gold.py``): a test the project's own code fails cannot
     tell a right body from a wrong one (SWE-bench grades only on tests its gold patch passes)."""
     complete = [e for e in gold if e.status in COMPLETE]
-    failing: dict[str, str] = {}
-    for node_id in dict.fromkeys(n for e in complete for n in e.tests | e.cases):
-        if all(outcome(e, node_id) in FAILED for e in complete):
-            cause = complete[0].causes.get(node_id, "failed")
-            failing[node_id] = f"{GOLD_FAILS} in all {len(complete)} gold runs: {cause}"
-    return failing
+    return {
+        node_id: f"{GOLD_FAILS} in all {len(complete)} gold runs: {causes[0]}"
+        for node_id, causes in _failed_throughout(complete).items()
+    }
+
+
+def _failed_throughout(complete: list[Evaluation]) -> dict[str, list[str]]:
+    """Node or case id → its cause in each run, for what failed in every one of ``complete``."""
+    return {
+        node_id: [e.causes.get(node_id, "failed") for e in complete]
+        for node_id in dict.fromkeys(n for e in complete for n in e.tests | e.cases)
+        if all(outcome(e, node_id) in FAILED for e in complete)
+    }
 
 
 def flaky_tests(gold: list[Evaluation]) -> dict[str, str]:
@@ -73,12 +80,15 @@ def flaky_tests(gold: list[Evaluation]) -> dict[str, str]:
 def failing_every_run(gold: Iterable[Evaluation]) -> set[str]:
     """Tasks a test (or case) of which failed in every complete gold run, for a cause that is
     not the machine's (network, data): only runs from further seeds tell a draw from a fault."""
-    runs: dict[str, list[set[str]]] = defaultdict(list)
+    runs: dict[str, list[Evaluation]] = defaultdict(list)
     for e in gold:
         if e.status in COMPLETE:
-            failed = (n for n, o in (e.tests | e.cases).items() if o in FAILED)
-            runs[e.task_id].append({n for n in failed if not e.causes.get(n, "").startswith(UNAVAILABLE)})
-    return {task_id for task_id, failed in runs.items() if set.intersection(*failed)}
+            runs[e.task_id].append(e)
+    return {
+        task_id
+        for task_id, complete in runs.items()
+        if any(not any(c.startswith(UNAVAILABLE) for c in causes) for causes in _failed_throughout(complete).values())
+    }
 
 
 def kept_tests(tests: list[str], dropped: Mapping[str, str], gold: Iterable[Evaluation] = ()) -> list[str]:

@@ -37,6 +37,7 @@ from dlbench.parsing import Unparsable, parse_ast
 log = logging.getLogger(__name__)
 
 PYTEST = frozenset({"pytest", "py.test"})
+ROOT_FILES = ("noxfile.py", "tox.ini", "Makefile")
 # Words that may stand before ``pytest`` in a command line that runs it.
 RUNNERS = frozenset({"uv", "poetry", "pdm", "hatch", "pipenv", "run", "exec", "xvfb-run", "-a", "time"})
 # pytest options whose value is the next argument (a value never counts as a path).
@@ -122,10 +123,10 @@ def read_commands(root: Path, files: list[str], addopts: list[str]) -> tuple[Pyt
 def _command_files(root: Path) -> Iterator[str]:
     """Files that may run pytest: the root's nox, tox and make files, CI files, shell
     scripts at the root or one folder down."""
-    patterns = ("noxfile.py", "tox.ini", "Makefile", ".github/workflows/*", "*.yml", "*.yaml", ".*/*.yml", "*.sh", "*/*.sh")  # fmt: skip
+    patterns = (*ROOT_FILES, ".github/workflows/*", "*.yml", "*.yaml", ".*/*.yml", "*.sh", "*/*.sh")
     found = {p.relative_to(root).as_posix() for pattern in patterns for p in root.glob(pattern) if p.is_file()}
     for path in sorted(found):
-        if path in patterns[:3] or CI_FILES.fullmatch(path) or path.endswith(".sh"):
+        if path in ROOT_FILES or CI_FILES.fullmatch(path) or path.endswith(".sh"):
             yield path
 
 

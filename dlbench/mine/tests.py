@@ -72,10 +72,7 @@ def _module_cases(table: SymbolTable, repo: str, path: str, layout: PytestLayout
     found: list[tuple[int, TestCase]] = []
     for fn in summary.functions.values():
         if layout.is_test_function(fn.name):
-            marks = module_marks | mark_names(table, path, fn.decorators)
-            skipped = (
-                module_skip or skip_reason(table, path, fn.decorators) or deselection(layout.commands, path, marks)
-            )
+            skipped = _never_runs(table, layout, path, path, fn, module_skip, module_marks)
             found.append((fn.lineno, _case(repo, path, None, fn, TestKind.PYTEST_FUNCTION, False, skipped)))
     for cls in summary.classes.values():
         sym = Symbol("class", path, cls.name)
@@ -88,12 +85,19 @@ def _module_cases(table: SymbolTable, repo: str, path: str, layout: PytestLayout
         # unittest's loader takes ``test*`` methods whatever ``python_functions`` says.
         wanted = layout.is_test_function if kind == TestKind.PYTEST_METHOD else DEFAULT_LAYOUT.is_test_function
         for owner, fn in _test_methods(table, sym, wanted):
-            marks = class_marks | mark_names(table, owner.path, fn.decorators)
-            skipped = (
-                class_skip or skip_reason(table, owner.path, fn.decorators) or deselection(layout.commands, path, marks)
-            )
+            skipped = _never_runs(table, layout, path, owner.path, fn, class_skip, class_marks)
             found.append((cls.lineno, _case(repo, path, cls.name, fn, kind, class_param, skipped)))
     return [case for _, case in sorted(found, key=lambda item: item[0])]
+
+
+def _never_runs(
+    table: SymbolTable, layout: PytestLayout, path: str, defined_in: str, fn: FunctionInfo,
+    outer_skip: str | None, outer_marks: frozenset[str],
+) -> str | None:  # fmt: skip
+    """Why the test ``fn`` (collected from ``path``, defined in ``defined_in``) never runs:
+    a skip around it or on it, or no project command running its marks."""
+    marks = outer_marks | mark_names(table, defined_in, fn.decorators)
+    return outer_skip or skip_reason(table, defined_in, fn.decorators) or deselection(layout.commands, path, marks)
 
 
 def skip_reason(table: SymbolTable, path: str, decorators: tuple[Decorator, ...]) -> str | None:
