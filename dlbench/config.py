@@ -246,6 +246,11 @@ class EvaluateConfig(Section):
         True,
         description="Refuse, before running, candidates that use the primitives a forged verdict needs (harness/screen.py).",
     )
+    hide_reference: Literal["required", "if_available"] = Field(
+        "required",
+        description="The docker backend makes the original checkout (which holds the reference) unreadable to candidates "
+        "with Landlock (Linux 5.13+); required: a kernel without it is an infrastructure fault, if_available: run anyway.",
+    )
     preload: bool = Field(
         True,
         description="Warm start: each supervisor imports the project's installed third-party modules (torch and the like) "

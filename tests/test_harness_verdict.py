@@ -8,9 +8,9 @@ from dlbench.harness.verdict import RunResult, canary_ids, grade, node_outcome, 
 from dlbench.records import EvalStatus, TestOutcome
 
 NONCE = "n0nce"
-FAIL_CANARY, PASS_CANARY = canary_ids(NONCE)
 T1 = "tests/test_a.py::test_one"
 T2 = "tests/test_a.py::test_param"
+FAIL_CANARY, PASS_CANARY = canary_ids(NONCE, [T1, T2])
 
 
 def report(nodeid: str, outcome: str = "passed", when: str = "call", **extra) -> str:
@@ -21,13 +21,14 @@ def item(nodeid: str, call: str = "passed", exc: str | None = None) -> list[str]
     return [report(nodeid, when="setup"), report(nodeid, call, exc=exc), report(nodeid, when="teardown")]
 
 
-def session(*items: list[str], finish: bool = True, canaries: bool = True) -> list[str]:
+def session(*items: list[str], finish: bool = True, canaries: bool = True, tests: list[str] = (T1, T2)) -> list[str]:
     """A well-formed stream as the plugin writes it: ``collected`` names every reported id."""
     lines = []
     for part in items:
         lines += part
     if canaries:
-        lines += item(FAIL_CANARY, "failed", "AssertionError: canary") + item(PASS_CANARY)
+        fail, ok = canary_ids(NONCE, list(tests))
+        lines += item(fail, "failed", "AssertionError: canary") + item(ok)
     ids = list(dict.fromkeys(json.loads(line)["nodeid"] for line in lines))
     head = ['{"ev": "hello", "pid": 1}', json.dumps({"ev": "collected", "ids": ids})]
     return head + lines + (['{"ev": "finish", "exitstatus": 1}'] if finish else [])
@@ -102,10 +103,9 @@ def test_malformed_or_outside_session_lines_are_violations() -> None:
 
 
 def test_canary_turned_into_a_pass_is_a_violation() -> None:
-    lines = session(item(T1), item(T2), canaries=False)[:-1]
-    lines += item(FAIL_CANARY, "passed") + item(PASS_CANARY) + ['{"ev": "finish", "exitstatus": 1}']
+    lines = [line.replace('"failed"', '"passed"') for line in session(item(T1), item(T2))]
     v = verdict(lines)
-    assert v.status == EvalStatus.SANDBOX_VIOLATION and "canary" in v.detail
+    assert v.status == EvalStatus.SANDBOX_VIOLATION and v.detail == "canary tests misreported: outcomes were altered"
 
 
 def test_missing_canaries_are_a_violation() -> None:
@@ -194,7 +194,7 @@ def test_task_without_tests_is_an_error_never_a_pass() -> None:
 
 def test_listed_class_covers_its_methods_as_the_plugin_selects_them() -> None:
     cls = "tests/test_a.py::TestK"
-    lines = session(item(f"{cls}::test_x"), item(f"{cls}::test_y", "failed", "ValueError: y"))
+    lines = session(item(f"{cls}::test_x"), item(f"{cls}::test_y", "failed", "ValueError: y"), tests=[cls])
     v = grade([cls], NONCE, RunResult(events=lines, exit_code=1))
     assert v.tests == {cls: TestOutcome.FAILED} and v.exception == "ValueError: y"
 

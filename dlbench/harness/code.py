@@ -13,7 +13,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SHIPPED = HERE / "shipped"
-SUPPORT_FILES = ("supervisor.py", "plugin.py")
+SUPPORT_FILES = ("supervisor.py", "plugin.py", "dlbench_guard.py")
 # Shipped under a name no project's module takes: the image's support folder is on sys.path.
 PROTOCOL = "protocol.py"
 SHIPPED_PROTOCOL = "dlbench_protocol.py"

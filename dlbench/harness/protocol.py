@@ -1,6 +1,6 @@
 """What the host's grader and the code run in the container (supervisor, pytest plugin) agree on.
 
-Plain Python with no imports: it ships into every project image beside the supervisor as
+Plain Python (the standard library only): it ships into every project image beside the supervisor as
 ``dlbench_protocol.py`` (a name no project's module takes; ``code.support_files``), and the
 host imports it as ``dlbench.harness.protocol``, so grading never imports pytest or the
 in-container code.
@@ -8,12 +8,53 @@ in-container code.
 
 from __future__ import annotations
 
-OWN_DIR = ".dlbench"  # in a candidate's copy: its TMPDIR, HOME, basetemp and canary file
+import random
+import re
+
+OWN_DIR = ".dlbench"  # in a candidate's copy: its TMPDIR, HOME and basetemp
+# Words canary names are drawn from, beside those of the task's own test names: a hook that
+# spares or targets tests by name cannot tell a canary from the task's tests.
+WORDS = (
+    "shape", "batch", "dtype", "grad", "output", "values", "basic", "default", "edge", "small", "large", "empty",
+    "single", "multi", "dims", "axis", "mask", "weights", "scale", "input", "forward", "result", "random", "zeros",
+)  # fmt: skip
+CANARY_BODY = """\
+def {fail}():
+    expected = {wrong!r}
+    result = sorted(expected)
+    assert result == expected
 
 
-def canary_file(nonce: str) -> str:
-    """The canary test file of one run, relative to the copy."""
-    return f"{OWN_DIR}/test_dlbench_canary_{nonce}.py"
+def {ok}():
+    expected = {right!r}
+    result = sorted(expected)
+    assert result == expected
+"""
+
+
+def canary(nonce: str, tests: list[str]) -> tuple[str, str, str]:
+    """(file, must-fail id, must-pass id) of one run's canary tests, drawn from ``nonce``: a
+    module beside one of the task's test files, named like the task's tests (the supervisor
+    writes it with ``canary_source``; the host derives the same ids to grade them)."""
+    draw = random.Random(nonce)
+    files = sorted({t.split("::")[0] for t in tests}) or ["test_x.py"]
+    folder = files[draw.randrange(len(files))].rpartition("/")[0]
+    words = sorted({w for t in tests for w in re.findall(r"[a-z]{3,}", t.split("::")[-1].lower())} - {"test"})
+    pool = [*words, *WORDS]
+    stem = f"test_{draw.choice(pool)}_{draw.choice(WORDS)}{draw.randrange(2, 10)}"
+    fail, ok = (
+        f"test_{draw.choice(pool)}_{draw.choice(WORDS)}_{i}" for i in (draw.randrange(1, 5), draw.randrange(5, 9))
+    )
+    path = f"{folder}/{stem}.py" if folder else f"{stem}.py"
+    return path, f"{path}::{fail}", f"{path}::{ok}"
+
+
+def canary_source(nonce: str, tests: list[str]) -> str:
+    """The canary module: two tests shaped like a task's, one failing, one passing."""
+    _, fail, ok = canary(nonce, tests)
+    draw = random.Random(nonce + "/values")
+    right = sorted(draw.sample(range(100), 4))
+    return CANARY_BODY.format(fail=fail.rpartition("::")[2], ok=ok.rpartition("::")[2], wrong=right[::-1], right=right)
 
 
 def selects(node_id: str, selected: list[str]) -> bool:

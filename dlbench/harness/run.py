@@ -39,6 +39,10 @@ IMPORT_NAMES = {
     "tensorflow-cpu": "tensorflow", "tensorflow-gpu": "tensorflow",
 }  # fmt: skip
 FORK_UNSAFE = ("tensorflow", "jax", "jaxlib", "keras")
+NO_LANDLOCK = (
+    "the container's kernel offers no Landlock, so candidates could read the reference in the original checkout; "
+    "use Linux 5.13+ with Landlock enabled, or set evaluate.hide_reference: if_available"
+)
 
 
 @dataclass(frozen=True)
@@ -156,6 +160,8 @@ class Session(ABC):
             ready = json.loads(self._recv_line(time.monotonic() + START_TIMEOUT_S))
         if not ready.get("ready"):
             raise SessionLost(f"supervisor did not start: {ready}")
+        if self.backend == "docker" and self.cfg.hide_reference == "required" and not ready.get("landlock"):
+            raise SessionLost(NO_LANDLOCK)
         self._thread_starters[self.key] = tuple(ready.get("not_preloaded") or ())
         self.started = True
         return ready

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dlbench.harness.protocol import OWN_DIR, canary_file, selects
+from dlbench.harness.protocol import canary, selects
 from dlbench.records import EvalStatus, TestOutcome
 
 PHASES = ("setup", "call", "teardown")
@@ -104,6 +104,8 @@ class Events:
     rootdir: str | None = None  # the run's copy of the repository
     phases: dict[str, dict[str, dict]] = field(default_factory=dict)  # nodeid → when → event
     problems: list[str] = field(default_factory=list)
+    observed: list[str] = field(default_factory=list)  # what candidate code was seen doing (dlbench_guard, plugin)
+    foreign: list[tuple[str, str]] = field(default_factory=list)  # (file, source) of code run from a writable place
 
 
 @dataclass(frozen=True)
@@ -115,16 +117,16 @@ class Verdict:
     test_seconds: float = 0.0
     causes: dict[str, str] = field(default_factory=dict)
     cases: dict[str, TestOutcome] = field(default_factory=dict)
+    observed: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
         return self.status == EvalStatus.PASS
 
 
-def canary_ids(nonce: str) -> tuple[str, str]:
-    """(must fail, must pass) node ids of the canary file the supervisor adds to every run."""
-    path = canary_file(nonce)
-    return f"{path}::test_dlbench_canary_fail_{nonce}", f"{path}::test_dlbench_canary_pass_{nonce}"
+def canary_ids(nonce: str, tests: list[str]) -> tuple[str, str]:
+    """(must fail, must pass) node ids of the canary module the supervisor adds to every run."""
+    return canary(nonce, tests)[1:]
 
 
 def parse_events(lines: Iterable[str]) -> Events:
@@ -163,6 +165,10 @@ def parse_events(lines: Iterable[str]) -> Events:
                 ev.problems.append(f"{TAMPER} (seen at {event.get('stage')}): {what}")
         elif kind == "report":
             _add_phase(ev, event)
+        elif kind == "observed":
+            ev.observed.append(str(event.get("what"))[:CAUSE_CHARS])
+        elif kind == "foreign_code":
+            ev.foreign.append((str(event.get("file")), str(event.get("source") or "")))
         else:
             ev.problems.append(f"unknown report event {kind!r}")
     return ev
@@ -342,15 +348,33 @@ def output_cause(output: str) -> str:
     return describe(output[-TEXT_CAUSE_CHARS:]) or "no output"
 
 
-def grade(expected: list[str], nonce: str, run: RunResult) -> Verdict:
-    """The verdict rule (DESIGN.md "Verdicts") over one supervisor result."""
+def observations(ev: Events, screen_code: Callable[[str], list[str]] | None) -> list[str]:
+    """What candidate code was seen doing, with code run from a writable place that the static
+    screen (``screen_code``) refuses; compiled code there is refused outright by the guard."""
+    found = list(ev.observed)
+    for file, source in ev.foreign if screen_code is not None else ():
+        refused = screen_code(source)
+        if refused:
+            found.append(f"ran code from {file} that the screen refuses: {'; '.join(refused)}"[:CAUSE_CHARS])
+    return list(dict.fromkeys(found))
+
+
+def grade(
+    expected: list[str],
+    nonce: str,
+    run: RunResult,
+    allowed: Collection[str] | None = frozenset(),
+    screen_code: Callable[[str], list[str]] | None = None,
+) -> Verdict:
+    """The verdict rule (DESIGN.md "Verdicts") over one supervisor result. ``allowed``: what
+    gold's runs of the task were seen doing (None: this is gold, the reference: nothing it
+    does is held against it); anything else candidate code was seen doing is a violation."""
     ev = parse_events(run.events)
+    seen = observations(ev, screen_code)
+    canary_tests = canary_ids(nonce, expected)
     tests = {node_id: node_outcome(node_id, ev.phases, ev.deselected, ev.collect_skipped) for node_id in expected}
     seconds = sum(
-        float(p.get("duration") or 0)
-        for nid, ph in ev.phases.items()
-        if not nid.startswith(OWN_DIR)
-        for p in ph.values()
+        float(p.get("duration") or 0) for nid, ph in ev.phases.items() if nid not in canary_tests for p in ph.values()
     )
     exception = _first_exception(expected, tests, ev)
 
@@ -358,7 +382,7 @@ def grade(expected: list[str], nonce: str, run: RunResult) -> Verdict:
 
     def verdict(status: EvalStatus, detail: str | None) -> Verdict:
         return Verdict(
-            status, tests, detail, exception, round(seconds, 6), _causes(tests, ev) | _causes(cases, ev), cases
+            status, tests, detail, exception, round(seconds, 6), _causes(tests, ev) | _causes(cases, ev), cases, seen
         )
 
     if not expected:
@@ -366,6 +390,8 @@ def grade(expected: list[str], nonce: str, run: RunResult) -> Verdict:
     if run.infra:
         return verdict(EvalStatus.INFRA_ERROR, run.infra)
     violations = ev.problems + run.violations
+    if allowed is not None:
+        violations += [f"seen: {what}" for what in seen if what not in allowed]
     if run.output_exceeded:
         violations.append(f"output or report limit exceeded ({run.output_bytes} bytes of output)")
     if violations:
@@ -378,7 +404,7 @@ def grade(expected: list[str], nonce: str, run: RunResult) -> Verdict:
         return verdict(
             EvalStatus.ERROR, f"the test session ended early: {output_cause(run.output)} (exit code {run.exit_code})"
         )
-    canaries = [node_outcome(c, ev.phases) for c in canary_ids(nonce)]
+    canaries = [node_outcome(c, ev.phases) for c in canary_tests]
     if canaries == [TestOutcome.MISSING, TestOutcome.MISSING] and ev.exitstatus in PYTEST_ABORTED:
         return verdict(
             EvalStatus.ERROR,

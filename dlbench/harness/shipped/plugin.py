@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import json
+import linecache
 import os
 import random
 import sys
@@ -28,6 +29,7 @@ import _pytest.python
 import _pytest.reports
 import _pytest.runner
 import pluggy
+import pluggy._callers
 import pytest
 
 try:  # in the image: shipped beside this file (harness/code.py)
@@ -45,6 +47,16 @@ _BEFORE: list[str] = []  # selected ids before the project's own pytest_collecti
 _DESELECTED: set[str] = set()
 _SEED: list[int | None] = [None]  # evaluate.test_seed, from attach
 _NEUTRALISED: list[str] = []
+_AUDIT: list = [None]  # the child's audit hook (dlbench_guard.Audit): told when a test's call phase runs
+_MULTICALL = pluggy._callers._multicall  # what every plugin manager calls hooks through
+_OBSERVED: set[str] = set()
+_CONFIG: list[pytest.Config | None] = [None]
+# Modules whose functions tests compare with or pytest reports through: one of their
+# attributes holding candidate code or a mock object is reported (``observed``).
+COMPARED_MODULES = (
+    "builtins", "math", "operator", "pytest", "_pytest.python_api", "_pytest.outcomes", "unittest", "unittest.case",
+    "numpy", "numpy.testing", "numpy.testing._private.utils", "torch", "torch.testing", "torch.testing._comparison",
+)  # fmt: skip
 # Options a project's ``addopts`` may hold that conflict with the harness: the terminal
 # reporter and the cache are off, every listed test runs once, in this process, with no
 # files written for reports. (Flags take no value; valued ones take ``=v`` or the next token.)
@@ -93,6 +105,10 @@ def _watched() -> dict[str, object]:
         "plugin.pytest_runtest_logreport": pytest_runtest_logreport,
         "plugin.pytest_sessionfinish": pytest_sessionfinish,
         "plugin.check": check,
+        "plugin._WRITE": _WRITE,
+        "plugin._FD": _FD,
+        "plugin.observe": observe,
+        "pluggy.multicall": pluggy._callers._multicall,
     }
 
 
@@ -108,7 +124,7 @@ def fingerprints() -> dict[str, str]:
     return {name: _fingerprint(obj) for name, obj in _watched().items()}
 
 
-def attach(fd: int, selected: list[str], seed: int | None = None) -> None:
+def attach(fd: int, selected: list[str], seed: int | None = None, audit=None, copy: str | None = None) -> None:  # noqa: ANN001
     """Called by the supervisor in the child before ``pytest.main`` (so before any project
     module, initial conftests included, is imported): fix the baseline and say hello.
     Only items under ``selected`` node ids run (ids pytest cannot find become missing
@@ -117,6 +133,8 @@ def attach(fd: int, selected: list[str], seed: int | None = None) -> None:
     _FD = fd
     _SELECTED[:] = selected
     _SEED[0] = seed
+    _AUDIT[0] = audit
+    _OBSERVED.clear()
     _BEFORE.clear()
     _DESELECTED.clear()
     _BASELINE.clear()
@@ -179,11 +197,65 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     return result
 
 
-def check(stage: str) -> None:
-    """Report watched objects replaced since ``hello``."""
+def check(stage: str, config: pytest.Config | None = None) -> None:
+    """Report watched objects replaced since ``hello``, then what candidate code installed."""
     changed = sorted(name for name, fp in fingerprints().items() if _BASELINE.get(name) != fp)
     if changed:
         send({"ev": "tamper", "stage": stage, "what": changed})
+    if _AUDIT[0] is not None:
+        observe(config)
+
+
+def observe(config: pytest.Config | None) -> None:
+    """Report (once each) hook implementations and compared-with library functions that candidate
+    code installed, and a plugin manager that no longer calls hooks the way pluggy does."""
+    found = _foreign_attributes()
+    if config is not None:
+        found += _foreign_hooks(config.pluginmanager)
+    for what in found:
+        if what not in _OBSERVED:
+            _OBSERVED.add(what)
+            send({"ev": "observed", "what": what})
+
+
+def _foreign_attributes() -> list[str]:
+    found = []
+    for name in COMPARED_MODULES:
+        module = sys.modules.get(name)
+        for attr, value in list(getattr(module, "__dict__", {}).items()):
+            if type(value).__module__ == "unittest.mock" and name != "unittest":
+                found.append(f"{name}.{attr} is a unittest.mock object")
+            elif (origin := _candidate_origin(value)) is not None:
+                found.append(f"{name}.{attr} was replaced by code from {origin}")
+    return found
+
+
+def _foreign_hooks(pm: pluggy.PluginManager) -> list[str]:
+    found = [] if pm._inner_hookexec is _MULTICALL else ["the plugin manager's hook caller was replaced"]
+    for hook_name, caller in list(vars(pm.hook).items()):
+        if getattr(caller, "_hookexec", pm._hookexec) != pm._hookexec:
+            found.append(f"the caller of {hook_name} was replaced")
+        for impl in caller.get_hookimpls() if hasattr(caller, "get_hookimpls") else ():
+            function = getattr(impl.function, "__func__", impl.function)
+            code = getattr(function, "__code__", None)
+            if code is None:
+                found.append(f"a {hook_name} implementation without code ({impl.plugin_name})")
+            elif code.co_filename.startswith("<") or (origin := _candidate_origin(function)) is not None:
+                found.append(f"a {hook_name} implementation from {origin or code.co_filename} ({impl.plugin_name})")
+    return found
+
+
+def _candidate_origin(value: object) -> str | None:
+    """The candidate's file, or a writable place outside the copy, that ``value``'s code comes from."""
+    function = getattr(value, "__func__", value)
+    code = getattr(function, "__code__", None)
+    audit = _AUDIT[0]
+    if code is None or audit is None:
+        return None
+    path = code.co_filename
+    if path in audit.candidate or (os.path.isabs(path) and audit.foreign_place(os.path.realpath(path))):
+        return os.path.relpath(path, audit.copy) if path.startswith(audit.copy) else path
+    return None
 
 
 def _exception(report: pytest.TestReport | pytest.CollectReport) -> str | None:
@@ -207,9 +279,26 @@ def _reason(report: pytest.TestReport | pytest.CollectReport) -> str | None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.option.tbstyle = "short"  # ``--tb`` belongs to the terminal plugin, which is off
+    _CONFIG[0] = config
     inifile = str(config.inipath) if config.inipath else None
     config.pluginmanager.register(FirstLook(), "dlbench_first_look")
     send({"ev": "config", "rootdir": str(config.rootpath), "inifile": inifile, "neutralised": list(_NEUTRALISED)})
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_call(item: pytest.Item):
+    """The audit hook counts reads of the task's test files while a test body runs; the lines
+    a traceback cached are dropped first, so such a read must open the file."""
+    audit = _AUDIT[0]
+    if audit is None:
+        return (yield)
+    for path in audit.tests:
+        linecache.cache.pop(path, None)
+    audit.in_call = True
+    try:
+        return (yield)
+    finally:
+        audit.in_call = False
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -294,7 +383,7 @@ def _report_deselected(ids: list[str]) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
-    check("collection")
+    check("collection", session.config)
     send({"ev": "collected", "ids": [item.nodeid for item in session.items]})
 
 
@@ -314,10 +403,10 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         }
     )
     if report.when == "teardown":
-        check(report.nodeid)
+        check(report.nodeid, _CONFIG[0])
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    check("finish")
+    check("finish", session.config)
     send({"ev": "finish", "exitstatus": int(exitstatus)})

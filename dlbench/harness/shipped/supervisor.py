@@ -39,10 +39,12 @@ import tempfile
 import time
 import types
 
+import dlbench_guard  # beside this file, in the image and in the package (the script's folder is on sys.path)
+
 try:  # in the image: shipped beside this file (harness/code.py)
-    from dlbench_protocol import OWN_DIR, canary_file
+    from dlbench_protocol import OWN_DIR, canary, canary_source
 except ModuleNotFoundError:  # run from the dlbench package (local backend, tests)
-    from dlbench.harness.protocol import OWN_DIR, canary_file
+    from dlbench.harness.protocol import OWN_DIR, canary, canary_source
 
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
@@ -77,17 +79,7 @@ WARM_UP = {
         "@pytest.mark.skip\ndef test_skip():\n    pass\n"
     ),
 }
-CANARY = """\
-import pytest
-
-
-def test_dlbench_canary_fail_{nonce}():
-    pytest.fail("canary {nonce}", pytrace=False)  # no traceback to format: cheap
-
-
-def test_dlbench_canary_pass_{nonce}():
-    pass
-"""
+SUPPORT_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def _prctl(option: int, value: int) -> None:
@@ -130,6 +122,7 @@ class Supervisor:
         self.child = 0
         self.reaped: dict[int, int] = {}
         self.home_before: dict = {}
+        self.linked: list[str] = []  # large files of the repository the current copy links to
 
     def preload(self, modules: list[str], skip: list[str]) -> list[str]:
         """Import third-party modules once (those that start threads are refused: forking
@@ -208,7 +201,7 @@ class Supervisor:
         return [f"changed the supervisor's home: {rel}" for rel in dict(changed)]
 
     def _prepare(self, copy: str, req: dict) -> tuple[list[str], dict]:
-        _copy_tree(self.repo, copy, link_large=self.sandboxed)
+        self.linked = _copy_tree(self.repo, copy, link_large=self.sandboxed)
         for rel, source in req["files"].items():
             target = os.path.join(copy, rel)
             os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -217,15 +210,16 @@ class Supervisor:
         own = os.path.join(copy, OWN_DIR)
         for sub in SCRATCH_SUBDIRS:
             os.makedirs(os.path.join(own, sub), exist_ok=True)
-        with open(os.path.join(copy, canary_file(req["nonce"])), "w", encoding="utf-8") as fh:
-            fh.write(CANARY.format(nonce=req["nonce"]))
+        canary_path = canary(req["nonce"], req["tests"])[0]
+        with open(os.path.join(copy, canary_path), "x", encoding="utf-8") as fh:  # never over a file of the project
+            fh.write(canary_source(req["nonce"], req["tests"]))
         before = _snapshot(copy)  # the canary included: editing it is a change like any other
         files = [
             f for f in dict.fromkeys(t.split("::")[0] for t in req["tests"]) if os.path.isfile(os.path.join(copy, f))
         ]
         args = [
             *RUN_ARGS, f"--rootdir={copy}", f"--confcutdir={copy}", *NO_PLUGINS,
-            f"--basetemp={os.path.join(own, 'basetemp')}", *(self.entry_plugins or ()), *files, canary_file(req["nonce"]),
+            f"--basetemp={os.path.join(own, 'basetemp')}", *(self.entry_plugins or ()), *files, canary_path,
         ]  # fmt: skip
         return args, before
 
@@ -252,7 +246,11 @@ class Supervisor:
             self._enter_copy(copy)
             if self.entry_plugins is not None:  # resolved once in the parent (see _entry_point_plugins)
                 os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-            self.plugin.attach(REPORT_FD, [*req["tests"], canary_file(req["nonce"])], req.get("seed"))
+            dlbench_guard.hide([self.repo], self.linked)  # the reference is in the original checkout
+            audit = self._audit(copy, req)
+            _, fail, ok = canary(req["nonce"], req["tests"])
+            self.plugin.attach(REPORT_FD, sorted([*req["tests"], fail, ok]), req.get("seed"), audit, copy)
+            sys.addaudithook(audit)
             code = int(self.pytest.main(args, plugins=[self.plugin]))
         except BaseException as exc:  # noqa: BLE001 - report anything, never return
             try:
@@ -262,6 +260,14 @@ class Supervisor:
         finally:
             _try_flush()
             os._exit(code)
+
+    def _audit(self, copy: str, req: dict) -> dlbench_guard.Audit:
+        own = os.path.join(copy, OWN_DIR)
+        return dlbench_guard.Audit(
+            self.plugin.send, copy, candidate=list(req["files"]), tests=[t.split("::")[0] for t in req["tests"]],
+            scratch=[os.path.join(own, sub) for sub in SCRATCH_SUBDIRS], writable=[*SCRATCH_DIRS, self.work],
+            support_dir=SUPPORT_DIR,
+        )  # fmt: skip
 
     def _enter_copy(self, copy: str) -> None:
         own = os.path.join(copy, OWN_DIR)
@@ -440,6 +446,25 @@ def project_imports(repo: str) -> list[str]:
     return sorted(name for name in third_party if _installed(name))
 
 
+def _in_child(func, *args) -> list[str]:
+    """``func(*args)`` (a list of strings) computed in a forked child: the project's sources it
+    reads never enter the warm parent's memory, which every candidate's process inherits."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        try:
+            with os.fdopen(write_end, "w") as out:
+                json.dump(func(*args), out)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as answer:
+        text = answer.read()
+    os.waitpid(pid, 0)
+    return json.loads(text) if text else []
+
+
 def _python_files(repo: str) -> list[str]:
     files = []
     for dirpath, dirnames, filenames in os.walk(repo):
@@ -530,10 +555,15 @@ def _rebase(path: str, old: str, new: str) -> str:
     return new + path[len(old) :] if path == old or path.startswith(old + os.sep) else path
 
 
-def _copy_tree(src: str, dst: str, link_large: bool) -> None:
+def _copy_tree(src: str, dst: str, link_large: bool) -> list[str]:
+    """Copy ``src`` to ``dst``; ``link_large``: large data files are symlinked instead (never
+    code: the candidate's process cannot read the original). The files linked."""
+    linked = []
+
     def copy(s: str, d: str) -> None:
-        if link_large and os.path.getsize(s) > COPY_LINK_BYTES:
+        if link_large and os.path.getsize(s) > COPY_LINK_BYTES and not s.endswith(dlbench_guard.CODE_SUFFIXES):
             os.symlink(s, d)
+            linked.append(s)
         else:
             shutil.copyfile(s, d)
 
@@ -544,6 +574,7 @@ def _copy_tree(src: str, dst: str, link_large: bool) -> None:
         copy_function=copy,
         ignore=shutil.ignore_patterns(".git", "__pycache__", ".pytest_cache"),
     )
+    return linked
 
 
 def _entry_point_plugins() -> list[str] | None:
@@ -670,13 +701,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.mode == "once":
         _reply(sup.run(json.loads(base64.b64decode(args.request))))
         return 0
-    modules = [m for m in args.preload.split(",") if m] + (project_imports(sup.repo) if args.discover else [])
+    modules = [m for m in args.preload.split(",") if m] + (
+        _in_child(project_imports, sup.repo) if args.discover else []
+    )
     try:
         loaded = sup.preload(list(dict.fromkeys(modules)), args.skip_preload)
     except ForkUnsafe as exc:  # start afresh, single-threaded, without them
         command = [sys.executable, os.path.abspath(__file__), *(argv if argv is not None else sys.argv[1:])]
         os.execv(sys.executable, [*command, *(arg for name in exc.modules for arg in ("--skip-preload", name))])
-    _reply({"ready": True, "pid": os.getpid(), "preloaded": loaded, "not_preloaded": args.skip_preload})
+    ready = {"ready": True, "pid": os.getpid(), "preloaded": loaded, "not_preloaded": args.skip_preload}
+    _reply(ready | {"landlock": dlbench_guard.landlock_abi()})
     while line := sys.stdin.readline():
         req = json.loads(line)
         if req.get("op") == "exit":

@@ -1,0 +1,224 @@
+"""What a candidate's process may read, and what it is seen doing (runs inside the sandbox).
+
+Standalone (stdlib only): shipped into every image beside the supervisor and the plugin.
+
+``hide``     Landlock (Linux ≥ 5.13, no privilege needed: a process may only ever restrict
+             itself, and ``no-new-privileges`` is already set) makes the original checkout
+             unreadable to the candidate's process and everything it starts: the reference
+             definition lives there. The candidate runs in a copy whose target module holds
+             its own code instead; large data files the copy links to stay readable.
+``Audit``    a PEP 578 audit hook (it cannot be removed from inside Python) that attributes
+             what it sees to the innermost frame that is neither a library nor the harness:
+             code run from a writable place outside the copy's own tree, source compiled at
+             run time by candidate code, the task's test files opened by candidate code, new
+             Python files written by it, and heap walks (``gc``) or tracers it starts. Each
+             becomes an event the host grades (``foreign_code`` is screened there like the
+             candidate; ``observed`` counts unless gold's run of the task showed the same).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import sysconfig
+
+# Landlock ABI v1 (linux/landlock.h): enough to deny reading.
+_CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # x86_64 and aarch64 share these numbers
+_READ_FILE, _READ_DIR = 1 << 2, 1 << 3
+_RULE_PATH_BENEATH = 1
+_CREATE_RULESET_VERSION = 1
+_PR_SET_NO_NEW_PRIVS = 38
+SOURCE_LIMIT = 100_000  # of a foreign module's source sent to the host's screen (the screen's own limit)
+CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".so", ".pth", ".pyd")
+WRITE_MODES = frozenset("wax+")
+# Audit events that reach the test process's own objects or every frame: gold's code has no
+# use for them from the task's module (a test's own use is the test's business).
+INTROSPECTION = frozenset(
+    {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._current_frames", "sys.settrace", "sys.setprofile",
+     "sys.addaudithook", "ctypes.dlopen", "ctypes.dlsym", "ctypes.addressof", "ctypes.cdata"}
+)  # fmt: skip
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version; 0 when Landlock is not there (or a seccomp filter refuses it)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    version = libc.syscall(_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
+    return max(int(version), 0)
+
+
+def readable_roots(hidden: list[str]) -> list[str]:
+    """The fewest whole subtrees that cover every path except those under ``hidden``
+    (real paths): every entry of each folder on the way down to a hidden one, but that."""
+    hidden = [os.path.realpath(h) for h in hidden]
+    roots: list[str] = []
+
+    def walk(folder: str) -> None:
+        for entry in sorted(_listdir(folder)):
+            path = os.path.join(folder, entry)
+            if path in hidden:
+                continue
+            if any(h.startswith(path + os.sep) for h in hidden) and not os.path.islink(path) and os.path.isdir(path):
+                walk(path)
+            else:
+                roots.append(path)
+
+    walk("/")
+    return roots
+
+
+def hide(hidden: list[str], keep: list[str]) -> int:
+    """Make ``hidden`` unreadable for this process and its descendants (``keep``: files in
+    it that stay readable). The Landlock ABI used, or 0 when the kernel offers none."""
+    if landlock_abi() < 1:
+        return 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    handled = ctypes.c_uint64(_READ_FILE | _READ_DIR)
+    ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(handled), ctypes.c_size_t(8), ctypes.c_uint32(0))
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
+    try:
+        for path in readable_roots(hidden):
+            _allow(libc, ruleset, path, _READ_FILE | _READ_DIR)
+        for path in keep:
+            _allow(libc, ruleset, path, _READ_FILE)
+        libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        if libc.syscall(_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+    return landlock_abi()
+
+
+def _allow(libc, ruleset: int, path: str, access: int) -> None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return  # gone meanwhile, or not ours to open: it stays unreadable
+    try:
+        is_dir = os.path.isdir(path) and not os.path.islink(path)
+        rule = _PathBeneath(access if is_dir else access & _READ_FILE, fd)
+        libc.syscall(_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule), 0)
+    finally:
+        os.close(fd)
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+def library_prefixes(support_dir: str) -> tuple[str, ...]:
+    """Read-only code of the image: the standard library, installed packages, the harness."""
+    paths = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    paths |= {p for p in sys.path if "site-packages" in p or "dist-packages" in p}
+    return tuple(sorted(os.path.realpath(p).rstrip(os.sep) + os.sep for p in (*paths, support_dir) if p))
+
+
+class Audit:
+    """The audit hook of one candidate's process (see the module docstring).
+
+    ``copy``: the run's copy of the repository; ``candidate``: its files holding candidate
+    code; ``tests``: the task's test files; ``scratch``: folders of the copy where anything
+    may be written (tmp, home, basetemp); ``writable``: the other writable places."""
+
+    def __init__(self, send, copy, candidate, tests, scratch, writable, support_dir):  # noqa: ANN001 - stdlib only
+        self.send = send
+        self.copy = os.path.realpath(copy) + os.sep
+        self.candidate = frozenset(os.path.join(copy, c) for c in candidate)
+        self.tests = frozenset(os.path.join(copy, t) for t in tests)
+        self.scratch = tuple(os.path.realpath(s) + os.sep for s in scratch)
+        self.writable = tuple(os.path.realpath(w) + os.sep for w in writable)
+        self.library = library_prefixes(support_dir)
+        self.in_call = False  # between a test's call phase start and end (set by the plugin)
+        self.seen: set[str] = set()
+        self.busy = False
+
+    def __call__(self, event: str, args: tuple) -> None:
+        if self.busy:  # what the hook itself does (reading a source, sending) is not audited
+            return
+        self.busy = True
+        try:
+            self._event(event, args)
+        except Exception:  # noqa: BLE001,S110 - the hook must never break the run it watches
+            pass
+        finally:
+            self.busy = False
+
+    def _event(self, event: str, args: tuple) -> None:
+        if event == "exec" and args and hasattr(args[0], "co_filename"):
+            self._executed(args[0].co_filename)
+        elif event == "compile" and args and isinstance(args[0], (str, bytes)) and self._by_candidate():
+            self._foreign("<compiled at run time>", args[0])
+        elif event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
+            self._opened(os.fsdecode(args[0]), args[1] if len(args) > 1 else "r")
+        elif event in INTROSPECTION and self._by_candidate():
+            self._observe(f"candidate code called {event}")
+
+    def _executed(self, filename: str) -> None:
+        """Module code run from a file: one in a writable place outside the copy's own tree
+        is screened on the host like the candidate (compiled files cannot be: a violation)."""
+        path = os.path.realpath(filename) if os.path.isabs(filename) else ""
+        if not path or not self.foreign_place(path) or path in self.seen:
+            return
+        self.seen.add(path)
+        if not path.endswith(".py"):
+            self._observe(f"ran compiled code from a writable place: {filename}")
+            return
+        try:
+            with open(path, "rb") as fh:
+                source = fh.read(SOURCE_LIMIT + 1)
+        except OSError:
+            source = b""
+        self._foreign(filename, source)
+
+    def _opened(self, path: str, mode: object) -> None:
+        writing = isinstance(mode, str) and bool(WRITE_MODES & set(mode))
+        full = os.path.realpath(path)
+        if writing and full.endswith(CODE_SUFFIXES) and self.foreign_place(full) and self._by_candidate():
+            self._observe(f"candidate code wrote a code file: {path}")
+        elif not writing and self.in_call and full in self.tests and self._by_candidate():
+            self._observe(f"candidate code read the task's test file {os.path.relpath(full, self.copy)}")
+
+    def foreign_place(self, path: str) -> bool:
+        """In a writable place, and not a file of the copy's own tree (its scratch excepted)."""
+        if path.startswith(self.copy) and not path.startswith(self.scratch):
+            return False
+        return path.startswith(self.writable + self.scratch + (self.copy,))
+
+    def _by_candidate(self) -> bool:
+        """The innermost frame that is not library or harness code runs candidate code (the
+        task's patched module, or code run from a writable place)."""
+        frame = sys._getframe()
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if name.startswith("<"):  # generated by a library (dataclasses, namedtuple) or exec'd
+                frame = frame.f_back
+                continue
+            if name in self.candidate:
+                return True
+            full = os.path.realpath(name)
+            if not full.startswith(self.library):
+                return self.foreign_place(full)
+            frame = frame.f_back
+        return False
+
+    def _foreign(self, filename: str, source: str | bytes) -> None:
+        text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
+        self.send(
+            {"ev": "foreign_code", "file": filename, "source": text[:SOURCE_LIMIT], "cut": len(text) > SOURCE_LIMIT}
+        )
+
+    def _observe(self, what: str) -> None:
+        if what not in self.seen:
+            self.seen.add(what)
+            self.send({"ev": "observed", "what": what})
