@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -121,6 +123,49 @@ def test_local_repository_with_sha_gets_a_worktree_reused_on_rerun(tmp_path):
     assert clone_repo(selection(str(src), local_shas[0], local_path=str(src)), dest).reused
     missing = clone_repo(selection(str(src), local_shas[0], local_path=str(tmp_path / "gone")), dest)
     assert missing.status == CloneStatus.CLONE_ERROR and "not found" in missing.error
+
+
+def _garbage_head(git_dir: Path) -> None:
+    (git_dir / "HEAD").write_text("garbage\n")
+
+
+def _objects_removed(git_dir: Path) -> None:
+    for folder in (git_dir / "objects").glob("??"):
+        shutil.rmtree(folder)
+
+
+def _branch_names_a_missing_commit(git_dir: Path) -> None:
+    (git_dir / "refs" / "heads" / "main").write_text("1" * 40 + "\n")
+
+
+def _gitfile_names_a_missing_folder(git_dir: Path) -> None:
+    shutil.rmtree(git_dir)
+    git_dir.write_text("gitdir: /nonexistent/dlbench-gitdir\n")
+
+
+CORRUPT = {
+    "HEAD is garbage": (_garbage_head, "has a .git that git cannot read"),
+    "objects removed": (_objects_removed, "could not be resolved"),
+    "branch names a missing commit": (_branch_names_a_missing_commit, "could not be resolved"),
+    ".git file names a missing folder": (_gitfile_names_a_missing_folder, "has a .git that git cannot read"),
+}
+
+
+@pytest.mark.parametrize("pinned", [False, True], ids=["no sha", "sha"])
+@pytest.mark.parametrize("corruption", list(CORRUPT))
+def test_local_repository_with_a_corrupt_git_is_a_clone_error(corruption: str, pinned: bool, tmp_path: Path) -> None:
+    corrupt, message = CORRUPT[corruption]
+    src = tmp_path / "mine"
+    sha = make_git_repo(src, {"a.py": "x = 1\n"})[0]
+    corrupt(src / ".git")
+    sel_path, out = tmp_path / "select.jsonl", tmp_path / "repos" / "acme__torchy.json"
+    write_jsonl(sel_path, [selection(str(src), sha if pinned else None, local_path=str(src))])
+    record = clone_file(sel_path, "acme__torchy", out, tmp_path / "repos", CrawlConfig(max_retries=0))
+    assert read_json(out, CloneRecord) == record
+    if pinned and corruption == "branch names a missing commit":  # the pinned commit itself is intact
+        assert record.status == CloneStatus.OK and record.sha == sha
+        return
+    assert record.status == CloneStatus.CLONE_ERROR and str(src) in record.error and message in record.error
 
 
 def test_clone_file_writes_the_record_of_a_kept_repository(origin, tmp_path):

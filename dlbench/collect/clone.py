@@ -143,16 +143,19 @@ def local_checkout(sel: Selection, dest: Path) -> tuple[Path, str | None, bool]:
     try:
         repo = Repo(source)
     except InvalidGitRepositoryError:
+        if (source / ".git").exists():  # a folder of files would be used as it is; a broken history would not
+            raise CloneError(f"{source} has a .git that git cannot read (corrupt?)") from None
         if sel.sha is not None:
             raise CloneError(f"{source} is not a git repository, cannot check out {sel.sha}") from None
         return source, None, False
-    if sel.sha is None:
-        return source, repo.head.commit.hexsha, False
     try:
+        if sel.sha is None:
+            return source, repo.head.commit.hexsha, False
         return _worktree(repo, dest, sel.sha)
-    except (GitCommandError, ValueError) as exc:
+    except (GitCommandError, ValueError) as exc:  # ValueError: GitPython cannot resolve a ref or object
         message = _git_message(exc) if isinstance(exc, GitCommandError) else str(exc)
-        raise CloneError(f"cannot check out {sel.sha} of {source}: {message}") from None
+        what = f"check out {sel.sha} of {source}" if sel.sha else f"read HEAD's commit of {source} (corrupt .git?)"
+        raise CloneError(f"cannot {what}: {message}") from None
 
 
 def _worktree(repo: Repo, dest: Path, sha: str) -> tuple[Path, str, bool]:
