@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+import secrets
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,14 +41,25 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it over ``path`` on success."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
+    tmp = _new_file_beside(target)
     try:
         yield Path(tmp)
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _new_file_beside(target: Path) -> str:
+    """Create an empty temporary file next to ``target`` as a plain ``open`` would: mode
+    0666 less the umask (``mkstemp`` makes every file 0600, whatever the umask)."""
+    while True:
+        tmp = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            return str(tmp)
+        except FileExistsError:
+            continue
 
 
 @contextmanager
