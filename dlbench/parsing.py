@@ -8,13 +8,19 @@ RecursionError; libcst's native parser instead overflows its stack and kills the
 with a segfault (a few thousand unclosed ``(`` or unary ``-``). So every libcst parse
 first passes ``compile(..., PyCF_ONLY_AST)``, plus one check CPython cannot make for us:
 ``ast`` keeps ``a and b and ...`` flat while libcst nests it, one level per operand.
+
+Repository files are read here too (``read_source``), as the interpreter reads them, so
+that mining and the harness's patcher see the same text.
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import re
 import threading
+import tokenize
+from pathlib import Path
 
 import libcst as cst
 
@@ -23,6 +29,9 @@ import libcst as cst
 PARSE_ERRORS = (SyntaxError, ValueError, MemoryError, RecursionError, OverflowError)
 MAX_BOOL_OPERANDS = 1000  # libcst nests one level per operand: its visitors overflow beyond, its parser at ~8000
 _BOOL_WORD_RE = re.compile(r"\b(?:and|or)\b")
+# PEP 263: a coding declaration on line 1, or on line 2 below a blank or comment line 1.
+_COOKIE_RE = re.compile(r"^([ \t\f]*#.*?coding[:=][ \t]*)([-\w.]+)", re.ASCII)
+_BLANK_OR_COMMENT_RE = re.compile(r"^[ \t\f]*(?:#.*)?$")
 # CPython 3.11 keeps the AST converter's recursion depth in shared state: two threads
 # building ASTs at once can fail with "SystemError: AST constructor recursion depth
 # mismatch" (gh-106905, fixed in 3.12). The evaluator patches on one thread while sessions
@@ -36,6 +45,37 @@ class Unparsable(ValueError):
 
 class TooDeep(Unparsable):
     """Valid Python that libcst cannot take: nested deeper than its recursion allows."""
+
+
+def read_source(path: Path) -> str:
+    """A Python file's text as the interpreter reads it (``decode_source``); OSError when it
+    cannot be read, Unparsable when it does not decode."""
+    return decode_source(path.read_bytes())
+
+
+def decode_source(data: bytes) -> str:
+    """Source bytes decoded as ``tokenize.open`` does: the encoding its coding cookie names
+    (PEP 263), else UTF-8, a UTF-8 BOM dropped, newlines made ``\\n``. Bytes that do not
+    decode are Unparsable: Python refuses to import such a module, so no task can come of it."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError) as exc:  # SyntaxError: an unknown or contradictory cookie
+        raise Unparsable(f"cannot decode: {exc}") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def utf8_cookie(source: str) -> str:
+    """``source`` with its coding declaration, if any, naming utf-8 (in place: no line
+    moves), for text that is written back as UTF-8."""
+    lines = source.split("\n", 2)
+    for i, line in enumerate(lines[:2]):
+        if _COOKIE_RE.match(line):
+            lines[i] = _COOKIE_RE.sub(r"\g<1>utf-8", line, count=1)
+            return "\n".join(lines)
+        if not _BLANK_OR_COMMENT_RE.match(line):
+            break
+    return source
 
 
 def parse_ast(source: str, max_chars: int | None = None) -> ast.Module:
@@ -52,17 +92,24 @@ def parse_ast(source: str, max_chars: int | None = None) -> ast.Module:
 
 def parse_cst(source: str, max_chars: int | None = None) -> cst.Module:
     """libcst module of ``source`` once CPython has accepted it; Unparsable otherwise."""
-    tree = parse_ast(source, max_chars)
-    if len(_BOOL_WORD_RE.findall(source)) > MAX_BOOL_OPERANDS:  # cheap filter before the walk
-        longest = max((len(n.values) for n in ast.walk(tree) if isinstance(n, ast.BoolOp)), default=0)
-        if longest > MAX_BOOL_OPERANDS:
-            raise TooDeep(f"an and/or chain of {longest} operands (limit {MAX_BOOL_OPERANDS})")
+    check_cst_depth(source, parse_ast(source, max_chars))
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         raise Unparsable(f"ParserSyntaxError: {exc.message} (line {exc.raw_line})") from None
     except PARSE_ERRORS as exc:
         raise Unparsable(describe(exc)) from None
+
+
+def check_cst_depth(source: str, tree: ast.Module | None = None) -> None:
+    """TooDeep when libcst would nest ``source`` beyond what it takes (``tree``: its ``ast``,
+    parsed here only when the cheap filter cannot rule a long chain out)."""
+    if len(_BOOL_WORD_RE.findall(source)) <= MAX_BOOL_OPERANDS:  # cheap filter before the walk
+        return
+    tree = tree or parse_ast(source)
+    longest = max((len(n.values) for n in ast.walk(tree) if isinstance(n, ast.BoolOp)), default=0)
+    if longest > MAX_BOOL_OPERANDS:
+        raise TooDeep(f"an and/or chain of {longest} operands (limit {MAX_BOOL_OPERANDS})")
 
 
 def describe(exc: BaseException) -> str:

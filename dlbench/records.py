@@ -146,6 +146,22 @@ class FunctionRecord(Record):
     decorators: list[str] = Field(default_factory=list)
 
 
+class SkipKind(StrEnum):
+    FILE = "file"  # nothing of the file is mined: unreadable, undecodable or unparsable
+    TEST_CODE = "test_code"  # its definitions are mined, but its test bodies are not followed
+    FUNCTION = "function"  # a function under test that could not become a task
+
+
+class SkippedRecord(Record):
+    """Something of a repository mining could not take, and why."""
+
+    repo: str
+    path: str
+    kind: SkipKind
+    qualname: str | None = None  # for kind function
+    reason: str
+
+
 class TraceRecord(Record):
     """Repository functions one test executed when it ran with the tracer (``path:qualname``;
     a parametrized test's variants merged under the function's node id)."""

@@ -1,4 +1,4 @@
-# scripts/dataset_card.py — adapter: benchmark + labels + report tables → results/benchmark/README.md.
+# scripts/dataset_card.py — adapter: benchmark + labels + report tables + mining skips → results/benchmark/README.md.
 from dlbench.logs import script_logging
 from dlbench.report.card import card_file
 
@@ -6,5 +6,13 @@ with script_logging(snakemake.log[0]):
     inp = snakemake.input
     threshold = snakemake.params.mutant_kill_threshold
     card_file(
-        inp.benchmark, inp.repos, inp.merged, inp.agreement, inp.tables, snakemake.output[0], threshold, inp.prompts
+        inp.benchmark,
+        inp.repos,
+        inp.merged,
+        inp.agreement,
+        inp.tables,
+        snakemake.output[0],
+        threshold,
+        inp.prompts,
+        inp.skipped,
     )

@@ -7,9 +7,11 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from dlbench.config import MineConfig
 from dlbench.mine.api import mine_checkout
-from dlbench.mine.cache import read_source
+from dlbench.parsing import Unparsable, read_source
 from dlbench.records import FunctionRecord, TestCase
 from dlbench.store import read_jsonl
 
@@ -53,7 +55,8 @@ def test_symlink_loops_dangling_links_and_latin1_do_not_stop_mining(tmp_path, ca
         assert any(skipped in r.getMessage() and problem in r.getMessage() for r in caplog.records), skipped
 
 
-def test_source_without_cookie_reads_as_utf8_with_replacement(tmp_path):
+def test_source_neither_utf8_nor_declared_is_refused_as_python_refuses_it(tmp_path):
     path = tmp_path / "m.py"
-    path.write_bytes(b"x = '\xff'\n")  # not UTF-8 and no cookie: read, not raised
-    assert read_source(path) == "x = '\ufffd'\n"
+    path.write_bytes(b"x = '\xff'\n")  # not UTF-8 and no cookie: no import of it would work
+    with pytest.raises(Unparsable, match="cannot decode"):
+        read_source(path)

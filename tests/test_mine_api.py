@@ -14,6 +14,8 @@ from dlbench.records import (
     CloneRecord,
     CloneStatus,
     FunctionRecord,
+    SkipKind,
+    SkippedRecord,
     TestCase,
 )
 from dlbench.store import read_jsonl, write_json
@@ -91,37 +93,46 @@ def clone_record(tmp_path, status: CloneStatus, path: str) -> str:
     return str(target)
 
 
-def run_adapters(tmp_path, clone_json: str) -> tuple[list, list, list]:
+def run_adapters(tmp_path, clone_json: str) -> tuple[list, list, list, list]:
     cfg, cache = MineConfig(), tmp_path / "cache"
     mine_dir = tmp_path / "mine"
     find_tests_file(clone_json, mine_dir / "tests.jsonl", cfg, cache)
     call_graph_file(clone_json, mine_dir / "tests.jsonl", mine_dir / "calls.jsonl", cfg, cache)
-    extract_functions_file(clone_json, mine_dir / "calls.jsonl", mine_dir / "functions.jsonl", cfg, cache)
+    extract_functions_file(
+        clone_json, mine_dir / "calls.jsonl", mine_dir / "functions.jsonl", cfg, cache, mine_dir / "skipped.jsonl"
+    )
     return (
         read_jsonl(mine_dir / "tests.jsonl", TestCase),
         read_jsonl(mine_dir / "calls.jsonl", CallRecord),
         read_jsonl(mine_dir / "functions.jsonl", FunctionRecord),
+        read_jsonl(mine_dir / "skipped.jsonl", SkippedRecord),
     )
 
 
 def test_rule_adapters_chain(tmp_path):
     root = write_tree(tmp_path / "repo", library(2))
-    tests, calls, functions = run_adapters(tmp_path, clone_record(tmp_path, CloneStatus.OK, str(root)))
+    (root / "pkg/broken.py").write_text("def broken(:\n")
+    tests, calls, functions, skipped = run_adapters(tmp_path, clone_record(tmp_path, CloneStatus.OK, str(root)))
     assert len(tests) == 6 and len(calls) == 6
+    assert [(s.repo, s.path, s.kind) for s in skipped] == [("acme/lib", "pkg/broken.py", SkipKind.FILE)]
     assert [f.task_id for f in functions] == ["acme__lib:pkg/m0.py:f0", "acme__lib:pkg/m1.py:f1"]
 
 
 def test_rule_adapters_write_empty_outputs_for_failed_clones(tmp_path):
     clone_json = clone_record(tmp_path, CloneStatus.CLONE_ERROR, str(tmp_path / "missing"))
-    assert run_adapters(tmp_path, clone_json) == ([], [], [])
+    assert run_adapters(tmp_path, clone_json) == ([], [], [], [])
 
 
 def test_files_that_do_not_parse_are_skipped(tmp_path, caplog):
     files = library(1)
     files["pkg/legacy.py"] = "print 'python 2'\n"
     root = write_tree(tmp_path / "repo", files)
-    (root / "pkg/latin1.py").write_bytes(b"# caf\xe9\ndef g():\n    return 1\n")
+    (root / "pkg/latin1.py").write_bytes(b"# caf\xe9\ndef g():\n    return 1\n")  # not UTF-8, no cookie
     with caplog.at_level("WARNING"):
         result = mine(root, "acme/lib", None, 3, MineConfig(), tmp_path / "c", dates=False)
     assert [f.qualname for f in result.functions] == ["f0"]
-    assert "1 files do not parse, e.g. pkg/legacy.py" in caplog.text
+    assert "2 files do not parse, e.g. pkg/latin1.py" in caplog.text  # Python would not import it either
+    assert [(s.path, s.reason.split(":")[0]) for s in result.skipped] == [
+        ("pkg/latin1.py", "cannot decode"),
+        ("pkg/legacy.py", "SyntaxError"),
+    ]

@@ -190,6 +190,6 @@ def test_a_property_task_is_its_getter_in_lines_and_source() -> None:
             def x(self, x_new):
                 self._x = x_new
         ''')
-    [piece] = extract_definitions(source, [("Dataset.x", 1, source.count("\n"))]).values()
+    [piece] = extract_definitions(source, [("Dataset.x", 1, source.count("\n"))]).found.values()
     assert piece.source.startswith("@property\ndef x(self):") and "x_new" not in piece.source
     assert piece.docstring == "The features."

@@ -14,7 +14,16 @@ from datetime import date
 import pytest
 import yaml
 
-from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, MergedLabel, PromptRecord, repo_slug
+from dlbench.records import (
+    BenchmarkTask,
+    CloneRecord,
+    CloneStatus,
+    MergedLabel,
+    PromptRecord,
+    SkipKind,
+    SkippedRecord,
+    repo_slug,
+)
 from dlbench.store import read_jsonl, write_json, write_jsonl
 from tests.conftest import ROOT
 from tests.test_tasks_prompts import make_function
@@ -46,6 +55,8 @@ def prepare(tmp_path) -> list[str]:
         ]
         ids += [f.task_id for f in fns]
         write_jsonl(tmp_path / "results/mine" / slug / "functions.jsonl", fns)
+        skipped = [SkippedRecord(repo=name, path="pkg/nul.py", kind=SkipKind.FILE, reason="null bytes")]
+        write_jsonl(tmp_path / "results/mine" / slug / "skipped.jsonl", skipped if name == REPOS[0] else [])
         clone = CloneRecord(
             full_name=name,
             slug=slug,
@@ -114,6 +125,7 @@ def test_rules_build_sheets_labels_and_benchmark(tmp_path):
     card = (tmp_path / "results/benchmark/README.md").read_text()
     assert f"**{len(tasks)} tasks**" in card and f"| {ids[0]} | 0.25 | 4 |" in card
     assert f"- template prompts (no drafting LLM answer): {len(tasks)}" in card  # no drafting LLM configured
+    assert f"| {REPOS[0]} | 1 | 0 | 0 |" in card  # what mining left out
     for log in ("assemble", "dataset_card"):
         assert (tmp_path / f"logs/{log}.log").exists()
     assert (tmp_path / "benchmarks/draft_prompts/owner__alpha.tsv").exists()

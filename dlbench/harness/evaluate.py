@@ -35,6 +35,7 @@ from dlbench.harness.screen import screen
 from dlbench.harness.testset import gold_test_sets, sample_task_ids, scaled_timeouts
 from dlbench.harness.verdict import RunResult, grade
 from dlbench.logs import Progress
+from dlbench.parsing import Unparsable, read_source
 from dlbench.records import (
     BenchmarkTask,
     CloneRecord,
@@ -350,9 +351,10 @@ def _unknown_task(gen: Generation, backend: str) -> Evaluation:
 
 
 def _original(task: BenchmarkTask, checkout: Path) -> str:
+    """The task's module as mining read it (its coding cookie honoured, a BOM dropped)."""
     try:
-        return (checkout / task.path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        return read_source(checkout / task.path)
+    except (OSError, Unparsable) as exc:
         raise PatchError(f"cannot read {task.path} in the checkout: {getattr(exc, 'strerror', None) or exc}") from None
 
 

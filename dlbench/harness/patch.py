@@ -8,6 +8,9 @@ order, before the target), helper methods when they came inside the class. Other
 top-level statements (example calls, ``if __name__ == "__main__":``) are dropped. The original's decorators stay when
 the candidate has none. Names the module already defines are not replaced, so a helper the
 candidate re-declares cannot break other code of the module.
+
+The patched module is written as UTF-8 (``parsing.read_source`` decoded the original as
+its coding cookie says), so a cookie naming another encoding is made to name utf-8.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from functools import lru_cache
 import libcst as cst
 
 from dlbench.harness.screen import MAX_CODE_BYTES
-from dlbench.parsing import TooDeep, Unparsable, parse_ast, parse_cst
+from dlbench.parsing import TooDeep, Unparsable, parse_ast, parse_cst, utf8_cookie
 
 
 class PatchError(ValueError):
@@ -56,7 +59,7 @@ def patch_source(
     if "<locals>" in path:
         raise PatchError(f"nested functions cannot be patched: {qualname}")
     try:
-        patched = _patched_code(module, cand, path, qualname, _occurrence(original, tuple(path), line))
+        patched = utf8_cookie(_patched_code(module, cand, path, qualname, _occurrence(original, tuple(path), line)))
     except RecursionError:  # libcst walks recursively: valid but deeply nested code, e.g. a 3,000-operand chain
         raise PatchError("candidate is nested too deeply to patch (RecursionError)") from None
     try:

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dlbench.config import MineConfig
-from dlbench.mine.cache import ParseStats, load_repo
+from dlbench.mine.cache import ParseStats, load_repo, skipped_records
 from dlbench.mine.callgraph import build_calls
 from dlbench.mine.extract import extract_functions
 from dlbench.mine.history import head_sha
 from dlbench.mine.tests import find_test_cases
-from dlbench.records import CallRecord, FunctionRecord, TestCase
+from dlbench.records import CallRecord, FunctionRecord, SkippedRecord, TestCase
 from dlbench.store import write_jsonl
 
 log = logging.getLogger(__name__)
@@ -27,6 +27,7 @@ class MineResult:
     tests: list[TestCase]
     calls: list[CallRecord]
     functions: list[FunctionRecord]
+    skipped: list[SkippedRecord]  # files and functions left out, with why
     stats: ParseStats
     seconds: dict[str, float]  # wall time per phase
 
@@ -46,9 +47,9 @@ def mine(
     repo = clock.time("parse", load_repo, Path(repo_path).resolve(), cfg, parse_cache)
     tests = clock.time("tests", find_test_cases, repo.table, name, repo.layout)
     calls = clock.time("call graph", build_calls, repo, tests, name)
-    functions = clock.time("extract", extract_functions, repo, calls, name, sha, min_tests, dates)
+    functions, dropped = clock.time("extract", extract_functions, repo, calls, name, sha, min_tests, dates)
     log.info("%s: %d tests, %d functions under test (%s)", name, len(tests), len(functions), clock)
-    return MineResult(tests, calls, functions, repo.stats, clock.seconds)
+    return MineResult(tests, calls, functions, skipped_records(repo, name) + dropped, repo.stats, clock.seconds)
 
 
 class _Clock:
@@ -76,7 +77,8 @@ def mine_checkout(
     min_tests: int = 3,
     cfg: MineConfig | None = None,
 ) -> Path:
-    """Write ``tests.jsonl``, ``calls.jsonl`` and ``functions.jsonl`` for a checkout on disk.
+    """Write ``tests.jsonl``, ``calls.jsonl``, ``functions.jsonl`` and ``skipped.jsonl`` for a
+    checkout on disk.
 
     Per-file results are cached under ``parse_cache``; ``sha`` defaults to the checkout's
     HEAD (None outside git: no dates); ``name`` (the ``owner/name`` used in task ids)
@@ -92,4 +94,5 @@ def mine_checkout(
     write_jsonl(out_dir / "tests.jsonl", result.tests)
     write_jsonl(out_dir / "calls.jsonl", result.calls)
     write_jsonl(out_dir / "functions.jsonl", result.functions)
+    write_jsonl(out_dir / "skipped.jsonl", result.skipped)
     return out_dir / "functions.jsonl"

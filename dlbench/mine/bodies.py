@@ -23,15 +23,12 @@ that are read or assigned (``obj.a.b``) are kept for properties.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
 
-from dlbench.parsing import Unparsable, parse_cst
-
-log = logging.getLogger(__name__)
+from dlbench.parsing import Unparsable, describe, parse_cst
 
 Expr = tuple
 # A call's arguments that carry a name: (position or keyword, value), up to a ``*args``.
@@ -112,13 +109,13 @@ class BodySummary:
 
 
 def summarize_bodies(source: str) -> dict[str, BodySummary]:
-    """Body summaries of a module's functions and its classes' methods, by qualname
-    (none, with a logged reason, for code libcst cannot take)."""
+    """Body summaries of a module's functions and its classes' methods, by qualname;
+    Unparsable (with the reason) for code libcst cannot take."""
+    module = parse_cst(source)
     try:
-        return _summarize_module(parse_cst(source))
-    except (Unparsable, RecursionError) as exc:  # RecursionError: libcst's visitors on deep code
-        log.warning("test code skipped, libcst cannot summarize it: %s", exc)
-        return {}
+        return _summarize_module(module)
+    except RecursionError as exc:  # libcst's visitors on deep code
+        raise Unparsable(describe(exc)) from None
 
 
 def _summarize_module(module: cst.Module) -> dict[str, BodySummary]:

@@ -13,10 +13,8 @@ recomputed.
 from __future__ import annotations
 
 import hashlib
-import io
 import logging
 import pickle
-import tokenize
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -33,13 +31,14 @@ from dlbench.mine.symbols import (
     list_python_files,
     summarize_source,
 )
-from dlbench.records import CloneRecord, CloneStatus
+from dlbench.parsing import Unparsable, read_source
+from dlbench.records import CloneRecord, CloneStatus, SkipKind, SkippedRecord
 from dlbench.store import atomic_path, read_json
 from dlbench.testfiles import in_test_dir, named_like_test
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = "18"  # bump when a summary class changes shape or files are read differently
+CACHE_VERSION = "19"  # bump when a summary class changes shape or files are read differently
 _POOL_MIN_FILES = 16
 T = TypeVar("T")
 J = TypeVar("J")
@@ -50,6 +49,7 @@ R = TypeVar("R")  # below this, starting worker processes costs more than it sav
 class FileSummary:
     module: ModuleSummary
     bodies: dict[str, BodySummary] | None  # only for test code and test support (libcst)
+    bodies_error: str | None = None  # why libcst could not summarize the bodies of test code
 
 
 @dataclass(slots=True)
@@ -64,8 +64,13 @@ def summarize_file(source: str, test_code: bool) -> FileSummary:
     """Parse one file: ``ast`` for definitions; libcst bodies too when it is test code by
     its path or imports pytest (the files ``tests.is_test_support`` names)."""
     module = summarize_source(source)
-    support = test_code or "pytest" in module.imported_modules
-    return FileSummary(module, summarize_bodies(source) if support else None)
+    if not (test_code or "pytest" in module.imported_modules):
+        return FileSummary(module, None)
+    try:
+        return FileSummary(module, summarize_bodies(source))
+    except Unparsable as exc:  # its definitions still count; its test bodies call nothing we know
+        log.warning("test code skipped, libcst cannot summarize it: %s", exc)
+        return FileSummary(module, {}, str(exc))
 
 
 def is_test_path(path: str, layout: PytestLayout) -> bool:
@@ -75,17 +80,11 @@ def is_test_path(path: str, layout: PytestLayout) -> bool:
 
 def _summarize_job(job: tuple[str, bool]) -> FileSummary:
     path, test_code = job
-    return summarize_file(read_source(Path(path)), test_code)
-
-
-def read_source(path: Path) -> str:
-    """The file's text in the encoding its coding cookie declares (PEP 263), else UTF-8."""
-    data = path.read_bytes()
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError:  # an unknown or contradictory cookie: read it as UTF-8 like the rest
-        encoding = "utf-8"
-    return data.decode(encoding, errors="replace")
+        source = read_source(Path(path))
+    except Unparsable as exc:  # undecodable: Python could not import it either
+        return FileSummary(ModuleSummary(syntax_error=str(exc)), None)
+    return summarize_file(source, test_code)
 
 
 class ParseCache:
@@ -178,17 +177,36 @@ class LoadedRepo:
     cfg: MineConfig
     layout: PytestLayout  # the project's pytest collection options
     cache: ParseCache  # where the later stages keep their per-file results too
+    skipped: dict[str, tuple[SkipKind, str]]  # path → what of it was not mined, and why
+
+
+def skipped_files(summaries: dict[str, FileSummary], unreadable: dict[str, str]) -> dict[str, tuple[SkipKind, str]]:
+    """Files left out whole (unreadable, undecodable, unparsable) or in part (test code
+    libcst cannot take), by path."""
+    found = {path: (SkipKind.FILE, why) for path, why in unreadable.items()}
+    for path, summary in summaries.items():
+        if summary.module.syntax_error:
+            found[path] = (SkipKind.FILE, summary.module.syntax_error)
+        elif summary.bodies_error:
+            found[path] = (SkipKind.TEST_CODE, f"test code not followed: {summary.bodies_error}")
+    return dict(sorted(found.items()))
+
+
+def skipped_records(repo: LoadedRepo, name: str) -> list[SkippedRecord]:
+    """The checkout's skipped files as records of repository ``name``."""
+    return [SkippedRecord(repo=name, path=p, kind=kind, reason=why) for p, (kind, why) in repo.skipped.items()]
 
 
 def load_repo(root: Path, cfg: MineConfig, parse_cache: str | Path) -> LoadedRepo:
     """The checkout at ``root``, its files summarised through the cache at ``parse_cache``."""
     cache = ParseCache(parse_cache)
-    files = list_python_files(root)
+    unreadable: dict[str, str] = {}
+    files = list_python_files(root, unreadable)
     layout = read_layout(root, files)
     summaries, stats = load_summaries(root, files, layout, cfg, cache)
     table = SymbolTable({path: s.module for path, s in summaries.items()})
     bodies = {path: s.bodies for path, s in summaries.items() if s.bodies is not None}
-    return LoadedRepo(root, table, bodies, stats, cfg, layout, cache)
+    return LoadedRepo(root, table, bodies, stats, cfg, layout, cache, skipped_files(summaries, unreadable))
 
 
 def load_clone(

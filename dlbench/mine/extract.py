@@ -27,16 +27,11 @@ import libcst as cst
 
 from dlbench.config import MineConfig
 from dlbench.logs import Progress
-from dlbench.mine.cache import (
-    LoadedRepo,
-    load_clone,
-    parallel_map,
-    read_source,
-)
+from dlbench.mine.cache import LoadedRepo, load_clone, parallel_map, skipped_records
 from dlbench.mine.history import blame_dates
 from dlbench.mine.symbols import ModuleSummary
-from dlbench.parsing import Unparsable, parse_cst
-from dlbench.records import CallRecord, FunctionRecord, task_id_for
+from dlbench.parsing import Unparsable, check_cst_depth, describe, parse_cst, read_source
+from dlbench.records import CallRecord, FunctionRecord, SkipKind, SkippedRecord, task_id_for
 from dlbench.store import read_jsonl, write_jsonl
 
 log = logging.getLogger(__name__)
@@ -58,6 +53,14 @@ class Extracted:
     decorators: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class FileExtraction:
+    """One file's wanted functions: extracted, or dropped with why (qualname → reason)."""
+
+    found: dict[str, Extracted]
+    dropped: dict[str, str]
+
+
 def tests_by_function(calls: list[CallRecord]) -> dict[str, list[str]]:
     """``path:qualname`` → sorted distinct node ids of the tests reaching it."""
     reached: dict[str, set[str]] = defaultdict(set)
@@ -69,9 +72,10 @@ def tests_by_function(calls: list[CallRecord]) -> dict[str, list[str]]:
 
 def extract_functions(
     repo: LoadedRepo, calls: list[CallRecord], name: str, sha: str | None, min_tests: int, dates: bool = True
-) -> list[FunctionRecord]:
-    """Records of every function reached by ``min_tests`` or more tests, by path and line;
-    ``dates`` blames each file at ``sha`` for ``first_added``/``last_modified``."""
+) -> tuple[list[FunctionRecord], list[SkippedRecord]]:
+    """Records of every function reached by ``min_tests`` or more tests, by path and line,
+    and of those libcst could not extract, with why; ``dates`` blames each file at ``sha``
+    for ``first_added``/``last_modified``."""
     chosen = {k: ids for k, ids in tests_by_function(calls).items() if len(ids) >= min_tests}
     by_path: dict[str, list[str]] = defaultdict(list)
     for key in chosen:
@@ -81,11 +85,16 @@ def extract_functions(
     records = [
         _record(repo, name, sha, path, qualname, piece, chosen[f"{path}:{qualname}"])
         for path, pieces in extracted.items()
-        for qualname, piece in pieces.items()
+        for qualname, piece in pieces.found.items()
+    ]
+    dropped = [
+        SkippedRecord(repo=name, path=path, kind=SkipKind.FUNCTION, qualname=qualname, reason=why)
+        for path, pieces in extracted.items()
+        for qualname, why in sorted(pieces.dropped.items())
     ]
     if dates and sha is not None:
         _add_dates(repo, sha, records)
-    return sorted(records, key=lambda r: (r.path, r.start_line))
+    return sorted(records, key=lambda r: (r.path, r.start_line)), dropped
 
 
 def spans(summary: ModuleSummary, qualnames: list[str]) -> list[Span]:
@@ -101,14 +110,14 @@ def spans(summary: ModuleSummary, qualnames: list[str]) -> list[Span]:
     return found
 
 
-def _extract_all(repo: LoadedRepo, file_spans: dict[str, list[Span]]) -> dict[str, dict[str, Extracted]]:
+def _extract_all(repo: LoadedRepo, file_spans: dict[str, list[Span]]) -> dict[str, FileExtraction]:
     """Per file, the extracted definitions: from the cache, else parsed on the pool."""
     cache = repo.cache
-    done: dict[str, dict[str, Extracted]] = {}
+    done: dict[str, FileExtraction] = {}
     misses: list[tuple[str, str]] = []
     for path, file_span in file_spans.items():
         key = cache.key((repo.root / path).read_bytes(), "extract:" + json.dumps(file_span))
-        hit = cache.get(key, dict)
+        hit = cache.get(key, FileExtraction)
         if hit is None:
             misses.append((path, key))
         else:
@@ -122,32 +131,45 @@ def _extract_all(repo: LoadedRepo, file_spans: dict[str, list[Span]]) -> dict[st
     return {path: done[path] for path in sorted(done)}
 
 
-def _extract_job(job: tuple[str, list[Span]]) -> dict[str, Extracted]:
+def _extract_job(job: tuple[str, list[Span]]) -> FileExtraction:
     path, file_spans = job
     return extract_definitions(read_source(Path(path)), file_spans)
 
 
-def extract_definitions(source: str, file_spans: list[Span]) -> dict[str, Extracted]:
+def extract_definitions(source: str, file_spans: list[Span]) -> FileExtraction:
     """Parse each top-level definition's lines once and extract the wanted functions."""
-    lines = source.splitlines(keepends=True)
+    try:  # the harness patches the whole module with libcst: what it cannot take is no task
+        check_cst_depth(source)
+    except Unparsable as exc:
+        why = f"its module is too deep for libcst, which patches it: {exc}"
+        log.warning("%s; skipping %s", why, [q for q, _, _ in file_spans])
+        return FileExtraction({}, {q: why for q, _, _ in file_spans})
+    lines = source.split("\n")  # line ends as Python counts them (splitlines also breaks at \f)
     wanted: dict[tuple[int, int], list[str]] = defaultdict(list)
     for qualname, start, end in file_spans:
         wanted[(start, end)].append(qualname)
-    found: dict[str, Extracted] = {}
+    result = FileExtraction({}, {})
     for (start, end), qualnames in sorted(wanted.items()):
-        text = "".join(lines[start - 1 : end])
+        text = "\n".join(lines[start - 1 : end]) + "\n"
         if text[:1].isspace():  # defined inside a module-level ``if``/``try`` block
             text = textwrap.dedent(text)
         try:
-            found |= _extract_span(parse_cst(text), qualnames)
+            _extract_span(parse_cst(text), qualnames, result)
         except (Unparsable, RecursionError) as exc:  # RecursionError: libcst's visitors on deep code
-            log.warning("lines %d-%d do not parse on their own (%s); skipping %s", start, end, exc, qualnames)
-    return found
+            problem = exc if isinstance(exc, Unparsable) else describe(exc)
+            why = f"lines {start}-{end} do not parse on their own: {problem}"
+            log.warning("%s; skipping %s", why, qualnames)
+            result.dropped.update((q, why) for q in qualnames if q not in result.found)
+    return result
 
 
-def _extract_span(module: cst.Module, qualnames: list[str]) -> dict[str, Extracted]:
+def _extract_span(module: cst.Module, qualnames: list[str], into: FileExtraction) -> None:
     index = _definitions(module)
-    return {q: _extracted(module, *index[q]) for q in qualnames if q in index}
+    for qualname in qualnames:
+        if qualname in index:
+            into.found[qualname] = _extracted(module, *index[qualname])
+        else:
+            into.dropped[qualname] = "libcst finds no such definition in its lines"
 
 
 def _definitions(module: cst.Module) -> dict[str, tuple[cst.FunctionDef, cst.ClassDef | None]]:
@@ -273,11 +295,19 @@ def _file_dates(repo: LoadedRepo, sha: str, path: str, records: list[FunctionRec
 
 
 def extract_functions_file(
-    clone_json: str | Path, calls_jsonl: str | Path, out: str | Path, cfg: MineConfig, parse_cache: str | Path
+    clone_json: str | Path,
+    calls_jsonl: str | Path,
+    out: str | Path,
+    cfg: MineConfig,
+    parse_cache: str | Path,
+    skipped_out: str | Path,
 ) -> int:
-    """Rule ``extract_functions``: clone record + calls (which carry the node ids) → ``functions.jsonl``."""
+    """Rule ``extract_functions``: clone record + calls (which carry the node ids) →
+    ``functions.jsonl``, and ``skipped.jsonl``: the files and functions mining left out."""
     clone, repo = load_clone(clone_json, cfg, parse_cache)
     calls = read_jsonl(calls_jsonl, CallRecord)
-    records = extract_functions(repo, calls, clone.full_name, clone.sha, cfg.min_tests) if repo else []
-    log.info("%s: %d functions under test", clone.full_name, len(records))
+    records, dropped = extract_functions(repo, calls, clone.full_name, clone.sha, cfg.min_tests) if repo else ([], [])
+    skipped = skipped_records(repo, clone.full_name) + dropped if repo else []
+    log.info("%s: %d functions under test, %d files or functions skipped", clone.full_name, len(records), len(skipped))
+    write_jsonl(skipped_out, skipped)
     return write_jsonl(out, records)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from dlbench.mine.symbols import Symbol, SymbolTable, dotted_name, module_level
-from dlbench.parsing import Unparsable, parse_ast
+from dlbench.parsing import Unparsable, parse_ast, read_source
 
 _SUPER = "super."  # ``super().m`` as ``dotted_name`` spells it
 
@@ -100,7 +100,7 @@ class Called(NamedTuple):
 
 def _file_calls(path: Path) -> dict[str, Called]:
     try:
-        tree = parse_ast(path.read_bytes().decode("utf-8", errors="replace"))
+        tree = parse_ast(read_source(path))
     except (Unparsable, OSError):
         return {}
     found: dict[str, Called] = {}

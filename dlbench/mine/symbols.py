@@ -35,25 +35,24 @@ _STDLIB = frozenset(sys.stdlib_module_names)
 log = logging.getLogger(__name__)
 
 
-def list_python_files(root: Path) -> list[str]:
-    """Repository-relative POSIX paths of the ``.py`` files worth mining, sorted."""
+def list_python_files(root: Path, unreadable: dict[str, str] | None = None) -> list[str]:
+    """Repository-relative POSIX paths of the ``.py`` files worth mining, sorted; a dangling
+    or looping symlink is skipped, logged and put in ``unreadable`` with why (one odd file
+    never stops a repository)."""
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
         rel = Path(dirpath).relative_to(root)
         dirnames[:] = sorted(d for d in dirnames if _wanted_dir(d) and not (rel == Path(".") and d in SKIP_TOP_DIRS))
-        found.extend((rel / name).as_posix() for name in sorted(filenames) if _readable_py(Path(dirpath), name))
+        for name in sorted(n for n in filenames if n.endswith(".py")):
+            path = (rel / name).as_posix()
+            if (Path(dirpath) / name).is_file():  # follows symlinks; False on a dangling link or a loop
+                found.append(path)
+                continue
+            problem = _link_problem(Path(dirpath) / name)
+            log.warning("skipped %s: %s", path, problem)
+            if unreadable is not None:
+                unreadable[path] = problem
     return sorted(found)
-
-
-def _readable_py(folder: Path, name: str) -> bool:
-    """A ``.py`` file that can be read; a dangling or looping symlink is skipped and logged
-    (one odd file never stops a repository)."""
-    if not name.endswith(".py"):
-        return False
-    if (folder / name).is_file():  # follows symlinks; False on a dangling link or a loop
-        return True
-    log.warning("skipped %s: %s", folder / name, _link_problem(folder / name))
-    return False
 
 
 def _link_problem(path: Path) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from dlbench.records import BenchmarkTask, MergedLabel, PromptRecord, PromptSource
+from dlbench.records import BenchmarkTask, MergedLabel, PromptRecord, PromptSource, SkipKind, SkippedRecord
 from dlbench.report.tables import ADEQUACY_FILE
 from dlbench.store import read_jsonl, write_text
 from dlbench.tasks.repos import RepoRow, csv_flag, read_repos_csv
@@ -132,8 +132,10 @@ def render_card(
     adequacy: Sequence[Adequacy],
     threshold: float,
     prompts: Sequence[PromptRecord] = (),
+    skipped: Sequence[SkippedRecord] = (),
 ) -> str:
-    """Markdown dataset card; ``prompts`` are the drafts of ``tasks`` (how they were written)."""
+    """Markdown dataset card; ``prompts`` are the drafts of ``tasks`` (how they were written),
+    ``skipped`` what mining left out."""
     discarded = [label for label in labels if not label.keep]
     edited = sum(t.prompt_source == "edited" for t in tasks)
     out = [
@@ -198,6 +200,7 @@ def render_card(
         "the annotators who edited agree on it, or when only one annotator edited.",
         "",
         *_adequacy_section(adequacy, threshold),
+        *_skipped_section(skipped),
         "## Discarded tasks",
         "",
         f"{len(discarded)} tasks discarded by annotators; "
@@ -208,6 +211,27 @@ def render_card(
         out += _table(("task", "reason"), [(label.task_id, label.discard_reason or "-") for label in discarded])
         out.append("")
     return "\n".join(out)
+
+
+def _skipped_section(skipped: Sequence[SkippedRecord]) -> list[str]:
+    """Per repository, how many files and functions mining left out, by kind."""
+    out = [
+        "## Left out by mining",
+        "",
+        "Files mining could not read, decode or parse (`file`), test code libcst could not follow "
+        "(`test_code`: its tests call nothing known) and functions under test it could not extract "
+        "(`function`, e.g. code nested too deeply for libcst); each with its reason in "
+        "`mine/{repo}/skipped.jsonl`.",
+        "",
+    ]
+    if not skipped:
+        return [*out, "Mining left nothing out.", ""]
+    counts = Counter((s.repo, s.kind) for s in skipped)
+    kinds = list(SkipKind)
+    rows = [(repo, *(counts[repo, kind] for kind in kinds)) for repo in sorted({s.repo for s in skipped})]
+    by_kind = Counter(s.kind for s in skipped)
+    totals = ", ".join(f"{by_kind[kind]} {kind}" for kind in kinds)
+    return [*out, f"In all: {totals}.", "", *_table(("repository", *kinds), rows), ""]
 
 
 def _adequacy_section(adequacy: Sequence[Adequacy], threshold: float) -> list[str]:
@@ -248,14 +272,19 @@ def card_file(
     out: str | Path,
     threshold: float,
     prompts: Sequence[str | Path] = (),
+    skipped: Sequence[str | Path] = (),
 ) -> str:
-    """Rule entry point: benchmark + repository verdicts + labels + drafts + adequacy table → the card."""
+    """Rule entry point: benchmark + repository verdicts + labels + drafts + adequacy table +
+    what mining left out → the card."""
     tasks = read_jsonl(benchmark, BenchmarkTask)
     adequacy = read_adequacy(Path(tables_dir) / ADEQUACY_FILE)
     ids = {t.task_id for t in tasks}
     drafts = [p for path in prompts for p in read_jsonl(path, PromptRecord) if p.task_id in ids]
     labels = read_jsonl(merged, MergedLabel)
-    card = render_card(tasks, read_repos_csv(repos), labels, read_agreement(agreement), adequacy, threshold, drafts)
+    left_out = [s for path in skipped for s in read_jsonl(path, SkippedRecord)]
+    card = render_card(
+        tasks, read_repos_csv(repos), labels, read_agreement(agreement), adequacy, threshold, drafts, left_out
+    )
     write_text(out, card)
     log.info("dataset card: %d tasks, %d flagged by mutant kill rate", len(tasks), sum(a.flagged for a in adequacy))
     return card

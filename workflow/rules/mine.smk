@@ -57,7 +57,8 @@ rule extract_functions:
         calls="results/mine/{repo}/calls.jsonl",
     output:
         # With the dynamic check, check_functions writes functions.jsonl from these.
-        STATIC_FUNCTIONS if CFG.mine.dynamic_check else "results/mine/{repo}/functions.jsonl",
+        functions=STATIC_FUNCTIONS if CFG.mine.dynamic_check else "results/mine/{repo}/functions.jsonl",
+        skipped="results/mine/{repo}/skipped.jsonl",  # files and functions left out, with why
     params:
         mine=CFG.mine,
         storage=CFG.storage,

@@ -90,6 +90,7 @@ rule dataset_card:
         merged="results/labels/merged.jsonl",
         agreement="results/labels/agreement.csv",
         prompts=get_all("results/prompts/{repo}.jsonl"),  # how each prompt was drafted
+        skipped=get_all("results/mine/{repo}/skipped.jsonl"),  # what mining left out
         tables="results/tables",
     output:
         report("results/benchmark/README.md", category="Benchmark"),
