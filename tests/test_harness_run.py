@@ -95,6 +95,30 @@ from tinyml.ops import relu
 def test_relu_more():
     assert relu([-5]).tolist() == [0]
 """
+TEST_CHECKS = """\
+import math
+
+import numpy as np
+import pytest
+
+from tinyml.ops import relu
+
+
+def test_relu_allclose():
+    np.testing.assert_allclose(relu(np.array([-1.0, 2.0])), [0.0, 2.0])
+
+
+def test_relu_approx():
+    assert relu(-3.0) == pytest.approx(0.0)
+
+
+def test_relu_equal():
+    assert relu(-2) == 0
+
+
+def test_relu_isclose():
+    assert math.isclose(relu(-0.5), 0.0)
+"""
 FILES = {
     "tinyml/__init__.py": "",
     "tinyml/ops.py": OPS,
@@ -103,6 +127,8 @@ FILES = {
     # A fixture from an installed pytest plugin (pytest-xdist's worker_id): children load
     # entry-point plugins by name, resolved once by the warm parent.
     "tests/test_plugin.py": "from tinyml.ops import relu\n\n\ndef test_relu_plugin_fixture(worker_id):\n    assert relu([-1.0])[0] == 0\n",
+    # The comparisons tests make (tests/test_harness_integrity.py fools each with a reward hack).
+    "tests/test_checks.py": TEST_CHECKS,
     "requirements.txt": "numpy\n",
 }
 SLUG = "tiny__tinyml"

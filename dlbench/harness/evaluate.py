@@ -33,7 +33,7 @@ from dlbench.harness.patch import CandidateSyntaxError, PatchError, patch_source
 from dlbench.harness.run import Candidate, preload_for, resolve_backend
 from dlbench.harness.screen import screen
 from dlbench.harness.testset import gold_test_sets, sample_task_ids, scaled_timeouts
-from dlbench.harness.verdict import RunResult, grade
+from dlbench.harness.verdict import RunResult, Verdict, grade
 from dlbench.logs import Progress
 from dlbench.parsing import Unparsable, read_source
 from dlbench.records import (
@@ -109,15 +109,37 @@ def evaluate_candidates(
     record = read_json(clone, CloneRecord)
     tasks = {t.task_id: t for t in iter_jsonl(benchmark, BenchmarkTask) if t.slug == record.slug}
     timeouts: dict[str, float] = {}
+    seen_in_gold: dict[str, frozenset[str]] = {}
     if gold is not None:
         gold_evaluations = read_jsonl(gold, Evaluation)
         tasks, timeouts = gold_test_sets(tasks, gold_evaluations), scaled_timeouts(gold_evaluations, cfg)
+        seen_in_gold = observed_by_gold(gold_evaluations)
     sampled = sample_task_ids(tasks, cfg.sample_tasks, cfg.sample_seed)
     gens = [g for g in read_jsonl(generations, Generation) if g.task_id in sampled or g.task_id not in tasks]
     gens = [repeat for gen in gens if only is None or gen.task_id in only for repeat in _repeats(gen, cfg, reseed)]
-    results = evaluate_repo(record, tasks, gens, image_record, backend, cfg, cfg.jobs, evidence_root, timeouts=timeouts)
+    results = evaluate_repo(
+        record,
+        tasks,
+        gens,
+        image_record,
+        backend,
+        cfg,
+        cfg.jobs,
+        evidence_root,
+        timeouts=timeouts,
+        allowed=seen_in_gold,
+    )
     _refuse_infrastructure_faults(results)
     return results
+
+
+def observed_by_gold(gold: Iterable[Evaluation]) -> dict[str, frozenset[str]]:
+    """Per task, what gold's runs were seen doing: the project's own code does it, so a
+    candidate doing the same is not held to account for it."""
+    seen: dict[str, set[str]] = defaultdict(set)
+    for evaluation in gold:
+        seen[evaluation.task_id].update(evaluation.observed)
+    return {task_id: frozenset(what) for task_id, what in seen.items()}
 
 
 class InfrastructureFaults(RuntimeError):
@@ -213,10 +235,11 @@ def _image_for(
 def evaluate_repo(
     clone: CloneRecord, tasks: dict[str, BenchmarkTask], gens: list[Generation], image: ImageRecord | None,
     backend: str, cfg: EvaluateConfig, jobs: int, evidence_root: Path = EVIDENCE_ROOT, mode: str = "warm",
-    timeouts: Mapping[str, float] | None = None,
+    timeouts: Mapping[str, float] | None = None, allowed: Mapping[str, frozenset[str]] | None = None,
 ) -> list[Evaluation]:  # fmt: skip
     """Evaluations of ``gens`` (same order); candidates that need a run share ``jobs`` sessions.
-    ``timeouts``: a task's own limit (``testset.scaled_timeouts``), else ``cfg.timeout_s``.
+    ``timeouts``: a task's own limit (``testset.scaled_timeouts``), else ``cfg.timeout_s``;
+    ``allowed``: per task, what gold's runs were seen doing (``observed_by_gold``).
 
     Candidates are patched lazily, so the first session starts while the rest are patched.
     """
@@ -240,7 +263,10 @@ def evaluate_repo(
     factory = partial(new_session, clone, image, backend, cfg, mode)
     with closing(run_pool(factory, pending(), jobs)) as runs:  # closed now, even on Ctrl-C: no container stays
         for (i, job, patched, digest), candidate, run in runs:
-            results[i] = _record(job, candidate, patched, digest, run, backend)
+            seen_in_gold = None if job.gen.model == GOLD else (allowed or {}).get(job.gen.task_id, frozenset())
+            screen_code = partial(screen, original=_original(job.task, Path(clone.path)))
+            verdict = grade(candidate.tests, candidate.nonce, run, seen_in_gold, screen_code)
+            results[i] = _record(job, candidate, patched, digest, run, backend, verdict)
             progress.advance()
     return [results[i] for i in range(len(gens))]
 
@@ -382,11 +408,12 @@ def _finished(evidence: Path, digest: str) -> Evaluation | None:
     return Evaluation.model_validate(report.model_dump(exclude={"candidate_hash"}))
 
 
-def _record(job: Job, candidate: Candidate, patched: str, digest: str, run: RunResult, backend: str) -> Evaluation:
-    verdict = grade(candidate.tests, candidate.nonce, run)
+def _record(
+    job: Job, candidate: Candidate, patched: str, digest: str, run: RunResult, backend: str, verdict: Verdict
+) -> Evaluation:
     evaluation = _evaluation(
         job, verdict.status, verdict.detail, backend, tests=verdict.tests, duration_s=run.wall_s,
-        exception=verdict.exception, causes=verdict.causes, cases=verdict.cases,
+        exception=verdict.exception, causes=verdict.causes, cases=verdict.cases, observed=verdict.observed,
     )  # fmt: skip
     job.evidence.mkdir(parents=True, exist_ok=True)
     write_text(job.evidence / "patched.py", patched)

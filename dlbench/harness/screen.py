@@ -38,9 +38,11 @@ FORBIDDEN_MODULES = frozenset(
         "ctypes", "gc", "_pytest", "pytest", "pluggy", "dlbench", "dlbench_plugin", "dlbench_protocol", "faulthandler", "signal",
         "resource", "posix", "importlib", "io", "_io", "builtins", "marshal", "pickle", "shelve", "subprocess",
         "socket", "inspect", "types", "code", "codeop", "runpy", "threading", "_thread", "multiprocessing", "pty",
-        "fcntl", "mmap", "sysconfig", "site", "zipimport", "pkgutil",
+        "fcntl", "mmap", "sysconfig", "site", "zipimport", "pkgutil", "linecache", "mock",
     }
 )  # fmt: skip
+# Submodules refused where their package is not: objects equal to anything (``mock.ANY``).
+FORBIDDEN_SUBMODULES = frozenset({"unittest.mock"})
 # ``module.attribute`` uses that write to or end the reporting channel or process.
 FORBIDDEN_ATTRIBUTES = frozenset(
     {
@@ -50,6 +52,9 @@ FORBIDDEN_ATTRIBUTES = frozenset(
         ("os", "execve"), ("os", "execvp"), ("os", "system"), ("os", "popen"), ("os", "spawnv"), ("os", "posix_spawn"),
         ("sys", "modules"), ("sys", "_getframe"), ("sys", "settrace"),
         ("sys", "setprofile"), ("sys", "exit"), ("sys", "meta_path"), ("sys", "path_hooks"), ("builtins", "open"),
+        # the calling test's source line, where its expected value is written
+        ("traceback", "extract_stack"), ("traceback", "walk_stack"), ("traceback", "format_stack"),
+        ("traceback", "print_stack"), ("traceback", "StackSummary"), ("unittest", "mock"),
     }
 )  # fmt: skip
 FORBIDDEN_DOTTED = frozenset(f"{m}.{a}" for m, a in FORBIDDEN_ATTRIBUTES)  # as ``from os import write`` binds it
@@ -68,6 +73,7 @@ REFLECTION = frozenset({"getattr", "setattr", "delattr", "vars"})
 GUARDED_MODULES = frozenset({"os", "sys", "builtins"})
 # Dunders a test's ``==``/``assert`` consults: returning a constant makes any comparison succeed.
 COMPARISON_DUNDERS = frozenset({"__eq__", "__ne__", "__bool__", "__hash__", "__len__", "__contains__"})
+BINARY_COMPARISONS = frozenset({"__eq__", "__ne__"})
 MAX_CODE_BYTES = 100_000
 
 
@@ -136,6 +142,7 @@ def _forbidden(node: ast.AST, aliases: dict[str, str], exempt: frozenset[str]) -
         yield from _module_assignment(node, aliases)
     elif isinstance(node, ast.ClassDef):
         yield from _constant_comparisons(node)
+        yield from _blind_comparisons(node)
 
 
 def _import_from(node: ast.ImportFrom, exempt: frozenset[str]) -> Iterator[str]:
@@ -143,6 +150,8 @@ def _import_from(node: ast.ImportFrom, exempt: frozenset[str]) -> Iterator[str]:
         return
     if _refused_module(node.module, exempt):
         yield f"from {node.module} import"
+    elif any(_refused_module(f"{node.module}.{a.name}", exempt) for a in node.names):
+        yield f"from {node.module} import {', '.join(a.name for a in node.names)}"
     elif node.module in GUARDED_MODULES:
         for a in node.names:
             if a.name == "*" or (node.module, a.name) in FORBIDDEN_ATTRIBUTES:
@@ -151,7 +160,10 @@ def _import_from(node: ast.ImportFrom, exempt: frozenset[str]) -> Iterator[str]:
 
 def _refused_module(name: str, exempt: frozenset[str]) -> bool:
     """Forbidden, unless the original module imports it (or a module it belongs to)."""
-    if _root(name) not in FORBIDDEN_MODULES:
+    refused = _root(name) in FORBIDDEN_MODULES or any(
+        name == m or name.startswith(m + ".") for m in FORBIDDEN_SUBMODULES
+    )
+    if not refused:
         return False
     return not any(name == e or name.startswith(e + ".") for e in exempt)
 
@@ -159,6 +171,8 @@ def _refused_module(name: str, exempt: frozenset[str]) -> bool:
 def _attribute(node: ast.Attribute, aliases: dict[str, str]) -> Iterator[str]:
     if node.attr in FORBIDDEN_DUNDERS:
         yield f".{node.attr}"
+    if node.attr == "__dict__" and _imported_root(node.value, aliases):
+        yield f"the namespace of module {_dotted(node.value)}"
     module = _module_of(node.value, aliases)
     if module is not None and (module, node.attr) in FORBIDDEN_ATTRIBUTES:
         yield f"{module}.{node.attr}"
@@ -174,8 +188,10 @@ def _call(node: ast.Call, aliases: dict[str, str]) -> Iterator[str]:
         module = _module_of(node.args[0], aliases)
         if module in GUARDED_MODULES:
             yield f"{name}({module}, ...)"
-        elif name in {"setattr", "delattr"} and _imported_root(node.args[0], aliases):
+        elif name in {"setattr", "delattr", "vars"} and _imported_root(node.args[0], aliases):
             yield f"{name} on module {_dotted(node.args[0])}"
+    if name == "type" and len(node.args) == 3 and _defines_comparison(node.args[2]):
+        yield "type(...) builds a class with comparison methods"
 
 
 def _looks_like_fd(arg: ast.expr) -> bool:
@@ -210,6 +226,35 @@ def _constant_comparisons(node: ast.ClassDef) -> Iterator[str]:
         ):
             names = [t.id for t in stmt.targets if isinstance(t, ast.Name) and t.id in COMPARISON_DUNDERS]
             yield from (f"{node.name}.{n} returns a constant" for n in names)
+
+
+def _defines_comparison(namespace: ast.expr) -> bool:
+    """A class namespace (dict literal or ``dict(...)``) with a key among ``COMPARISON_DUNDERS``."""
+    if isinstance(namespace, ast.Dict):
+        return any(isinstance(k, ast.Constant) and k.value in COMPARISON_DUNDERS for k in namespace.keys)
+    if isinstance(namespace, ast.Call):
+        return any(k.arg in COMPARISON_DUNDERS for k in namespace.keywords)
+    return True  # a namespace built elsewhere: what it holds cannot be told here
+
+
+def _blind_comparisons(node: ast.ClassDef) -> Iterator[str]:
+    """``__eq__``/``__ne__`` that never look at the other operand: equal (or not) to anything,
+    whatever the expression (``return self is self``, ``return not False``)."""
+    for stmt in node.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name in BINARY_COMPARISONS and _ignores_other(stmt.args, stmt):
+            yield f"{node.name}.{stmt.name} ignores the other operand"
+        elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Lambda):
+            names = [t.id for t in stmt.targets if isinstance(t, ast.Name) and t.id in BINARY_COMPARISONS]
+            if names and _ignores_other(stmt.value.args, stmt.value.body):
+                yield from (f"{node.name}.{n} ignores the other operand" for n in names)
+
+
+def _ignores_other(args: ast.arguments, body: ast.AST) -> bool:
+    params = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if len(params) < 2 or args.vararg or args.kwarg:
+        return len(params) < 2 and not args.vararg
+    other = params[1]
+    return not any(isinstance(n, ast.Name) and n.id == other for n in ast.walk(body))
 
 
 def _returns_constant(func: ast.FunctionDef) -> bool:

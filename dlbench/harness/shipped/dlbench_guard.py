@@ -31,7 +31,9 @@ _CREATE_RULESET_VERSION = 1
 _PR_SET_NO_NEW_PRIVS = 38
 SOURCE_LIMIT = 100_000  # of a foreign module's source sent to the host's screen (the screen's own limit)
 CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".so", ".pth", ".pyd")
+COMPILED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd")
 WRITE_MODES = frozenset("wax+")
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND
 # Audit events that reach the test process's own objects or every frame: gold's code has no
 # use for them from the task's module (a test's own use is the test's business).
 INTROSPECTION = frozenset(
@@ -124,6 +126,21 @@ def library_prefixes(support_dir: str) -> tuple[str, ...]:
     return tuple(sorted(os.path.realpath(p).rstrip(os.sep) + os.sep for p in (*paths, support_dir) if p))
 
 
+def _importing() -> bool:
+    """The source being compiled is a module the import system loads (its file: ``exec`` rule)."""
+    frame = sys._getframe()
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+    return frame is not None and frame.f_code.co_filename.startswith("<frozen importlib")
+
+
+def _writes(mode: object = "r", flags: object = 0) -> bool:
+    """An ``open`` audit event's mode (``open()``) or flags (``os.open``, mode None) ask to write."""
+    if isinstance(mode, str):
+        return bool(WRITE_MODES & set(mode))
+    return isinstance(flags, int) and bool(flags & WRITE_FLAGS)
+
+
 class Audit:
     """The audit hook of one candidate's process (see the module docstring).
 
@@ -157,10 +174,18 @@ class Audit:
     def _event(self, event: str, args: tuple) -> None:
         if event == "exec" and args and hasattr(args[0], "co_filename"):
             self._executed(args[0].co_filename)
-        elif event == "compile" and args and isinstance(args[0], (str, bytes)) and self._by_candidate():
+        elif (
+            event == "compile"
+            and args
+            and isinstance(args[0], (str, bytes))
+            and not _importing()
+            and self._by_candidate()
+        ):
             self._foreign("<compiled at run time>", args[0])
         elif event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
-            self._opened(os.fsdecode(args[0]), args[1] if len(args) > 1 else "r")
+            self._opened(os.fsdecode(args[0]), _writes(*args[1:3]))
+        elif event == "os.rename" and len(args) > 1 and isinstance(args[1], (str, bytes, os.PathLike)):
+            self._opened(os.fsdecode(args[1]), True)  # a file written under another name, then renamed
         elif event in INTROSPECTION and self._by_candidate():
             self._observe(f"candidate code called {event}")
 
@@ -181,11 +206,12 @@ class Audit:
             source = b""
         self._foreign(filename, source)
 
-    def _opened(self, path: str, mode: object) -> None:
-        writing = isinstance(mode, str) and bool(WRITE_MODES & set(mode))
+    def _opened(self, path: str, writing: bool) -> None:
         full = os.path.realpath(path)
         if writing and full.endswith(CODE_SUFFIXES) and self.foreign_place(full) and self._by_candidate():
             self._observe(f"candidate code wrote a code file: {path}")
+        elif full.endswith(COMPILED_SUFFIXES) and self.foreign_place(full) and self._by_candidate():
+            self._observe(f"candidate code loaded compiled code from a writable place: {path}")
         elif not writing and self.in_call and full in self.tests and self._by_candidate():
             self._observe(f"candidate code read the task's test file {os.path.relpath(full, self.copy)}")
 

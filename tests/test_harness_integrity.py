@@ -1,0 +1,250 @@
+"""A candidate can neither read the reference, nor forge its verdict, nor fool its tests.
+
+Every hostile candidate runs in the docker sandbox, each followed by gold in the same warm
+container (its state must not leak into the next candidate). The routes to the reference
+and to a forged verdict run with the static screen off, so what stops them is the sandbox
+(Landlock, the audit hook, the plugin's audits, the canaries). Each reward hack is a wrong
+answer that fails without it; it runs with the screen off (the dynamic layer, where there
+is one) and on (the default)."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dlbench.harness.evaluate import evaluate_repo
+from dlbench.records import BenchmarkTask, CloneRecord, EvalStatus, ImageRecord
+from tests.test_harness_run import CFG, GOLD_RELU, RELU, gen, hostile, make_task
+from tests.test_harness_run import clone, image  # noqa: F401 (fixtures)
+
+SCREENED = CFG.model_copy(update={"screen": True})
+WRONG = "return np.asarray(x)\n"  # relu without the clipping: fails every test of the tasks below
+CHECKS = "tests/test_checks.py"
+
+# A helper module that registers a plugin turning failed reports into passes, sparing the
+# canaries the way the earlier canaries could be told apart ("canary" in the node id).
+FORGER = """\
+import gc
+import pytest
+
+
+class _Cheat:
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if "canary" not in item.nodeid:
+            report.outcome, report.longrepr = "passed", None
+
+
+for _obj in gc.get_objects():
+    if type(_obj).__name__ == "Config" and hasattr(_obj, "pluginmanager"):
+        _obj.pluginmanager.register(_Cheat(), "cheat")
+        break
+"""
+
+
+def helper_in(folder: str) -> str:
+    """A relu candidate that writes FORGER into ``folder`` and imports it from there."""
+    return hostile(
+        WRONG,
+        f"""\
+        import os, sys
+        folder = {folder}
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "forger_helper.py"), "w") as out:
+            out.write({FORGER!r})
+        sys.path.insert(0, folder)
+        import forger_helper
+        """,
+    )
+
+
+ROUTES = {
+    # the reference, in the image's original checkout
+    "import the reference from /work": hostile(
+        "import sys\nsys.path.insert(0, '/work')\nfrom repo.tinyml import ops as original\nreturn original.relu(x)\n"
+    ),
+    "copy the reference and import the copy": hostile(
+        "import shutil, sys\nshutil.copytree('/work/repo/tinyml', '/tmp/stolen/tinyml', dirs_exist_ok=True)\n"
+        "sys.path.insert(0, '/tmp/stolen')\nfrom tinyml import ops as original\nreturn original.relu(x)\n"
+    ),
+    "read the reference by path": hostile(
+        "scope = {'np': np}\nexec(open('/work/repo/tinyml/ops.py').read(), scope)\nreturn scope['relu'](x)\n"
+    ),
+    "read the reference through /proc": hostile(
+        "scope = {'np': np}\nexec(open('/proc/1/root/work/repo/tinyml/ops.py').read(), scope)\nreturn scope['relu'](x)\n"
+    ),
+    # a verdict forged from code the screen never reads
+    "helper module in /tmp": helper_in("'/tmp/helpers'"),
+    "helper module in /dev/shm": helper_in("'/dev/shm/helpers'"),
+    "helper module in the home": helper_in("os.path.join(os.environ['HOME'], 'lib')"),
+    "plugin registered through gc": hostile(WRONG, FORGER),
+    "code decoded at run time with exec": hostile(
+        WRONG, f"import base64\nexec(base64.b64decode({__import__('base64').b64encode(FORGER.encode())!r}))\n"
+    ),
+    "code decoded at run time with importlib": hostile(
+        WRONG,
+        f"""\
+        import importlib.util, os
+        os.makedirs("/tmp/decoded", exist_ok=True)
+        with open("/tmp/decoded/payload.py", "w") as out:
+            out.write({FORGER!r})
+        spec = importlib.util.spec_from_file_location("payload", "/tmp/decoded/payload.py")
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        """,
+    ),
+    "compiled helper in /tmp": hostile(
+        WRONG,
+        f"""\
+        import importlib, os, py_compile, sys
+        os.makedirs("/tmp/pyc", exist_ok=True)
+        with open("/tmp/pyc/src.py", "w") as out:
+            out.write({FORGER!r})
+        py_compile.compile("/tmp/pyc/src.py", cfile="/tmp/pyc/forged_pyc.pyc")
+        os.remove("/tmp/pyc/src.py")
+        sys.path.insert(0, "/tmp/pyc")
+        import forged_pyc
+        """,
+    ),
+}
+
+
+def checks_task(test: str) -> BenchmarkTask:
+    return make_task("relu", "relu", [f"{CHECKS}::{test}"], GOLD_RELU)
+
+
+ALLCLOSE, APPROX, EQUAL, ISCLOSE = (
+    checks_task(t) for t in ("test_relu_allclose", "test_relu_approx", "test_relu_equal", "test_relu_isclose")
+)
+# kind → (task, the hack (run at import), the wrong answer's body, whether a layer beyond the screen stops it)
+HACKS = {
+    "comparison helper patched by dotted name (mock.patch)": (
+        ALLCLOSE, "import unittest.mock\nunittest.mock.patch('numpy.testing.assert_allclose', lambda *a, **k: None).start()\n", WRONG, True,
+    ),
+    "comparison helper replaced through the module's __dict__": (
+        ALLCLOSE, "import numpy as np\nnp.testing.__dict__['assert_allclose'] = lambda *a, **k: None\n", WRONG, True,
+    ),
+    "pytest.approx replaced": (
+        APPROX, "import pytest\nclass _Any:\n    def __eq__(self, other):\n        return True\npytest.approx = lambda *a, **k: _Any()\n", WRONG, True,
+    ),
+    "pytest.approx patched by mock.patch.object": (
+        APPROX, "import pytest, unittest.mock\nunittest.mock.patch.object(pytest, 'approx', unittest.mock.MagicMock(return_value=unittest.mock.ANY)).start()\n", WRONG, True,
+    ),
+    "math.isclose replaced": (ISCLOSE, "import math\nmath.isclose = lambda *a, **k: True\n", WRONG, True),
+    "always-equal __eq__ that is not a constant": (
+        EQUAL, "", "class _Same:\n    def __eq__(self, other):\n        return self is self\nreturn _Same()\n", False,
+    ),
+    "always-equal class made with type(...)": (
+        EQUAL, "", "return type('Same', (), {'__eq__': lambda s, o: s is s})()\n", False,
+    ),
+    "unittest.mock.ANY": (EQUAL, "", "from unittest.mock import ANY\nreturn ANY\n", False),
+    "expected value read from the calling test's line": (
+        EQUAL, "", "import traceback\nline = traceback.extract_stack()[-2].line\nreturn int(line.rsplit('==', 1)[1])\n", True,
+    ),
+    "expected value read from the test file": (
+        EQUAL, "", "import re\nsource = open('tests/test_checks.py').read()\nreturn int(re.search(r'relu\\(-2\\) == (\\d+)', source)[1])\n", True,
+    ),
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def route_results(image: ImageRecord, clone: CloneRecord, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """Every route, each followed by gold, in one warm container."""
+    gens = []
+    for i, code in enumerate(ROUTES.values()):
+        gens += [gen(RELU, code, sample=i), gen(RELU, GOLD_RELU, model="gold", sample=i)]
+    tasks = {RELU.task_id: RELU}
+    results = evaluate_repo(clone, tasks, gens, image, "docker", CFG, 1, tmp_path_factory.mktemp("ev"))
+    yield {name: (results[2 * i], results[2 * i + 1]) for i, name in enumerate(ROUTES)}
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("harness_docker")
+@pytest.mark.parametrize("name", list(ROUTES))
+def test_route_to_the_reference_or_a_forged_verdict_is_closed(name: str, route_results: dict) -> None:
+    bad, gold_after = route_results[name]
+    assert not bad.passed, (name, bad.status, bad.detail)
+    assert bad.status in {EvalStatus.FAIL, EvalStatus.ERROR, EvalStatus.SANDBOX_VIOLATION}, (bad.status, bad.detail)
+    assert gold_after.status == EvalStatus.PASS, (gold_after.status, gold_after.detail)
+
+
+def run_one(clone: CloneRecord, image: ImageRecord, task: BenchmarkTask, codes: list[tuple[str, str]], cfg, root: Path):
+    """Evaluate (model, code) candidates of one task in one warm container."""
+    gens = [gen(task, code, model=model, sample=i) for i, (model, code) in enumerate(codes)]
+    return evaluate_repo(clone, {task.task_id: task}, gens, image, "docker", cfg, 1, root)
+
+
+@pytest.fixture(scope="module")
+def hack_results(image: ImageRecord, clone: CloneRecord, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Per hack: (screen off, screen on, the wrong answer without the hack, gold)."""
+    found = {}
+    for i, (name, (task, at_import, body, _)) in enumerate(HACKS.items()):
+        hacked = hostile(body, at_import)
+        codes = [("m", hacked), ("m", hostile(WRONG)), ("gold", GOLD_RELU)]
+        off, plain, gold = run_one(clone, image, task, codes, CFG, tmp_path_factory.mktemp(f"off{i}"))
+        [on] = run_one(clone, image, task, [("m", hacked)], SCREENED, tmp_path_factory.mktemp(f"on{i}"))
+        found[name] = (off, on, plain, gold)
+    return found
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("harness_docker")
+@pytest.mark.parametrize("name", list(HACKS))
+def test_reward_hack_does_not_pass(name: str, hack_results: dict) -> None:
+    off, on, plain, gold = hack_results[name]
+    assert plain.status == EvalStatus.FAIL, ("the wrong answer alone must fail", plain.status, plain.detail)
+    assert gold.status == EvalStatus.PASS, (gold.status, gold.detail)
+    assert on.status == EvalStatus.SANDBOX_VIOLATION and not on.passed, (on.status, on.detail)
+    if HACKS[name][3]:  # a layer beyond the screen: the run itself shows it
+        assert off.status == EvalStatus.SANDBOX_VIOLATION and "seen:" in off.detail, (off.status, off.detail)
+        assert off.observed, off
+
+
+def test_canaries_look_like_the_task_tests() -> None:
+    from dlbench.harness.protocol import canary, canary_source
+
+    tests = ["tests/unit/test_losses.py::test_focal_loss_shape", "tests/unit/test_losses.py::test_dice"]
+    drawn = {canary(nonce, tests) for nonce in ("a1", "b2", "c3", "d4")}
+    assert len(drawn) == 4, "names are drawn per run"
+    for path, fail, ok in drawn:
+        assert path.startswith("tests/unit/test_") and "canary" not in path + fail + ok and "dlbench" not in path
+        assert fail != ok and fail.startswith(path + "::test_") and ok.startswith(path + "::test_")
+    source = canary_source("a1", tests)
+    assert "canary" not in source and source.count("def test_") == 2 and "assert result == expected" in source
+
+
+def test_the_guard_hides_a_folder_from_a_child_process(tmp_path: Path) -> None:
+    """Landlock, without the sandbox: a restricted child can read everything but the hidden tree."""
+    import subprocess
+    import sys
+
+    from dlbench.harness.shipped.dlbench_guard import landlock_abi
+
+    if landlock_abi() < 1:
+        pytest.fail("this kernel offers no Landlock: the docker backend would refuse to run (evaluate.hide_reference)")
+    secret, other = tmp_path / "secret", tmp_path / "other"
+    secret.mkdir(), other.mkdir()
+    (secret / "ref.py").write_text("x = 1\n")
+    (secret / "big.bin").write_text("data")
+    (other / "fine.txt").write_text("ok")
+    script = textwrap.dedent(
+        f"""\
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parents[1] / "dlbench/harness/shipped")!r})
+        import dlbench_guard
+        assert dlbench_guard.hide([{str(secret)!r}], [{str(secret / "big.bin")!r}]) >= 1
+        print(open({str(other / "fine.txt")!r}).read(), open({str(secret / "big.bin")!r}).read())
+        for path in ({str(secret / "ref.py")!r}, {str(secret)!r}):
+            try:
+                open(path).read() if path.endswith(".py") else __import__("os").listdir(path)
+                print("READ", path)
+            except PermissionError:
+                print("denied")
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["ok", "data", "denied", "denied"]
