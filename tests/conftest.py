@@ -35,3 +35,18 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.when == "call" and report.passed and "docker" in report.keywords:
         with open(marker, "a", encoding="utf-8") as fh:
             fh.write(report.nodeid + "\n")
+
+
+def docker_volumes(dangling: bool = False) -> set[str]:
+    """Names of the engine's volumes; ``dangling``: only those no container uses (what a
+    container removed without its volumes leaves behind)."""
+    import docker
+
+    volumes = docker.from_env().volumes.list(filters={"dangling": True} if dangling else None)
+    return {volume.name for volume in volumes}
+
+
+def volumes_left_since(before: set[str]) -> set[str]:
+    """Volumes no container uses that were not there before (another test's running
+    containers hold theirs, so they do not count)."""
+    return docker_volumes(dangling=True) - before

@@ -25,6 +25,7 @@ from dlbench.images.build import (
     ensure_base_image,
 )
 from dlbench.records import ImageRecord, ImageStatus
+from tests.conftest import docker_volumes, volumes_left_since
 
 # One xdist worker builds the shared images (with --dist loadgroup).
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.xdist_group("image")]
@@ -105,7 +106,7 @@ def run(engine: docker.DockerClient, tag: str, command: list[str]) -> tuple[int,
         code = container.wait(timeout=120)["StatusCode"]
         return code, container.logs().decode()
     finally:
-        container.remove(force=True)
+        container.remove(force=True, v=True)
 
 
 def test_build_then_reuse(engine, numpy_image: tuple[ImageRecord, ImageRecord]) -> None:
@@ -150,6 +151,24 @@ def test_build_settings_stay_out_of_the_image(engine, numpy_image) -> None:
     assert config["Cmd"] == ["python"]
     code, out = run(engine, numpy_image[0].tag, ["python", "-c", "import ssl; ssl.create_default_context()"])
     assert code == 0, out
+
+
+def test_images_declare_no_volumes_and_build_steps_leave_none(engine, base, numpy_image, tmp_path: Path) -> None:
+    """Build steps' mounts given as ``volumes=`` became the image's declared volumes (a commit
+    keeps them), and every container of the image then left two anonymous volumes behind."""
+    from dlbench.deps.resolve import uv_binary
+    from dlbench.images.layers import commit_layer, run_step
+
+    assert not engine.images.get(numpy_image[0].tag).attrs["Config"]["Volumes"]
+    before = docker_volumes()
+    step = run_step(engine, base, "true", {"x.txt": "x"}, tmp_path / "cache", Path(uv_binary()), None, io.StringIO())
+    layer = commit_layer(step, f"dlbench/test-layer:{uuid.uuid4().hex[:12]}", {}, runtime=True)
+    try:
+        assert not engine.images.get(layer).attrs["Config"]["Volumes"]
+        code, _ = run(engine, layer, ["true"])
+        assert code == 0 and not volumes_left_since(before)
+    finally:
+        engine.images.remove(layer, force=True)
 
 
 def test_unknown_requirement_is_dropped_and_recorded(base, built, tmp_path: Path) -> None:
@@ -239,7 +258,7 @@ def test_slim_like_base_cannot_reach_the_index_by_itself(engine, slim_like) -> N
     try:
         code, out = container.wait(timeout=60)["StatusCode"], container.logs().decode()
     finally:
-        container.remove(force=True)
+        container.remove(force=True, v=True)
     if code == 0:
         pytest.skip("no TLS-intercepting proxy here: the CA handling is not exercised")
     assert "CERTIFICATE_VERIFY_FAILED" in out, out
@@ -281,7 +300,7 @@ def test_prune_keeps_what_records_name_and_images_in_use(engine, base) -> None:
         assert prune_images(engine, keep={f"{name}:kept"}, prefix=name) == [f"{name}:old"]
         assert {t for i in engine.images.list(name=name) for t in i.tags} == {f"{name}:kept", f"{name}:busy"}
     finally:
-        busy.remove(force=True)
+        busy.remove(force=True, v=True)
         for version in ("kept", "busy"):
             engine.images.remove(f"{name}:{version}", force=True)
 

@@ -2,7 +2,8 @@
 
 One module-scoped run serves every check here (they are one xdist group so they share it):
 gold scores 1.0 and null 0.0, every task is usable, every rule logged, a second dry run has
-nothing to do, and tables recompute from existing evaluations without rerunning them.
+nothing to do, tables recompute from existing evaluations without rerunning them, and no
+Docker volume stays behind.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 
 from dlbench.records import BenchmarkTask, Evaluation
 from dlbench.store import read_jsonl
+from tests.conftest import docker_answers, docker_volumes, volumes_left_since
 from tests.report_check import assert_report_shows_plots
 from tests.workflow_runs import ROOT, project_copy, snakemake
 
@@ -23,7 +25,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("workflow")]
 
 
 @pytest.fixture(scope="module")
-def finished_run(tmp_path_factory) -> Path:
+def volumes_before() -> set[str]:
+    """The engine's volumes before the run (none asked without an engine: the run is local)."""
+    return docker_volumes() if docker_answers() else set()
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory, volumes_before) -> Path:
     workdir = project_copy(tmp_path_factory.mktemp("e2e") / "project")
     proc = snakemake(workdir, "--cores", "2", "all", timeout=1200)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-6000:]
@@ -64,6 +72,12 @@ def test_evaluations_come_from_per_test_reports(finished_run):
     gold_files = sorted((finished_run / "results/evaluations/gold/reference").glob("*.jsonl"))
     records = [e for f in gold_files for e in read_jsonl(f, Evaluation)]
     assert records and all(e.passed and e.tests and all(o == "passed" for o in e.tests.values()) for e in records)
+
+
+@pytest.mark.docker
+def test_the_run_leaves_no_docker_volume(require_docker, finished_run, volumes_before):
+    """Build steps, image checks and sandboxes: every container goes with its volumes."""
+    assert not volumes_left_since(volumes_before)
 
 
 def test_every_rule_wrote_a_log(finished_run):

@@ -2,7 +2,8 @@
 
 Every container: no network, memory (no swap) / CPU / pids limits, read-only root with a
 small ``/tmp`` tmpfs, uid 10001, all capabilities dropped, ``no-new-privileges``, no
-Docker socket and no host path mounted. Two modes:
+Docker socket and no host path mounted; removed with its anonymous volumes (``v=True``:
+images built before layers-5 declare two). Two modes:
 
 ``warm``   (``DockerSession``) one container per worker, a supervisor started once by an
            exec whose stdin/stdout is our channel; every candidate is a fork of it, in a
@@ -116,7 +117,7 @@ def remove_orphans(client: docker.DockerClient) -> list[str]:
     for container in client.containers.list(all=True, filters={"label": LABEL}, ignore_removed=True):
         if is_orphan(container.labels.get(OWNER_LABEL)):
             try:
-                container.remove(force=True)
+                container.remove(force=True, v=True)
                 removed.append(container.short_id)
             except DockerException as exc:  # removed meanwhile by another run
                 log.info("could not remove orphan container %s: %s", container.short_id, exc)
@@ -227,7 +228,7 @@ class DockerSession(Session):
                     pass
         if self.container is not None:
             try:
-                self.container.remove(force=True)
+                self.container.remove(force=True, v=True)
             except DockerException as exc:
                 log.warning("could not remove container %s: %s", self.container.short_id, exc)
             self.container = None
@@ -270,7 +271,7 @@ def run_naive(
             return RunResult(violations=[f"the container stopped answering ({exc})"])
         lines = container.logs(stdout=True, stderr=False).decode(errors="replace").strip().splitlines()
     finally:
-        container.remove(force=True)
+        container.remove(force=True, v=True)
     try:
         return RunResult.from_response(json.loads(lines[-1]))
     except (IndexError, ValueError):

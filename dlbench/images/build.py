@@ -25,8 +25,9 @@ import os
 import re
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import IO
 
@@ -59,7 +60,8 @@ log = logging.getLogger(__name__)
 
 IMAGE_PREFIX = "dlbench/project-"
 FRAMEWORK_PREFIX = "dlbench/framework"
-LAYOUT_VERSION = "layers-4"  # bump when the way layers are made changes
+# bump when the way layers are made changes (layers-5: steps bind-mount, so images declare no volumes)
+LAYOUT_VERSION = "layers-5"
 MAX_INSTALL_RETRIES = 3
 MISSING_BASE_HINT = (
     "run `make base-image` (builds dlbench/base:bookworm with no registry) or "
@@ -399,20 +401,16 @@ def _build_framework_layer(client, base_id: str, tag: str, pins: list[str], lock
 
 
 def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mapping[str, bytes], lock: Lock, downloads: Path, target: Target, out: IO[str], record: ImageRecord) -> str:  # fmt: skip
-    container = _install_step(client, parent, f"-r {STEP_INPUTS}/lock.txt", {"lock.txt": "\n".join(lock.pins) + "\n"}, downloads, target, out)  # fmt: skip
-    try:
-        layers.copy_tree_into(container, checkout, support)
-    except (DockerException, RequestException, OSError, ValueError):
-        container.remove(force=True)
-        raise
+    tree = partial(layers.copy_tree_into, checkout=checkout, support_files=support)
+    container = _install_step(client, parent, f"-r {STEP_INPUTS}/lock.txt", {"lock.txt": "\n".join(lock.pins) + "\n"}, downloads, target, out, tree)  # fmt: skip
     labels = {layers.LABEL: "project", "dlbench.repo": record.repo, "dlbench.sha": record.sha}
     return layers.commit_layer(container, tag, labels, runtime=True)
 
 
-def _install_step(client, parent: str, args: str, inputs: Mapping[str, str], downloads: Path, target: Target, out: IO[str]):  # fmt: skip
+def _install_step(client, parent: str, args: str, inputs: Mapping[str, str], downloads: Path, target: Target, out: IO[str], before_start: Callable | None = None):  # fmt: skip
     """Run ``uv pip install <args>`` on ``parent`` with the machine's download cache and the
     resolution's index settings; ``inputs`` are files under STEP_INPUTS."""
-    return layers.run_step(client, parent, layers.uv_install_script(args), inputs, downloads, Path(uv_binary()), host_ca_bundle(), out, target.index_environment())  # fmt: skip
+    return layers.run_step(client, parent, layers.uv_install_script(args), inputs, downloads, Path(uv_binary()), host_ca_bundle(), out, target.index_environment(), before_start)  # fmt: skip
 
 
 def _missing_after_build(client, tag: str, plan: EnvironmentPlan, cfg: ImagesConfig, out: IO[str]) -> dict[str, str]:

@@ -17,13 +17,15 @@ import shutil
 import stat
 import tarfile
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
 from docker.errors import DockerException, ImageNotFound
+from docker.models.containers import Container
+from docker.types import Mount
 from requests.exceptions import RequestException
 
 import docker
@@ -99,12 +101,15 @@ def run_step(
     ca_bundle: Path | None,
     out: IO[str],
     environment: Mapping[str, str] | None = None,
-) -> docker.models.containers.Container:
+    before_start: Callable[[Container], None] | None = None,
+) -> Container:
     """Run ``script`` as root in a new container of ``image`` (host network, cache and
     build files mounted); return the stopped container for ``commit_layer``. Raises
-    ``StepFailed`` (the container removed) when the script fails."""
+    ``StepFailed`` (the container removed) when the script fails. ``before_start`` puts
+    files in the container: afterwards the engine cannot open its file system, since the
+    step's build files, a bind mount's source, are gone."""
     with tempfile.TemporaryDirectory(prefix="dlbench-step-") as tmp:
-        volumes = _step_volumes(Path(tmp), inputs, cache_dir, uv, ca_bundle)
+        mounts = _step_mounts(Path(tmp), inputs, cache_dir, uv, ca_bundle)
         env = {"UV_CACHE_DIR": CACHE_DIR, "UV_LINK_MODE": "copy", "UV_NO_PROGRESS": "1", "UV_PYTHON_DOWNLOADS": "never"}
         if ca_bundle:
             env["SSL_CERT_FILE"] = f"{BUILD_DIR}/ca.crt"
@@ -113,18 +118,20 @@ def run_step(
         # that is gone (every HTTPS client then fails before it reaches for the network).
         step_env = [f"{key}={value}" for key, value in {**env, **(environment or {})}.items()]
         container = client.containers.create(
-            image, ["env", *step_env, "sh", "-c", script], user="root", network_mode="host", volumes=volumes,
+            image, ["env", *step_env, "sh", "-c", script], user="root", network_mode="host", mounts=mounts,
             labels={STEP_LABEL: "1"},
         )  # fmt: skip
         try:
+            if before_start:
+                before_start(container)
             container.start()
             output = _follow(container, out)
             code = container.wait(timeout=BUILD_TIMEOUT_S)["StatusCode"]
         except BaseException:  # the engine failed, or an interrupt (Ctrl-C): leave no step behind
-            container.remove(force=True)
+            container.remove(force=True, v=True)
             raise
         if code != 0:
-            container.remove(force=True)
+            container.remove(force=True, v=True)
             if NETWORK_FAILURE.search(output):
                 raise DownloadFailed(f"build step could not download (exit {code}): {output.strip()[-500:]}")
             raise StepFailed(f"build step exited with {code}", output)
@@ -140,7 +147,7 @@ def remove_finished_steps(client: docker.DockerClient, older_than_s: float = STA
     now = datetime.now(UTC)
     stale = [c for c in exited if (now - _finished_at(c)).total_seconds() > older_than_s]
     for container in stale:
-        container.remove(force=True)
+        container.remove(force=True, v=True)
     return len(stale)
 
 
@@ -149,9 +156,12 @@ def _finished_at(container) -> datetime:
     return datetime.fromisoformat(re.sub(r"(\.\d{6})\d*", r"\1", stamp).replace("Z", "+00:00"))
 
 
-def _step_volumes(tmp: Path, inputs: Mapping[str, str | bytes], cache_dir: Path, uv: Path, ca: Path | None) -> dict:
+def _step_mounts(tmp: Path, inputs: Mapping[str, str | bytes], cache_dir: Path, uv: Path, ca: Path | None) -> list[Mount]:  # fmt: skip
     """Two folder mounts (files mounted one by one would leave mount points that break the
-    next step on a committed layer): the download cache, and the step's own files."""
+    next step on a committed layer): the download cache, and the step's own files. Bind
+    mounts, not ``volumes=``: docker-py would also declare those paths as the container's
+    volumes, a commit would keep them, and every container of the image would leave two
+    anonymous volumes behind."""
     for name, data in inputs.items():
         (tmp / "in").mkdir(exist_ok=True)
         (tmp / "in" / name).write_bytes(data.encode() if isinstance(data, str) else data)
@@ -159,7 +169,10 @@ def _step_volumes(tmp: Path, inputs: Mapping[str, str | bytes], cache_dir: Path,
     if ca:
         shutil.copyfile(ca, tmp / "ca.crt")
     cache_dir.mkdir(parents=True, exist_ok=True)
-    return {str(cache_dir.resolve()): {"bind": CACHE_DIR, "mode": "rw"}, str(tmp): {"bind": BUILD_DIR, "mode": "ro"}}
+    return [
+        Mount(CACHE_DIR, str(cache_dir.resolve()), type="bind"),
+        Mount(BUILD_DIR, str(tmp), type="bind", read_only=True),
+    ]
 
 
 def _follow(container, out: IO[str]) -> str:
@@ -186,7 +199,7 @@ def commit_layer(container, tag: str, labels: Mapping[str, str], runtime: bool) 
     try:
         image = container.commit(repository=repository, tag=version, changes=changes)
     finally:
-        container.remove(force=True)
+        container.remove(force=True, v=True)
     return image.id
 
 
@@ -254,7 +267,7 @@ def run_check(client: docker.DockerClient, image: str, script: str, timeout_s: f
             code = None
         return code, container.logs().decode(errors="replace")
     finally:
-        container.remove(force=True)
+        container.remove(force=True, v=True)
 
 
 def prune_images(client: docker.DockerClient, keep: set[str], prefix: str = "dlbench/") -> list[str]:

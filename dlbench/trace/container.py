@@ -71,7 +71,7 @@ def trace_in_image(tag: str, plan: TracePlan, cfg: TraceConfig, log_path: Path) 
         log.info("traced %d test runs in %.0fs", len(lines), time.monotonic() - start)
         return lines
     finally:
-        container.remove(force=True)
+        container.remove(force=True, v=True)
 
 
 def _wait(container, timeout_s: float) -> None:
