@@ -27,7 +27,7 @@ def _mine(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from dlbench.harness.evaluate import InfrastructureFaults, _refuse_infrastructure_faults, evaluate_predictions
+    from dlbench.harness.evaluate import InfrastructureFaults, refuse_infrastructure_faults, evaluate_predictions
 
     config = load_config_file(args.config) if args.config else None
     results = evaluate_predictions(
@@ -38,7 +38,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     passed = sum(r.passed for r in results)
     print(f"{passed}/{len(results)} candidates passed; records in {args.out}")
     try:
-        _refuse_infrastructure_faults(results)  # the workflow rule's test: such a run is not complete
+        refuse_infrastructure_faults(results)  # the workflow rule's test: such a run is not complete
     except InfrastructureFaults as exc:
         print(f"dlbench: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1

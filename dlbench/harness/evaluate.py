@@ -129,7 +129,7 @@ def evaluate_candidates(
         timeouts=timeouts,
         allowed=seen_in_gold,
     )
-    _refuse_infrastructure_faults(results)
+    refuse_infrastructure_faults(results)
     return results
 
 
@@ -146,7 +146,7 @@ class InfrastructureFaults(RuntimeError):
     """Candidates met an infrastructure fault: no output, so the next run retries just them."""
 
 
-def _refuse_infrastructure_faults(results: list[Evaluation]) -> None:
+def refuse_infrastructure_faults(results: list[Evaluation]) -> None:
     faults = [e for e in results if e.status == EvalStatus.INFRA_ERROR]
     if faults:
         raise InfrastructureFaults(
