@@ -18,20 +18,22 @@ SCREENED = CFG.model_copy(update={"screen": True})
 # The reviewer's bypass: reach the plugin through importlib and an alias of os, write a
 # complete stream (canaries and finish included) to the report descriptor, leave at once.
 FORGE = """\
-import json, importlib
+import ast, json, importlib
 import os as o
 plug = importlib.import_module("dlbench" + "_plugin")
-ids = [s for s in plug._SELECTED if not s.endswith(".py")]
-canary = [s for s in plug._SELECTED if s.endswith(".py")][0]
-nonce = canary.rsplit("_", 1)[1][:-3]
-names = ids + [canary + "::test_dl" + "bench_canary_pass_" + nonce, canary + "::test_dl" + "bench_canary_fail_" + nonce]
+ids = ["tests/test_ops.py::test_relu_positive", "tests/test_ops.py::test_relu_negative", "tests/test_more.py::test_relu_more"]
+canaries = [s for s in plug._SELECTED if s not in ids]  # drawn per run: the forger reads the module to tell them apart
+tree = ast.parse(open(canaries[0].split("::")[0]).read())
+expected = {{f.name: ast.literal_eval(f.body[0].value) for f in tree.body}}
+failing = [c for c in canaries if expected[c.split("::")[1]] != sorted(expected[c.split("::")[1]])][0]
+names = ids + canaries
 f = open(3, "w", closefd=False)
 def ev(d):
     f.write(json.dumps(d) + "\\n")
 {collected}
 for t in names:
     for w in ("setup", "call", "teardown"):
-        bad = t.endswith("fail_" + nonce) and w == "call"
+        bad = t == failing and w == "call"
         ev({{"ev": "report", "nodeid": t, "when": w, "outcome": "failed" if bad else "passed"{duration}}})
 ev({{"ev": "finish", "exitstatus": {status}}})
 f.flush()
@@ -69,11 +71,15 @@ def test_bypass_is_refused_by_the_screen(clone: CloneRecord, tmp_path: Path) -> 
 
 
 def test_bypass_without_the_screen_is_caught_by_the_graders_cross_checks(clone: CloneRecord, tmp_path: Path) -> None:
-    """No ``collected`` event, no durations, exit code 0: the grader refuses the stream.
-    (A forger who also fakes those passes without the screen: see the README threat model.)"""
-    [result] = evaluate_repo(clone, TASKS, [gen(RELU, BYPASS)], None, "local", CFG, 1, tmp_path)
-    assert result.status == EvalStatus.SANDBOX_VIOLATION and not result.passed, result
-    assert "outside the session" in result.detail
+    """No ``collected`` event, no durations, exit code 0: the grader refuses the stream. A
+    forger who also fakes those is seen opening the report pipe (the audit hook)."""
+    bypass, full = evaluate_repo(
+        clone, TASKS, [gen(RELU, BYPASS), gen(RELU, FULL_FORGERY, sample=1)], None, "local", CFG, 1, tmp_path
+    )
+    assert bypass.status == EvalStatus.SANDBOX_VIOLATION and not bypass.passed, bypass
+    assert "outside the session" in bypass.detail
+    assert full.status == EvalStatus.SANDBOX_VIOLATION and not full.passed, full
+    assert "seen: candidate code opened file descriptor 3" in full.detail, full.detail
 
 
 def test_always_equal_result_is_refused(clone: CloneRecord, tmp_path: Path) -> None:

@@ -248,3 +248,39 @@ def test_the_guard_hides_a_folder_from_a_child_process(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["ok", "data", "denied", "denied"]
+
+
+def test_a_broken_conftest_costs_only_the_tests_below_it(tmp_path: Path) -> None:
+    from dlbench.records import CloneStatus, TestOutcome
+    from tests.test_mine_callgraph import write_tree
+
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/core.py": "def one():\n    return 1\n",
+        "tests/broken/conftest.py": "raise RuntimeError('the fixtures need a GPU build')\n",
+        "tests/broken/test_below.py": "from pkg.core import one\n\n\ndef test_below():\n    assert one() == 1\n",
+        "tests/fine/test_other.py": "from pkg.core import one\n\n\ndef test_other():\n    assert one() == 1\n",
+    }
+    repo = write_tree(tmp_path / "o__r", files)
+    record = CloneRecord(
+        full_name="o/r", slug="o__r", clone_url="", path=str(repo), sha="0" * 40, status=CloneStatus.OK
+    )
+    below, other = "tests/broken/test_below.py::test_below", "tests/fine/test_other.py::test_other"
+    task = make_task("one", "one", [below, other], "def one():\n    return 1\n").model_copy(
+        update={"task_id": "o__r:pkg/core.py:one", "path": "pkg/core.py", "slug": "o__r", "repo": "o/r"}
+    )
+    [result] = evaluate_repo(
+        record,
+        {task.task_id: task},
+        [gen(task, task.ground_truth, model="gold")],
+        None,
+        "local",
+        CFG,
+        1,
+        tmp_path / "ev",
+    )
+    assert result.tests == {below: TestOutcome.MISSING, other: TestOutcome.PASSED}, (result.status, result.detail)
+    assert (
+        "tests/broken/test_below.py cannot be collected: RuntimeError: the fixtures need a GPU build"
+        in result.causes[below]
+    )

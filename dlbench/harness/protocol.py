@@ -8,15 +8,17 @@ in-container code.
 
 from __future__ import annotations
 
+import posixpath
 import random
-import re
 
 OWN_DIR = ".dlbench"  # in a candidate's copy: its TMPDIR, HOME and basetemp
-# Words canary names are drawn from, beside those of the task's own test names: a hook that
-# spares or targets tests by name cannot tell a canary from the task's tests.
+# Words canary names are drawn from: plain test vocabulary, so a hook that spares or targets
+# tests by name cannot tell a canary from the task's tests. Not the task's own words, nor
+# words projects select by ("slow", "gpu", "onnx", "large"): a conftest that deselects or
+# skips by name must not touch a canary.
 WORDS = (
-    "shape", "batch", "dtype", "grad", "output", "values", "basic", "default", "edge", "small", "large", "empty",
-    "single", "multi", "dims", "axis", "mask", "weights", "scale", "input", "forward", "result", "random", "zeros",
+    "shape", "batch", "dtype", "output", "values", "basic", "default", "edge", "dims", "axis", "mask", "weights",
+    "scale", "input", "forward", "result", "update", "call", "params", "config", "compute", "state", "init", "apply",
 )  # fmt: skip
 CANARY_BODY = """\
 def {fail}():
@@ -34,16 +36,15 @@ def {ok}():
 
 def canary(nonce: str, tests: list[str]) -> tuple[str, str, str]:
     """(file, must-fail id, must-pass id) of one run's canary tests, drawn from ``nonce``: a
-    module beside one of the task's test files, named like the task's tests (the supervisor
+    module in the folder the task's test files share, named like tests (the supervisor
     writes it with ``canary_source``; the host derives the same ids to grade them)."""
     draw = random.Random(nonce)
-    files = sorted({t.split("::")[0] for t in tests}) or ["test_x.py"]
-    folder = files[draw.randrange(len(files))].rpartition("/")[0]
-    words = sorted({w for t in tests for w in re.findall(r"[a-z]{3,}", t.split("::")[-1].lower())} - {"test"})
-    pool = [*words, *WORDS]
-    stem = f"test_{draw.choice(pool)}_{draw.choice(WORDS)}{draw.randrange(2, 10)}"
+    # the folder all of them share: a broken conftest below it costs only the tests under it
+    folders = {t.split("::")[0].rpartition("/")[0] for t in tests}
+    folder = posixpath.commonpath(list(folders)) if folders and "" not in folders else ""
+    stem = f"test_{draw.choice(WORDS)}_{draw.choice(WORDS)}{draw.randrange(2, 10)}"
     fail, ok = (
-        f"test_{draw.choice(pool)}_{draw.choice(WORDS)}_{i}" for i in (draw.randrange(1, 5), draw.randrange(5, 9))
+        f"test_{draw.choice(WORDS)}_{draw.choice(WORDS)}_{i}" for i in (draw.randrange(1, 5), draw.randrange(5, 9))
     )
     path = f"{folder}/{stem}.py" if folder else f"{stem}.py"
     return path, f"{path}::{fail}", f"{path}::{ok}"

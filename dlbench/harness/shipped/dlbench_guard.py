@@ -119,10 +119,12 @@ def _listdir(path: str) -> list[str]:
         return []
 
 
-def library_prefixes(support_dir: str) -> tuple[str, ...]:
-    """Read-only code of the image: the standard library, installed packages, the harness."""
+def library_prefixes(support_dir: str, copy: str) -> tuple[str, ...]:
+    """The environment's code: the standard library, installed packages, the harness, and
+    every import path set before the candidate ran but the copy's (the local backend may
+    have libraries under /tmp on its PYTHONPATH)."""
     paths = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    paths |= {p for p in sys.path if "site-packages" in p or "dist-packages" in p}
+    paths |= {p for p in sys.path if p and not os.path.realpath(p).startswith(os.path.realpath(copy))}
     return tuple(sorted(os.path.realpath(p).rstrip(os.sep) + os.sep for p in (*paths, support_dir) if p))
 
 
@@ -155,7 +157,7 @@ class Audit:
         self.tests = frozenset(os.path.join(copy, t) for t in tests)
         self.scratch = tuple(os.path.realpath(s) + os.sep for s in scratch)
         self.writable = tuple(os.path.realpath(w) + os.sep for w in writable)
-        self.library = library_prefixes(support_dir)
+        self.library = library_prefixes(support_dir, copy)
         self.in_call = False  # between a test's call phase start and end (set by the plugin)
         self.seen: set[str] = set()
         self.busy = False
@@ -182,6 +184,8 @@ class Audit:
             and self._by_candidate()
         ):
             self._foreign("<compiled at run time>", args[0])
+        elif event == "open" and args and isinstance(args[0], int) and self._by_candidate():
+            self._observe(f"candidate code opened file descriptor {args[0]}")  # the report pipe is one
         elif event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
             self._opened(os.fsdecode(args[0]), _writes(*args[1:3]))
         elif event == "os.rename" and len(args) > 1 and isinstance(args[1], (str, bytes, os.PathLike)):
@@ -217,7 +221,7 @@ class Audit:
 
     def foreign_place(self, path: str) -> bool:
         """In a writable place, and not a file of the copy's own tree (its scratch excepted)."""
-        if path.startswith(self.copy) and not path.startswith(self.scratch):
+        if path.startswith(self.copy) and not path.startswith(self.scratch) or path.startswith(self.library):
             return False
         return path.startswith(self.writable + self.scratch + (self.copy,))
 

@@ -51,6 +51,16 @@ _AUDIT: list = [None]  # the child's audit hook (dlbench_guard.Audit): told when
 _MULTICALL = pluggy._callers._multicall  # what every plugin manager calls hooks through
 _OBSERVED: set[str] = set()
 _CONFIG: list[pytest.Config | None] = [None]
+_BROKEN: list[tuple[str, str]] = []  # (path, error) of the conftest that stopped the last session
+
+
+def broken_conftest() -> tuple[str, str] | None:
+    """The conftest whose import ended the last ``pytest.main`` (and forget it)."""
+    found = _BROKEN[0] if _BROKEN else None
+    _BROKEN.clear()
+    return found
+
+
 # Modules whose functions tests compare with or pytest reports through: one of their
 # attributes holding candidate code or a mock object is reported (``observed``).
 COMPARED_MODULES = (
@@ -188,8 +198,15 @@ def _drops(arg: str, kept: list[str], dropped: list[str]) -> bool:
 @pytest.hookimpl(wrapper=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]):
     """After the project's initial conftests (they may add options): drop the conflicting
-    options, then any option still unknown (a plugin the image lacks), so pytest runs."""
-    result = yield
+    options, then any option still unknown (a plugin the image lacks), so pytest runs. A
+    conftest that cannot be imported is kept for the supervisor (``broken_conftest``)."""
+    try:
+        result = yield
+    except Exception as exc:
+        cause = getattr(exc, "cause", None) or (getattr(exc, "excinfo", None) or (None, None))[1]
+        if hasattr(exc, "path") and cause is not None:  # pytest's ConftestImportFailure
+            _BROKEN[:] = [(str(exc.path), f"{type(cause).__name__}: {cause}")]
+        raise
     kept, dropped = neutralise(args)
     unknown = set(parser.parse_known_and_unknown_args(kept)[1])
     args[:] = [a for a in kept if a not in unknown]

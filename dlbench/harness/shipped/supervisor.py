@@ -80,6 +80,8 @@ WARM_UP = {
     ),
 }
 SUPPORT_DIR = os.path.dirname(os.path.abspath(__file__))
+USAGE_ERROR = 4  # pytest's exit status when a conftest given on the command line cannot be imported
+MAX_BROKEN_CONFTESTS = 8
 
 
 def _prctl(option: int, value: int) -> None:
@@ -251,7 +253,7 @@ class Supervisor:
             _, fail, ok = canary(req["nonce"], req["tests"])
             self.plugin.attach(REPORT_FD, sorted([*req["tests"], fail, ok]), req.get("seed"), audit, copy)
             sys.addaudithook(audit)
-            code = int(self.pytest.main(args, plugins=[self.plugin]))
+            code = self._main(args, copy)
         except BaseException as exc:  # noqa: BLE001 - report anything, never return
             try:
                 os.write(2, f"dlbench supervisor child: {exc!r}\n".encode())
@@ -260,6 +262,22 @@ class Supervisor:
         finally:
             _try_flush()
             os._exit(code)
+
+    def _main(self, args: list[str], copy: str) -> int:
+        """pytest, once more without the tests below each conftest that cannot be imported: a
+        broken conftest costs the tests under it (a collection error with its cause), not the session."""
+        for _ in range(MAX_BROKEN_CONFTESTS):
+            code = int(self.pytest.main(args, plugins=[self.plugin]))
+            broken = self.plugin.broken_conftest() if code == USAGE_ERROR else None
+            if broken is None:
+                return code
+            folder = os.path.relpath(os.path.dirname(broken[0]), copy)
+            kept = [a for a in args if not a.startswith(folder + "/")]
+            if folder.startswith(".") or not any(a.endswith(".py") for a in kept):  # nothing left to run
+                return code
+            self.plugin.send({"ev": "collect_error", "nodeid": folder, "exc": broken[1], "text": broken[1]})
+            args = kept
+        return code
 
     def _audit(self, copy: str, req: dict) -> dlbench_guard.Audit:
         own = os.path.join(copy, OWN_DIR)
