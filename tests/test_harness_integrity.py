@@ -236,7 +236,7 @@ def test_the_guard_hides_a_folder_from_a_child_process(tmp_path: Path) -> None:
         import sys
         sys.path.insert(0, {str(Path(__file__).parents[1] / "dlbench/harness/shipped")!r})
         import dlbench_guard
-        assert dlbench_guard.hide([{str(secret)!r}], [{str(secret / "big.bin")!r}]) >= 1
+        assert dlbench_guard.hide(dlbench_guard.readable_roots([{str(secret)!r}]), [{str(secret / "big.bin")!r}]) >= 1
         print(open({str(other / "fine.txt")!r}).read(), open({str(secret / "big.bin")!r}).read())
         for path in ({str(secret / "ref.py")!r}, {str(secret)!r}):
             try:
@@ -284,3 +284,12 @@ def test_a_broken_conftest_costs_only_the_tests_below_it(tmp_path: Path) -> None
         "tests/broken/test_below.py cannot be collected: RuntimeError: the fixtures need a GPU build"
         in result.causes[below]
     )
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("harness_docker")
+def test_a_kill_at_the_memory_limit_is_named_as_such(image: ImageRecord, clone: CloneRecord, tmp_path: Path) -> None:
+    hog = hostile("hog = []\nwhile True:\n    hog.append(bytearray(64 << 20))\n    hog[-1][::4096] = b'x' * (16384)\n")
+    oom, gold = run_one(clone, image, RELU, [("m", hog), ("gold", GOLD_RELU)], CFG, tmp_path)
+    assert oom.status == EvalStatus.ERROR and oom.detail.startswith("out of memory"), (oom.status, oom.detail)
+    assert gold.status == EvalStatus.PASS, gold.detail

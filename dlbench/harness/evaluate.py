@@ -23,11 +23,12 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import TypeVar
 
 from dlbench.config import EvaluateConfig, ImagesConfig
+from dlbench.deps.testenv import runner_environment
 from dlbench.harness.code import grader_files, support_files
 from dlbench.harness.patch import CandidateSyntaxError, PatchError, patch_source
 from dlbench.harness.run import Candidate, preload_for, resolve_backend
@@ -283,8 +284,9 @@ def _without_run(
     except NotRunnable as exc:
         return _evaluation(job, exc.status, exc.detail, backend)
     digest = candidate_hash(
-        job.task, patched, backend, cfg, limit, image.tag if image else None, run_seed(job.gen, cfg)
-    )
+        job.task, patched, backend, cfg, limit, image.tag if image else None, run_seed(job.gen, cfg),
+        project_test_env(clone.path),
+    )  # fmt: skip
     done = _finished(job.evidence, digest)
     return (patched, digest) if done is None else done
 
@@ -314,13 +316,14 @@ def candidate_hash(
     limit: float | None = None,
     image: str | None = None,
     seed: int | None = None,
+    test_env: Mapping[str, str] | None = None,
 ) -> str:
     """Everything that decides a verdict: task, tests, patched module, backend, limits, the
     environment (the image's tag hashes its lock) and the code that runs (support files) and
     grades it (verdict and screen: a changed grader reruns)."""
     support = sorted((k, hashlib.sha256(v).hexdigest()) for k, v in (support_files() | grader_files()).items())
     limits = cfg.model_dump(include={"timeout_s", "memory_mb", "cpus", "pids", "output_limit_kb"})
-    limits |= {"limit": limit, "seed": seed}
+    limits |= {"limit": limit, "seed": seed, "env": dict(test_env or {})}
     blob = json.dumps(
         [task.task_id, task.sha, task.path, task.tests, patched, backend, limits, support, image], sort_keys=True
     )
@@ -438,15 +441,26 @@ def _record(
 def new_session(clone: CloneRecord, image: ImageRecord | None, backend: str, cfg: EvaluateConfig, mode: str = "warm"):
     """A session for this repository's candidates: warm (the project's imports preloaded) or naive."""
     preload = preload_for(Path(clone.path)) if cfg.preload else ()
+    test_env = project_test_env(clone.path)
+    if test_env:
+        log.info("%s: the project's test runs set %s", clone.slug, ", ".join(f"{k}={v}" for k, v in test_env.items()))
     if backend == "local":
         from dlbench.harness.local import LocalSession
 
-        return LocalSession(Path(clone.path), cfg, preload)
+        return LocalSession(Path(clone.path), cfg, preload, test_env)
     from dlbench.harness.sandbox import DockerSession, NaiveDocker
 
     if image is None or not image.tag:
         raise ValueError("the docker backend needs a built project image")
-    return DockerSession(image.tag, cfg, preload=preload) if mode == "warm" else NaiveDocker(image.tag, cfg)
+    if mode == "warm":
+        return DockerSession(image.tag, cfg, preload=preload, test_env=test_env)
+    return NaiveDocker(image.tag, cfg, test_env=test_env)
+
+
+@lru_cache(maxsize=64)
+def project_test_env(checkout: str) -> dict[str, str]:
+    """The variables the project's own test runs set (``deps.testenv``), read once per checkout."""
+    return runner_environment(Path(checkout))
 
 
 def run_pool(

@@ -52,9 +52,15 @@ class LocalSession(Session):
 
     backend = "local"
 
-    def __init__(self, repo: Path, cfg: EvaluateConfig, preload: tuple[str, ...] = PRELOAD):
+    def __init__(
+        self,
+        repo: Path,
+        cfg: EvaluateConfig,
+        preload: tuple[str, ...] = PRELOAD,
+        test_env: Mapping[str, str] | None = None,
+    ):
         super().__init__(cfg, key=str(Path(repo).resolve()))
-        self.repo, self.preload = Path(repo).resolve(), preload
+        self.repo, self.preload, self.test_env = Path(repo).resolve(), preload, dict(test_env or {})
         self.proc: subprocess.Popen | None = None
         self.work: str | None = None
         self.buffer = b""
@@ -66,7 +72,7 @@ class LocalSession(Session):
             sys.executable, str(SUPERVISOR), "serve", "--repo", str(self.repo), "--work", self.work,
             "--plugin", str(PLUGIN), *preload_args(self.preload, self.cfg.preload, self.learned_skip()),
         ]  # fmt: skip
-        env = candidate_env(os.environ, self.work)
+        env = self.test_env | candidate_env(os.environ, self.work)
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=self.work)
         self.buffer = b""
 

@@ -22,6 +22,7 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from docker.errors import DockerException, NotFound
@@ -67,8 +68,9 @@ def supervisor_command(
     ]  # fmt: skip
 
 
-def container_options(cfg: EvaluateConfig) -> dict:
-    """The lock-down of every sandbox container (docker SDK ``containers.run`` keywords)."""
+def container_options(cfg: EvaluateConfig, test_env: Mapping[str, str] | None = None) -> dict:
+    """The lock-down of every sandbox container (docker SDK ``containers.run`` keywords);
+    ``test_env``: the variables the project's own test runs set (``deps.testenv``)."""
     memory = f"{cfg.memory_mb + SUPERVISOR_MB}m"
     return {
         "user": f"{RUNNER_UID}:{RUNNER_UID}",
@@ -83,6 +85,7 @@ def container_options(cfg: EvaluateConfig) -> dict:
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges"],
         "environment": {
+            **(test_env or {}),
             "OPENBLAS_NUM_THREADS": "1",
             "OMP_NUM_THREADS": "1",
             "MKL_NUM_THREADS": "1",
@@ -143,9 +146,10 @@ class DockerSession(Session):
         cfg: EvaluateConfig,
         client: docker.DockerClient | None = None,
         preload: tuple[str, ...] = PRELOAD,
+        test_env: Mapping[str, str] | None = None,
     ):
         super().__init__(cfg, key=image)
-        self.image, self.preload = image, preload
+        self.image, self.preload, self.test_env = image, preload, dict(test_env or {})
         self.client = client or docker_client()
         self.container: Container | None = None
         self.sock = None
@@ -155,7 +159,8 @@ class DockerSession(Session):
 
     def _start(self) -> None:
         remove_orphans_once(self.client)
-        self.container = self.client.containers.run(self.image, ["sleep", "infinity"], **container_options(self.cfg))
+        options = container_options(self.cfg, self.test_env)
+        self.container = self.client.containers.run(self.image, ["sleep", "infinity"], **options)
         api = self.client.api
         exec_id = api.exec_create(
             self.container.id, supervisor_command("serve", self.preload, self.cfg.preload, self.learned_skip()), stdin=True, stdout=True, stderr=True, tty=False,
@@ -239,19 +244,29 @@ class NaiveDocker:
 
     backend = "docker"
 
-    def __init__(self, image: str, cfg: EvaluateConfig, client: docker.DockerClient | None = None):
-        self.image, self.cfg = image, cfg
+    def __init__(
+        self,
+        image: str,
+        cfg: EvaluateConfig,
+        client: docker.DockerClient | None = None,
+        test_env: Mapping[str, str] | None = None,
+    ):
+        self.image, self.cfg, self.test_env = image, cfg, dict(test_env or {})
         self.client = client or docker_client()
 
     def run(self, candidate: Candidate) -> RunResult:
-        return run_naive(self.image, candidate, self.cfg, self.client)
+        return run_naive(self.image, candidate, self.cfg, self.client, self.test_env)
 
     def close(self) -> None:
         """Nothing stays up between candidates."""
 
 
 def run_naive(
-    image: str, candidate: Candidate, cfg: EvaluateConfig, client: docker.DockerClient | None = None
+    image: str,
+    candidate: Candidate,
+    cfg: EvaluateConfig,
+    client: docker.DockerClient | None = None,
+    test_env: Mapping[str, str] | None = None,
 ) -> RunResult:
     """One fresh container for one candidate (no warm interpreter): the baseline mode."""
     client = client or docker_client()
@@ -260,7 +275,7 @@ def run_naive(
     command = ["timeout", "-s", "KILL", limit, *supervisor_command("once"), "--request", payload]
     remove_orphans_once(client)
     try:
-        container = client.containers.run(image, command, **container_options(cfg))
+        container = client.containers.run(image, command, **container_options(cfg, test_env))
     except DockerException as exc:  # the engine, not the candidate
         return RunResult(infra=f"docker could not start the container: {exc}"[:2000])
     try:

@@ -65,6 +65,8 @@ MISSING_PATH = re.compile(
 MISSING_MODULE = re.compile(r"No module named '([^']+)'")
 MISSING_FIXTURE = re.compile(r"fixture '([^']+)' not found")
 CAUSE_CHARS = 300
+UNFINISHED = "did not run to the end"
+OUT_OF_MEMORY = "out of memory: the test session was killed at the sandbox's memory limit (evaluate.memory_mb)"
 TEXT_CAUSE_CHARS = 4000  # of a run's output, searched for the cause of an aborted session
 
 
@@ -82,6 +84,7 @@ class RunResult:
     infra: str | None = None
     wall_s: float = 0.0
     cmd: list[str] = field(default_factory=list)
+    oom: bool = False  # the container's memory cgroup killed a process during the run
 
     @classmethod
     def from_response(cls, data: Mapping[str, Any]) -> RunResult:
@@ -327,7 +330,7 @@ def _missing_cause(node_id: str, runs: list[dict], ev: Events) -> str:
     if error is not None:
         return f"{module} cannot be collected: {describe(error) or 'collection error'}"
     if runs:
-        return "did not run to the end (the session stopped during the test)"
+        return f"{UNFINISHED} (the session stopped during the test)"
     return "not found by pytest (no such test in the collected modules)"
 
 
@@ -381,9 +384,10 @@ def grade(
     cases = case_outcomes(expected, ev)
 
     def verdict(status: EvalStatus, detail: str | None) -> Verdict:
-        return Verdict(
-            status, tests, detail, exception, round(seconds, 6), _causes(tests, ev) | _causes(cases, ev), cases, seen
-        )
+        causes = _causes(tests, ev) | _causes(cases, ev)
+        if run.oom:  # the test that was running when the memory cgroup killed the session
+            causes = {k: OUT_OF_MEMORY if v.startswith(UNFINISHED) else v for k, v in causes.items()}
+        return Verdict(status, tests, detail, exception, round(seconds, 6), causes, cases, seen)
 
     if not expected:
         return verdict(EvalStatus.ERROR, "task lists no tests")
@@ -400,6 +404,8 @@ def grade(
         return verdict(EvalStatus.TIMEOUT, f"timeout after {run.wall_s:.0f} s (wall-clock limit; the run was killed)")
     if not ev.hello:
         return verdict(EvalStatus.ERROR, f"no report: {output_cause(run.output)} (exit code {run.exit_code})")
+    if not ev.finish and run.oom:
+        return verdict(EvalStatus.ERROR, f"{OUT_OF_MEMORY} (exit code {run.exit_code})")
     if not ev.finish:
         return verdict(
             EvalStatus.ERROR, f"the test session ended early: {output_cause(run.output)} (exit code {run.exit_code})"

@@ -42,6 +42,11 @@ INTROSPECTION = frozenset(
 )  # fmt: skip
 
 
+WATCHED = INTROSPECTION | {"exec", "compile", "open", "os.rename"}
+# What a frame's code is, for attributing an event (``Audit._by_candidate``).
+LIBRARY, CANDIDATE, FOREIGN, PROJECT = range(4)
+
+
 class _PathBeneath(ctypes.Structure):
     _pack_ = 1
     _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
@@ -75,9 +80,10 @@ def readable_roots(hidden: list[str]) -> list[str]:
     return roots
 
 
-def hide(hidden: list[str], keep: list[str]) -> int:
-    """Make ``hidden`` unreadable for this process and its descendants (``keep``: files in
-    it that stay readable). The Landlock ABI used, or 0 when the kernel offers none."""
+def hide(readable: list[str], keep: list[str]) -> int:
+    """Make everything but ``readable`` (``readable_roots`` of what is hidden) unreadable for
+    this process and its descendants (``keep``: hidden files that stay readable). The
+    Landlock ABI used, or 0 when the kernel offers none."""
     if landlock_abi() < 1:
         return 0
     libc = ctypes.CDLL(None, use_errno=True)
@@ -87,7 +93,7 @@ def hide(hidden: list[str], keep: list[str]) -> int:
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
     try:
-        for path in readable_roots(hidden):
+        for path in readable:
             _allow(libc, ruleset, path, _READ_FILE | _READ_DIR)
         for path in keep:
             _allow(libc, ruleset, path, _READ_FILE)
@@ -119,13 +125,20 @@ def _listdir(path: str) -> list[str]:
         return []
 
 
-def library_prefixes(support_dir: str, copy: str) -> tuple[str, ...]:
+def library_prefixes(support_dir: str, own: tuple[str, ...]) -> tuple[str, ...]:
     """The environment's code: the standard library, installed packages, the harness, and
-    every import path set before the candidate ran but the copy's (the local backend may
-    have libraries under /tmp on its PYTHONPATH)."""
+    every import path set before any candidate runs but the project's (``own``: the checkout
+    and the work folder; the local backend may have libraries under /tmp on its PYTHONPATH)."""
     paths = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    paths |= {p for p in sys.path if p and not os.path.realpath(p).startswith(os.path.realpath(copy))}
-    return tuple(sorted(os.path.realpath(p).rstrip(os.sep) + os.sep for p in (*paths, support_dir) if p))
+    own = tuple(os.path.realpath(o) for o in own)
+    paths |= {p for p in sys.path if p and not os.path.realpath(p).startswith(own)}
+    both = {
+        form(p).rstrip(os.sep) + os.sep
+        for p in (*paths, support_dir)
+        if p
+        for form in (os.path.abspath, os.path.realpath)
+    }
+    return tuple(sorted(both))  # as written (code objects' file names) and resolved
 
 
 def _importing() -> bool:
@@ -148,22 +161,25 @@ class Audit:
 
     ``copy``: the run's copy of the repository; ``candidate``: its files holding candidate
     code; ``tests``: the task's test files; ``scratch``: folders of the copy where anything
-    may be written (tmp, home, basetemp); ``writable``: the other writable places."""
+    may be written (tmp, home, basetemp); ``writable``: the other writable places;
+    ``library``: ``library_prefixes``."""
 
-    def __init__(self, send, copy, candidate, tests, scratch, writable, support_dir):  # noqa: ANN001 - stdlib only
+    def __init__(self, send, copy, candidate, tests, scratch, writable, library):  # noqa: ANN001 - stdlib only
         self.send = send
         self.copy = os.path.realpath(copy) + os.sep
         self.candidate = frozenset(os.path.join(copy, c) for c in candidate)
         self.tests = frozenset(os.path.join(copy, t) for t in tests)
         self.scratch = tuple(os.path.realpath(s) + os.sep for s in scratch)
         self.writable = tuple(os.path.realpath(w) + os.sep for w in writable)
-        self.library = library_prefixes(support_dir, copy)
+        self.library = library  # library_prefixes: the environment's code
+        self.resolved: dict[str, str] = {}  # path → real path (lstat is slow on overlay file systems)
+        self.kinds: dict[object, int] = {}  # code object → LIBRARY, CANDIDATE, FOREIGN or PROJECT
         self.in_call = False  # between a test's call phase start and end (set by the plugin)
         self.seen: set[str] = set()
         self.busy = False
 
     def __call__(self, event: str, args: tuple) -> None:
-        if self.busy:  # what the hook itself does (reading a source, sending) is not audited
+        if self.busy or event not in WATCHED:  # nor what the hook itself does (reading a source, sending)
             return
         self.busy = True
         try:
@@ -196,7 +212,9 @@ class Audit:
     def _executed(self, filename: str) -> None:
         """Module code run from a file: one in a writable place outside the copy's own tree
         is screened on the host like the candidate (compiled files cannot be: a violation)."""
-        path = os.path.realpath(filename) if os.path.isabs(filename) else ""
+        if self.in_library(filename):  # the environment's own modules: most of them
+            return
+        path = self.real(filename) if os.path.isabs(filename) else ""
         if not path or not self.foreign_place(path) or path in self.seen:
             return
         self.seen.add(path)
@@ -211,7 +229,9 @@ class Audit:
         self._foreign(filename, source)
 
     def _opened(self, path: str, writing: bool) -> None:
-        full = os.path.realpath(path)
+        if self.in_library(path):  # the environment's own files: most opens
+            return
+        full = self.real(path)
         if writing and full.endswith(CODE_SUFFIXES) and self.foreign_place(full) and self._by_candidate():
             self._observe(f"candidate code wrote a code file: {path}")
         elif full.endswith(COMPILED_SUFFIXES) and self.foreign_place(full) and self._by_candidate():
@@ -230,17 +250,41 @@ class Audit:
         task's patched module, or code run from a writable place)."""
         frame = sys._getframe()
         while frame is not None:
-            name = frame.f_code.co_filename
-            if name.startswith("<"):  # generated by a library (dataclasses, namedtuple) or exec'd
-                frame = frame.f_back
-                continue
-            if name in self.candidate:
-                return True
-            full = os.path.realpath(name)
-            if not full.startswith(self.library):
-                return self.foreign_place(full)
+            kind = self.kinds.get(frame.f_code)
+            if kind is None:
+                kind = self.kinds[frame.f_code] = self._kind(frame.f_code.co_filename)
+            if kind != LIBRARY:
+                return kind != PROJECT
             frame = frame.f_back
         return False
+
+    def _kind(self, name: str) -> int:
+        """LIBRARY also for generated code (dataclasses, namedtuple: ``<string>``): it is passed through."""
+        if name in self.candidate:
+            return CANDIDATE
+        if name.startswith("<") or self.in_library(name) or self.real(name).startswith(self.library):
+            return LIBRARY
+        return FOREIGN if self.foreign_place(self.real(name)) else PROJECT
+
+    def in_library(self, path: str) -> bool:
+        """Plainly under the environment's code, told from the text alone (no ``..`` or ``.``
+        segment, which could lead out of it; anything else is resolved first)."""
+        return path.startswith(self.library) and "/." not in path
+
+    def real(self, path: str) -> str:
+        found = self.resolved.get(path)
+        if found is None:
+            found = self.resolved[path] = os.path.realpath(path)
+        return found
+
+    def origin(self, filename: str) -> str | None:
+        """Where code of ``filename`` comes from, when that is the candidate: its file (relative
+        to the copy) or a writable place outside the copy's own tree; None otherwise."""
+        if filename in self.candidate:
+            return os.path.relpath(filename, self.copy)
+        if os.path.isabs(filename) and not self.in_library(filename) and self.foreign_place(self.real(filename)):
+            return filename
+        return None
 
     def _foreign(self, filename: str, source: str | bytes) -> None:
         text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source

@@ -24,6 +24,7 @@ import linecache
 import os
 import random
 import sys
+import types
 
 import _pytest.python
 import _pytest.reports
@@ -50,6 +51,7 @@ _NEUTRALISED: list[str] = []
 _AUDIT: list = [None]  # the child's audit hook (dlbench_guard.Audit): told when a test's call phase runs
 _MULTICALL = pluggy._callers._multicall  # what every plugin manager calls hooks through
 _OBSERVED: set[str] = set()
+_LOOKED: dict[str, dict[str, int]] = {}  # module → attribute → id of the value last examined
 _CONFIG: list[pytest.Config | None] = [None]
 _BROKEN: list[tuple[str, str]] = []  # (path, error) of the conftest that stopped the last session
 
@@ -195,6 +197,17 @@ def _drops(arg: str, kept: list[str], dropped: list[str]) -> bool:
     return False
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """The terminal reporter is off (``-p no:terminal``), but plugins a project installs read its
+    options (``config.option.color``): declared here, they hold pytest's defaults."""
+    import _pytest.terminal
+
+    try:
+        _pytest.terminal.pytest_addoption(parser)
+    except ValueError:  # declared already: the terminal plugin is on
+        pass
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]):
     """After the project's initial conftests (they may add options): drop the conflicting
@@ -235,11 +248,27 @@ def observe(config: pytest.Config | None) -> None:
             send({"ev": "observed", "what": what})
 
 
+def trust_attributes() -> None:
+    """The compared-with modules' attributes as they are now, before any candidate runs (the
+    warm supervisor calls this before forking): a child examines only what changes."""
+    _LOOKED.clear()
+    for name in COMPARED_MODULES:
+        namespace = getattr(sys.modules.get(name), "__dict__", {})
+        _LOOKED[name] = {attr: id(value) for attr, value in namespace.items()}
+
+
 def _foreign_attributes() -> list[str]:
+    """Attributes of the compared-with modules holding candidate code or a mock object; only
+    those changed since the last look are examined (a check runs after every test)."""
     found = []
     for name in COMPARED_MODULES:
         module = sys.modules.get(name)
-        for attr, value in list(getattr(module, "__dict__", {}).items()):
+        namespace = getattr(module, "__dict__", {})
+        seen = _LOOKED.setdefault(name, {})
+        for attr, value in list(namespace.items()):
+            if seen.get(attr) == id(value):
+                continue
+            seen[attr] = id(value)
             if type(value).__module__ == "unittest.mock" and name != "unittest":
                 found.append(f"{name}.{attr} is a unittest.mock object")
             elif (origin := _candidate_origin(value)) is not None:
@@ -267,12 +296,9 @@ def _candidate_origin(value: object) -> str | None:
     function = getattr(value, "__func__", value)
     code = getattr(function, "__code__", None)
     audit = _AUDIT[0]
-    if code is None or audit is None:
+    if not isinstance(code, types.CodeType) or audit is None:
         return None
-    path = code.co_filename
-    if path in audit.candidate or (os.path.isabs(path) and audit.foreign_place(os.path.realpath(path))):
-        return os.path.relpath(path, audit.copy) if path.startswith(audit.copy) else path
-    return None
+    return audit.origin(code.co_filename)
 
 
 def _exception(report: pytest.TestReport | pytest.CollectReport) -> str | None:

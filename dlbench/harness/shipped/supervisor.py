@@ -125,6 +125,7 @@ class Supervisor:
         self.reaped: dict[int, int] = {}
         self.home_before: dict = {}
         self.linked: list[str] = []  # large files of the repository the current copy links to
+        self.guarded: tuple[list[str], tuple[str, ...]] | None = None  # (readable_roots, library_prefixes)
 
     def preload(self, modules: list[str], skip: list[str]) -> list[str]:
         """Import third-party modules once (those that start threads are refused: forking
@@ -143,6 +144,7 @@ class Supervisor:
             if (getattr(module, "__file__", None) or "").startswith(self.repo + os.sep):
                 del sys.modules[name]
         _cache_rewrites(self.repo)
+        self.plugin.trust_attributes()
         _seal(self.home)
         self.home_before = _snapshot(self.home)
         gc.freeze()  # children's collections skip the warm heap: fewer copy-on-write faults
@@ -179,11 +181,13 @@ class Supervisor:
         copy = os.path.join(self.work, f"c{self.counter}")
         start = time.monotonic()
         result: dict = {"events": [], "output": "", "output_bytes": 0, "timed_out": False, "exit_code": None}
-        result.update(output_exceeded=False, violations=[], infra=None, cmd=[])
+        result.update(output_exceeded=False, violations=[], infra=None, cmd=[], oom=False)
         try:
             args, before = self._prepare(copy, req)
             result["cmd"] = ["pytest", *args]
+            kills = _oom_kills() if self.sandboxed else None
             result.update(self._execute(copy, req, args))
+            result["oom"] = kills is not None and (_oom_kills() or 0) > kills
             result["violations"] += self._violations(copy, before, req)
         except OSError as exc:
             result["infra"] = f"supervisor: {exc!r}"
@@ -204,6 +208,9 @@ class Supervisor:
 
     def _prepare(self, copy: str, req: dict) -> tuple[list[str], dict]:
         self.linked = _copy_tree(self.repo, copy, link_large=self.sandboxed)
+        if self.guarded is None:  # what every child's guard needs, once: listings and resolved paths
+            own = (self.repo, self.work)
+            self.guarded = dlbench_guard.readable_roots([self.repo]), dlbench_guard.library_prefixes(SUPPORT_DIR, own)
         for rel, source in req["files"].items():
             target = os.path.join(copy, rel)
             os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -248,7 +255,7 @@ class Supervisor:
             self._enter_copy(copy)
             if self.entry_plugins is not None:  # resolved once in the parent (see _entry_point_plugins)
                 os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-            dlbench_guard.hide([self.repo], self.linked)  # the reference is in the original checkout
+            dlbench_guard.hide(self.guarded[0], self.linked)  # the reference is in the original checkout
             audit = self._audit(copy, req)
             _, fail, ok = canary(req["nonce"], req["tests"])
             self.plugin.attach(REPORT_FD, sorted([*req["tests"], fail, ok]), req.get("seed"), audit, copy)
@@ -284,7 +291,7 @@ class Supervisor:
         return dlbench_guard.Audit(
             self.plugin.send, copy, candidate=list(req["files"]), tests=[t.split("::")[0] for t in req["tests"]],
             scratch=[os.path.join(own, sub) for sub in SCRATCH_SUBDIRS], writable=[*SCRATCH_DIRS, self.work],
-            support_dir=SUPPORT_DIR,
+            library=self.guarded[1],
         )  # fmt: skip
 
     def _enter_copy(self, copy: str) -> None:
@@ -567,6 +574,20 @@ def _limit_child(req: dict, sandboxed: bool) -> None:
         _try(resource.setrlimit, getattr(resource, name), (value, value))
     if req.get("nproc") and os.getuid() != 0:
         _try(resource.setrlimit, resource.RLIMIT_NPROC, (req["nproc"], req["nproc"]))
+
+
+def _oom_kills() -> int | None:
+    """Processes the container's memory cgroup has killed so far (cgroup v2, then v1), or None."""
+    for path in ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"):
+        try:
+            with open(path) as fh:
+                for line in fh:
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value)
+        except (OSError, ValueError):
+            continue
+    return None
 
 
 def _rebase(path: str, old: str, new: str) -> str:
