@@ -293,3 +293,27 @@ def test_a_kill_at_the_memory_limit_is_named_as_such(image: ImageRecord, clone: 
     oom, gold = run_one(clone, image, RELU, [("m", hog), ("gold", GOLD_RELU)], CFG, tmp_path)
     assert oom.status == EvalStatus.ERROR and oom.detail.startswith("out of memory"), (oom.status, oom.detail)
     assert gold.status == EvalStatus.PASS, gold.detail
+
+
+def test_a_plugin_that_reads_the_terminal_reporters_options_does_not_end_the_session(tmp_path: Path) -> None:
+    """The harness turns the terminal reporter off; a plugin the project brings may still read
+    its options (``config.option.color``), which ended every session with an INTERNALERROR."""
+    from dlbench.records import CloneStatus
+    from tests.test_mine_callgraph import write_tree
+
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/core.py": "def one():\n    return 1\n",
+        "conftest.py": "def pytest_configure(config):\n    config.colored = config.option.color != 'no'\n",
+        "tests/test_core.py": "from pkg.core import one\n\n\ndef test_one():\n    assert one() == 1\n",
+    }
+    repo = write_tree(tmp_path / "o__r", files)
+    record = CloneRecord(
+        full_name="o/r", slug="o__r", clone_url="", path=str(repo), sha="0" * 40, status=CloneStatus.OK
+    )
+    task = make_task("one", "one", ["tests/test_core.py::test_one"], "def one():\n    return 1\n").model_copy(
+        update={"task_id": "o__r:pkg/core.py:one", "path": "pkg/core.py", "slug": "o__r", "repo": "o/r"}
+    )
+    gold = gen(task, task.ground_truth, model="gold")
+    [result] = evaluate_repo(record, {task.task_id: task}, [gold], None, "local", CFG, 1, tmp_path / "ev")
+    assert result.status == EvalStatus.PASS, (result.status, result.detail)
