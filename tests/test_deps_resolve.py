@@ -72,3 +72,29 @@ def test_check_output_parsing_finds_missing_modules_not_the_projects_own() -> No
     )
     assert list(missing_modules(output, own={"acme"})) == ["datasets", "hypothesis"]
     assert "importlib.import_module(name)" in check_script({"torch", "numpy"}) and "--collect-only" in check_script(())
+
+
+def test_many_unavailable_optional_requirements_cost_only_themselves(
+    target: Target, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More unavailable test requirements than any fixed number of drops, and a git URL declared
+    twice: each is found by a cheap run without dependencies, two whole resolutions in all."""
+    import dlbench.deps.resolve as resolve_module
+
+    runs: list[bool] = []
+    real = resolve_module.compile_lock
+
+    def counted(*args, **kwargs):
+        runs.append(bool(kwargs.get("no_deps")))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(resolve_module, "compile_lock", counted)
+    bogus = [req(f"dlbench-no-such-distribution-{i:02d}", group="import") for i in range(15)]
+    url = "six @ git+https://github.com/benjaminp/six@1.16.0"
+    declared = [req("packaging"), *bogus, DeclaredRequirement(spec=url, name="six", source="requirements-test.txt", group="test"),
+                DeclaredRequirement(spec="six", name="six", source="import six (tests/test_x.py)", group="import")]  # fmt: skip
+    lock = resolve(declared, [], target)
+    assert {"packaging", "six"} <= lock.versions().keys()  # the git URL's package from the index
+    assert {d.spec for d in lock.dropped if d.reason.startswith("cannot be had")} == {b.spec for b in bogus}
+    assert [d.reason for d in lock.dropped if d.spec == url][0].startswith("direct URL git+https://github.com")
+    assert runs.count(False) == 2, runs  # whole resolutions: the first, and the one that succeeds

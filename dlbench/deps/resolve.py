@@ -3,9 +3,13 @@ as of the pinned commit's date, with uv.
 
 ``uv pip compile --exclude-newer DATE`` sees only releases uploaded before the commit, so
 old code meets the numpy or torch it was written for. When the requirements cannot be
-resolved together, the requirement the resolver names with the lowest priority (tests'
-imports before CI lines before declared test and runtime dependencies) is dropped and
-recorded, a bounded number of times.
+resolved together, the optional requirements (what the tests import, CI lines, extras,
+dev groups) that cannot be had at all are found first, each with a cheap run that asks for
+the distribution alone (``--no-deps``: one index look-up, not a whole resolution), and
+dropped with their cause: however many there are, they cost only the tests that need them.
+Then, for real conflicts, the requirement the resolver names with the lowest priority is
+dropped and recorded, until the rest resolves. A direct URL (``name @ git+https://...``)
+cannot be fetched here: the index's release of that name stands in for it, recorded.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ from dlbench.deps.declared import canonical_name
 from dlbench.deps.plan import PRIORITY, drop_priority
 from dlbench.records import DeclaredRequirement, DroppedRequirement
 
-MAX_DROPS = 12
+OPTIONAL_BELOW = PRIORITY["test"]  # import, ci, optional, docs, dev: the tests can do without them
+DIRECT_URL = re.compile(r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?P<extras>\[[^\]]*\])?\s*@\s*(?P<url>\S+)(?P<rest>.*)$")
 DEFAULT_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 RESOLVE_TIMEOUT_S = 600
 UNSATISFIABLE = "No solution found"  # uv's word for a conflict (not a network or index failure)
@@ -91,25 +96,86 @@ def resolve(
 
 
 def _resolve_dropping(requirements: list[DeclaredRequirement], constraints: list[str], target: Target, allow_drops: bool) -> Lock:  # fmt: skip
-    dropped: list[DroppedRequirement] = []
-    for _ in range(MAX_DROPS + 1):
-        no_build = [r.name for r in requirements if drop_priority(r) <= PRIORITY["ci"]]
-        ok, output = compile_lock([r.spec for r in requirements], constraints, target, no_build)
+    requirements, dropped = _from_the_index(requirements)
+    checked = not allow_drops
+    while True:
+        ok, output = compile_lock([r.spec for r in requirements], constraints, target, _wheels_only(requirements))
         if ok:
             return Lock(pins=_pins(output), requirements=requirements, dropped=dropped)
         if UNSATISFIABLE not in output:
             raise IndexUnavailable(f"uv pip compile failed: {_cause(output)}")
+        if not checked:  # first, every optional requirement that cannot be had at all, cheaply
+            checked = True
+            requirements, missing = _without_unavailable(requirements, constraints, target)
+            if missing:
+                dropped += missing
+                continue
         blamed = _blamed(requirements, output) if allow_drops else None
         if blamed is None:
             raise ResolutionError(_cause(output))
-        requirements = [r for r in requirements if r is not blamed]
-        dropped.append(
-            DroppedRequirement(spec=blamed.spec, source=blamed.source, reason=f"unresolvable: {_cause(output)}")
-        )
-    raise ResolutionError(f"still unresolvable after dropping {MAX_DROPS} requirements: {_cause(output)}")
+        requirements, gone = _drop_name(requirements, blamed, f"unresolvable: {_cause(output)}")
+        dropped += gone
 
 
-def compile_lock(specs: Sequence[str], constraints: Sequence[str], target: Target, no_build: Sequence[str] = ()) -> tuple[bool, str]:  # fmt: skip
+def _wheels_only(requirements: Sequence[DeclaredRequirement]) -> list[str]:
+    """What the tests merely import, or a CI file installs, must not need a compiler in the image."""
+    return [r.name for r in requirements if drop_priority(r) <= PRIORITY["ci"]]
+
+
+def _drop_name(
+    requirements: list[DeclaredRequirement], blamed: DeclaredRequirement, reason: str
+) -> tuple[list[DeclaredRequirement], list[DroppedRequirement]]:
+    """``blamed`` and every other declaration of its name that counts no more (a CI file's
+    and an import's alike); one the project declares with a higher priority stays."""
+    level = drop_priority(blamed)
+    gone = [r for r in requirements if r.name == blamed.name and drop_priority(r) <= level]
+    kept = [r for r in requirements if r not in gone]
+    return kept, [DroppedRequirement(spec=r.spec, source=r.source, reason=reason) for r in gone]
+
+
+def _without_unavailable(
+    requirements: list[DeclaredRequirement], constraints: list[str], target: Target
+) -> tuple[list[DeclaredRequirement], list[DroppedRequirement]]:
+    """The optional requirements no release of which can be had (not on the index as of the
+    date, no wheel where one is needed), found by asking for them without their
+    dependencies: one small run per such requirement, never a whole resolution."""
+    required = {r.name for r in requirements if drop_priority(r) >= OPTIONAL_BELOW}
+    optional = [r for r in requirements if drop_priority(r) < OPTIONAL_BELOW and r.name not in required]
+    dropped: list[DroppedRequirement] = []
+    while optional:
+        specs = [r.spec for r in optional]
+        ok, output = compile_lock(specs, constraints, target, _wheels_only(optional), no_deps=True)
+        if ok:
+            break
+        if UNSATISFIABLE not in output:
+            raise IndexUnavailable(f"uv pip compile failed: {_cause(output)}")
+        blamed = _blamed(optional, output)
+        if blamed is None:
+            break
+        optional = [r for r in optional if r.name != blamed.name]
+        requirements, gone = _drop_name(requirements, blamed, f"cannot be had: {_cause(output)}")
+        dropped += gone
+    return requirements, dropped
+
+
+def _from_the_index(
+    requirements: list[DeclaredRequirement],
+) -> tuple[list[DeclaredRequirement], list[DroppedRequirement]]:
+    """Direct URLs replaced by the name alone (the index's release), each replacement recorded."""
+    kept, dropped = [], []
+    for r in requirements:
+        found = DIRECT_URL.match(r.spec)
+        if found is None:
+            kept.append(r)
+            continue
+        spec = f"{found['name']}{found['extras'] or ''}{found['rest'].strip() and ' ' + found['rest'].strip()}"
+        kept.append(r.model_copy(update={"spec": spec.strip()}))
+        reason = f"direct URL {found['url']} is not reachable here: the index's release of {found['name']} stands in"
+        dropped.append(DroppedRequirement(spec=r.spec, source=r.source, reason=reason))
+    return kept, dropped
+
+
+def compile_lock(specs: Sequence[str], constraints: Sequence[str], target: Target, no_build: Sequence[str] = (), no_deps: bool = False) -> tuple[bool, str]:  # fmt: skip
     """(resolved, uv's output): the lock text on success, the resolver's message otherwise.
 
     ``no_build``: distributions taken only as wheels. What the tests merely import, or a CI
@@ -120,6 +186,8 @@ def compile_lock(specs: Sequence[str], constraints: Sequence[str], target: Targe
         command += ["--exclude-newer", target.exclude_newer.isoformat()]
     for name in no_build:
         command += ["--only-binary", name]
+    if no_deps:
+        command.append("--no-deps")
     if target.cache_dir:
         command += ["--cache-dir", str(target.cache_dir)]
     constraint_file = None
