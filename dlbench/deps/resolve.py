@@ -30,7 +30,9 @@ from dlbench.deps.plan import PRIORITY, drop_priority
 from dlbench.records import DeclaredRequirement, DroppedRequirement
 
 OPTIONAL_BELOW = PRIORITY["test"]  # import, ci, optional, docs, dev: the tests can do without them
-DIRECT_URL = re.compile(r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?P<extras>\[[^\]]*\])?\s*@\s*(?P<url>\S+)(?P<rest>.*)$")
+DIRECT_URL = re.compile(
+    r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?P<extras>\[[^\]]*\])?\s*@\s*(?P<url>\S+)(?P<rest>.*)$"
+)
 DEFAULT_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 RESOLVE_TIMEOUT_S = 600
 UNSATISFIABLE = "No solution found"  # uv's word for a conflict (not a network or index failure)
