@@ -317,3 +317,61 @@ def test_a_plugin_that_reads_the_terminal_reporters_options_does_not_end_the_ses
     gold = gen(task, task.ground_truth, model="gold")
     [result] = evaluate_repo(record, {task.task_id: task}, [gold], None, "local", CFG, 1, tmp_path / "ev")
     assert result.status == EvalStatus.PASS, (result.status, result.detail)
+
+
+EXPANDING = '''\
+import functools
+import unittest
+
+from pkg.core import double
+
+
+def expand(cases):
+    """As parameterized.expand does: numbered copies of the test replace it when the class is built."""
+    def mark(func):
+        func.cases = cases
+        return func
+    return mark
+
+
+def expanded(cls):
+    for name, func in list(vars(cls).items()):
+        for i, case in enumerate(getattr(func, "cases", ())):
+            @functools.wraps(func)
+            def copy(self, func=func, case=case):
+                return func(self, *case)
+            copy.__name__ = f"{name}_{i}_{case[0]}"
+            copy.place_as = func
+            del copy.__wrapped__
+            setattr(cls, copy.__name__, copy)
+        if hasattr(func, "cases"):
+            delattr(cls, name)
+    return cls
+
+
+@expanded
+class TestDouble(unittest.TestCase):
+    @expand([(1, 2), (3, 6)])
+    def test_double(self, x, expected):
+        self.assertEqual(double(x), expected)
+'''
+
+
+def test_tests_a_decorator_replaced_with_numbered_copies_run_as_cases_of_the_listed_test(tmp_path: Path) -> None:
+    from dlbench.records import CloneStatus, TestOutcome
+    from tests.test_mine_callgraph import write_tree
+
+    files = {"pkg/__init__.py": "", "pkg/core.py": "def double(x):\n    return 2 * x\n", "tests/test_e.py": EXPANDING}
+    repo = write_tree(tmp_path / "o__r", files)
+    record = CloneRecord(
+        full_name="o/r", slug="o__r", clone_url="", path=str(repo), sha="0" * 40, status=CloneStatus.OK
+    )
+    listed = "tests/test_e.py::TestDouble::test_double"  # what mining reads in the source
+    task = make_task("double", "double", [listed], "def double(x):\n    return 2 * x\n").model_copy(
+        update={"task_id": "o__r:pkg/core.py:double", "path": "pkg/core.py", "slug": "o__r", "repo": "o/r"}
+    )
+    gens = [gen(task, task.ground_truth, model="gold"), gen(task, "def double(x):\n    return x\n")]
+    gold, wrong = evaluate_repo(record, {task.task_id: task}, gens, None, "local", CFG, 1, tmp_path / "ev")
+    assert gold.status == EvalStatus.PASS and gold.tests == {listed: TestOutcome.PASSED}, (gold.detail, gold.causes)
+    assert gold.cases == {f"{listed}[0_1]": TestOutcome.PASSED, f"{listed}[1_3]": TestOutcome.PASSED}
+    assert wrong.status == EvalStatus.FAIL and wrong.tests == {listed: TestOutcome.FAILED}

@@ -53,6 +53,7 @@ _MULTICALL = pluggy._callers._multicall  # what every plugin manager calls hooks
 _OBSERVED: set[str] = set()
 _LOOKED: dict[str, dict[str, int]] = {}  # module → attribute → id of the value last examined
 _CONFIG: list[pytest.Config | None] = [None]
+_ALIASES: dict[str, str] = {}  # node id pytest collected → the listed test's case it stands for
 _BROKEN: list[tuple[str, str]] = []  # (path, error) of the conftest that stopped the last session
 
 
@@ -405,11 +406,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     present = {item.nodeid for item in items}
     removed = [nid for nid in _BEFORE if nid not in present and nid not in _DESELECTED]
     _report_deselected(removed)  # dropped from the list without pytest_deselected
-    keep = [item for item in items if selects(item.nodeid, _SELECTED)]
-    dropped = [item for item in items if not selects(item.nodeid, _SELECTED)]
+    _ALIASES.clear()
+    _ALIASES.update({item.nodeid: alias for item in items if (alias := _expanded_case(item)) is not None})
+    keep = [item for item in items if selects(_listed(item.nodeid), _SELECTED)]
+    dropped = [item for item in items if not selects(_listed(item.nodeid), _SELECTED)]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
     items[:] = keep
+
+
+def _expanded_case(item: pytest.Item) -> str | None:
+    """A test a decorator replaced with numbered copies as its class was built
+    (``parameterized.expand``: ``test_x`` became ``test_x_0_a``, ``test_x_1_b``) reads as a case of
+    the test the source defines, ``test_x[0_a]``, when that one is listed: the ids mining reads
+    statically are the source's, pytest collects the copies."""
+    if selects(item.nodeid, _SELECTED):
+        return None
+    function = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
+    origin = getattr(function, "place_as", None) or getattr(function, "__wrapped__", None)
+    name = getattr(origin, "__name__", None)
+    if not name or name == item.name or not item.name.startswith(name):
+        return None
+    source_id = item.nodeid[: len(item.nodeid) - len(item.name)] + name
+    if not selects(source_id, _SELECTED):
+        return None
+    return f"{source_id}[{item.name[len(name) :].lstrip('_') or item.name}]"
+
+
+def _listed(nodeid: str) -> str:
+    """The id events carry: a numbered copy's case id (``_expanded_case``), else its own."""
+    return _ALIASES.get(nodeid, nodeid)
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
@@ -427,7 +453,7 @@ def _report_deselected(ids: list[str]) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
     check("collection", session.config)
-    send({"ev": "collected", "ids": [item.nodeid for item in session.items]})
+    send({"ev": "collected", "ids": [_listed(item.nodeid) for item in session.items]})
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -435,7 +461,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     send(
         {
             "ev": "report",
-            "nodeid": report.nodeid,
+            "nodeid": _listed(report.nodeid),
             "when": report.when,
             "outcome": report.outcome,
             "xfail": hasattr(report, "wasxfail"),
