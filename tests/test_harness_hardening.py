@@ -79,7 +79,7 @@ def test_bypass_without_the_screen_is_caught_by_the_graders_cross_checks(clone: 
     assert bypass.status == EvalStatus.SANDBOX_VIOLATION and not bypass.passed, bypass
     assert "outside the session" in bypass.detail
     assert full.status == EvalStatus.SANDBOX_VIOLATION and not full.passed, full
-    assert "seen: candidate code opened file descriptor 3" in full.detail, full.detail
+    assert "seen: candidate code opened the report pipe (file descriptor 3)" in full.detail, full.detail
 
 
 def test_always_equal_result_is_refused(clone: CloneRecord, tmp_path: Path) -> None:

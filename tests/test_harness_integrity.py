@@ -375,3 +375,18 @@ def test_tests_a_decorator_replaced_with_numbered_copies_run_as_cases_of_the_lis
     assert gold.status == EvalStatus.PASS and gold.tests == {listed: TestOutcome.PASSED}, (gold.detail, gold.causes)
     assert gold.cases == {f"{listed}[0_1]": TestOutcome.PASSED, f"{listed}[1_3]": TestOutcome.PASSED}
     assert wrong.status == EvalStatus.FAIL and wrong.tests == {listed: TestOutcome.FAILED}
+
+
+def test_ordinary_code_is_not_seen_doing_anything(clone: CloneRecord, tmp_path: Path) -> None:
+    """What right answers do (temporary files, dataclasses and named tuples built at run time,
+    a subprocess) is no observation, without any allowance from gold."""
+    ordinary = hostile(
+        "import collections, dataclasses, subprocess, sys, tempfile\n"
+        "with tempfile.NamedTemporaryFile() as fh:\n    fh.write(b'x')\n"
+        "Pair = collections.namedtuple('Pair', 'a b')\n"
+        "Box = dataclasses.make_dataclass('Box', ['v'], frozen=True)\n"
+        "subprocess.run([sys.executable, '-c', 'pass'], capture_output=True, check=True)\n"
+        "return np.maximum(np.asarray(x), 0)\n"
+    )
+    [result] = evaluate_repo(clone, {RELU.task_id: RELU}, [gen(RELU, ordinary)], None, "local", CFG, 1, tmp_path)
+    assert result.status == EvalStatus.PASS and result.observed == [], (result.detail, result.observed)

@@ -149,6 +149,14 @@ def _importing() -> bool:
     return frame is not None and frame.f_code.co_filename.startswith("<frozen importlib")
 
 
+def _identity(fd: int | None) -> tuple[int, int] | None:
+    try:
+        st = os.fstat(fd) if fd is not None else None
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if st else None
+
+
 def _writes(mode: object = "r", flags: object = 0) -> bool:
     """An ``open`` audit event's mode (``open()``) or flags (``os.open``, mode None) ask to write."""
     if isinstance(mode, str):
@@ -162,9 +170,9 @@ class Audit:
     ``copy``: the run's copy of the repository; ``candidate``: its files holding candidate
     code; ``tests``: the task's test files; ``scratch``: folders of the copy where anything
     may be written (tmp, home, basetemp); ``writable``: the other writable places;
-    ``library``: ``library_prefixes``."""
+    ``library``: ``library_prefixes``; ``report_fd``: the pipe the verdict's events travel on."""
 
-    def __init__(self, send, copy, candidate, tests, scratch, writable, library):  # noqa: ANN001 - stdlib only
+    def __init__(self, send, copy, candidate, tests, scratch, writable, library, report_fd=None):  # noqa: ANN001
         self.send = send
         self.copy = os.path.realpath(copy) + os.sep
         self.candidate = frozenset(os.path.join(copy, c) for c in candidate)
@@ -172,6 +180,7 @@ class Audit:
         self.scratch = tuple(os.path.realpath(s) + os.sep for s in scratch)
         self.writable = tuple(os.path.realpath(w) + os.sep for w in writable)
         self.library = library  # library_prefixes: the environment's code
+        self.report = _identity(report_fd)  # the report pipe: candidate code has no business opening it
         self.resolved: dict[str, str] = {}  # path → real path (lstat is slow on overlay file systems)
         self.kinds: dict[object, int] = {}  # code object → LIBRARY, CANDIDATE, FOREIGN or PROJECT
         self.in_call = False  # between a test's call phase start and end (set by the plugin)
@@ -200,14 +209,24 @@ class Audit:
             and self._by_candidate()
         ):
             self._foreign("<compiled at run time>", args[0])
-        elif event == "open" and args and isinstance(args[0], int) and self._by_candidate():
-            self._observe(f"candidate code opened file descriptor {args[0]}")  # the report pipe is one
+        elif (
+            event == "open" and args and isinstance(args[0], int) and self._is_report(args[0]) and self._by_candidate()
+        ):
+            self._observe(f"candidate code opened the report pipe (file descriptor {args[0]})")
         elif event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
             self._opened(os.fsdecode(args[0]), _writes(*args[1:3]))
         elif event == "os.rename" and len(args) > 1 and isinstance(args[1], (str, bytes, os.PathLike)):
             self._opened(os.fsdecode(args[1]), True)  # a file written under another name, then renamed
         elif event in INTROSPECTION and self._by_candidate():
             self._observe(f"candidate code called {event}")
+
+    def _is_report(self, fd: int) -> bool:
+        """``fd`` is the report pipe, or a duplicate of it (a temporary file's descriptor is not)."""
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            return False
+        return self.report is not None and (st.st_dev, st.st_ino) == self.report
 
     def _executed(self, filename: str) -> None:
         """Module code run from a file: one in a writable place outside the copy's own tree

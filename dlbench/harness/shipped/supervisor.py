@@ -291,7 +291,7 @@ class Supervisor:
         return dlbench_guard.Audit(
             self.plugin.send, copy, candidate=list(req["files"]), tests=[t.split("::")[0] for t in req["tests"]],
             scratch=[os.path.join(own, sub) for sub in SCRATCH_SUBDIRS], writable=[*SCRATCH_DIRS, self.work],
-            library=self.guarded[1],
+            library=self.guarded[1], report_fd=REPORT_FD,
         )  # fmt: skip
 
     def _enter_copy(self, copy: str) -> None:
