@@ -390,3 +390,35 @@ def test_ordinary_code_is_not_seen_doing_anything(clone: CloneRecord, tmp_path: 
     )
     [result] = evaluate_repo(clone, {RELU.task_id: RELU}, [gen(RELU, ordinary)], None, "local", CFG, 1, tmp_path)
     assert result.status == EvalStatus.PASS and result.observed == [], (result.detail, result.observed)
+
+
+def test_an_installed_plugin_that_ends_the_session_is_set_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plugin assuming the terminal reporter (off in the harness) raises at configure: the
+    session runs again without it, and the evidence says so."""
+    from dlbench.harness.evaluate import evidence_dir
+    from dlbench.records import CloneStatus
+    from tests.test_mine_callgraph import write_tree
+
+    site = write_tree(tmp_path / "site", {
+        "fakeplug/__init__.py": "def pytest_configure(config):\n"
+                                "    config.pluginmanager.getplugin('terminalreporter').write_line('fakeplug on')\n",
+        "fakeplug-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: fakeplug\nVersion: 1.0\n",
+        "fakeplug-1.0.dist-info/entry_points.txt": "[pytest11]\nfakeplug = fakeplug\n",
+    })  # fmt: skip
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    files = {"pkg/__init__.py": "", "pkg/core.py": "def one():\n    return 1\n",
+             "tests/test_core.py": "from pkg.core import one\n\n\ndef test_one():\n    assert one() == 1\n"}  # fmt: skip
+    repo = write_tree(tmp_path / "o__r", files)
+    record = CloneRecord(
+        full_name="o/r", slug="o__r", clone_url="", path=str(repo), sha="0" * 40, status=CloneStatus.OK
+    )
+    task = make_task("one", "one", ["tests/test_core.py::test_one"], "def one():\n    return 1\n").model_copy(
+        update={"task_id": "o__r:pkg/core.py:one", "path": "pkg/core.py", "slug": "o__r", "repo": "o/r"}
+    )
+    gold = gen(task, task.ground_truth, model="gold")
+    [result] = evaluate_repo(record, {task.task_id: task}, [gold], None, "local", CFG, 1, tmp_path / "ev")
+    assert result.status == EvalStatus.PASS, (result.status, result.detail)
+    events = (evidence_dir(tmp_path / "ev", "o__r", gold) / "events.jsonl").read_text()
+    assert '"ev": "set_aside", "plugin": "fakeplug"' in events and "NoneType" in events

@@ -160,7 +160,7 @@ def parse_events(lines: Iterable[str]) -> Events:
         elif kind == "deselected":
             ev.deselected.update(str(i) for i in event.get("ids") or [])
         elif kind == "config":
-            ev.neutralised = [str(o) for o in event.get("neutralised") or []]
+            ev.neutralised = list(dict.fromkeys([*ev.neutralised, *(str(o) for o in event.get("neutralised") or [])]))
             ev.rootdir = str(event["rootdir"]) if event.get("rootdir") else None
         elif kind == "tamper":
             what = ", ".join(event.get("what", []))
@@ -168,6 +168,8 @@ def parse_events(lines: Iterable[str]) -> Events:
                 ev.problems.append(f"{TAMPER} (seen at {event.get('stage')}): {what}")
         elif kind == "report":
             _add_phase(ev, event)
+        elif kind == "set_aside":  # an installed plugin that ended the session, left out of the run
+            ev.neutralised.append(f"plugin {event.get('plugin')} set aside: {event.get('cause')}")
         elif kind == "observed":
             ev.observed.append(str(event.get("what"))[:CAUSE_CHARS])
         elif kind == "foreign_code":

@@ -54,7 +54,23 @@ _OBSERVED: set[str] = set()
 _LOOKED: dict[str, dict[str, int]] = {}  # module → attribute → id of the value last examined
 _CONFIG: list[pytest.Config | None] = [None]
 _ALIASES: dict[str, str] = {}  # node id pytest collected → the listed test's case it stands for
+_INTERNAL: list[str] = []  # message, then the traceback's files, of an INTERNALERROR before collection
+_COLLECTED_SENT: list[bool] = []  # non-empty once the ``collected`` event went out
 _BROKEN: list[tuple[str, str]] = []  # (path, error) of the conftest that stopped the last session
+
+
+def pytest_internalerror(excrepr, excinfo) -> None:  # noqa: ANN001 - pytest's types
+    """Keep the files of an INTERNALERROR's traceback, before any test was collected: the
+    supervisor sets aside a plugin that raised it (``internal_error``)."""
+    if not _COLLECTED_SENT:
+        _INTERNAL[:] = [excinfo.exconly()[:500], *(str(entry.path) for entry in excinfo.traceback)]
+
+
+def internal_error() -> tuple[str, list[str]] | None:
+    """(message, files of its traceback) of the INTERNALERROR that ended the last session (and forget it)."""
+    found = (_INTERNAL[0], _INTERNAL[1:]) if _INTERNAL else None
+    _INTERNAL.clear()
+    return found
 
 
 def broken_conftest() -> tuple[str, str] | None:
@@ -148,6 +164,7 @@ def attach(fd: int, selected: list[str], seed: int | None = None, audit=None, co
     _SEED[0] = seed
     _AUDIT[0] = audit
     _OBSERVED.clear()
+    _COLLECTED_SENT.clear()
     _BEFORE.clear()
     _DESELECTED.clear()
     _BASELINE.clear()
@@ -454,6 +471,7 @@ def _report_deselected(ids: list[str]) -> None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     check("collection", session.config)
     send({"ev": "collected", "ids": [_listed(item.nodeid) for item in session.items]})
+    _COLLECTED_SENT.append(True)
 
 
 @pytest.hookimpl(tryfirst=True)

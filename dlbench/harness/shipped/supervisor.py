@@ -81,6 +81,7 @@ WARM_UP = {
 }
 SUPPORT_DIR = os.path.dirname(os.path.abspath(__file__))
 USAGE_ERROR = 4  # pytest's exit status when a conftest given on the command line cannot be imported
+INTERNAL_ERROR = 3
 MAX_BROKEN_CONFTESTS = 8
 
 
@@ -120,6 +121,7 @@ class Supervisor:
 
         self.pytest = pytest
         self.entry_plugins = _entry_point_plugins()
+        self.entry_folders = _plugin_folders(self.entry_plugins or [])
         self.counter = 0
         self.child = 0
         self.reaped: dict[int, int] = {}
@@ -271,10 +273,18 @@ class Supervisor:
             os._exit(code)
 
     def _main(self, args: list[str], copy: str) -> int:
-        """pytest, once more without the tests below each conftest that cannot be imported: a
-        broken conftest costs the tests under it (a collection error with its cause), not the session."""
+        """pytest, once more without the tests below each conftest that cannot be imported (a
+        broken conftest costs the tests under it: a collection error with its cause), and without
+        an installed plugin whose hook ended the session before collection (with a note)."""
         for _ in range(MAX_BROKEN_CONFTESTS):
             code = int(self.pytest.main(args, plugins=[self.plugin]))
+            failing = self.plugin.internal_error() if code == INTERNAL_ERROR else None
+            plugin = self._plugin_of(failing[1]) if failing else None
+            if plugin is not None:
+                self.plugin.send({"ev": "set_aside", "plugin": plugin, "cause": failing[0]})
+                at = next(i for i in range(len(args) - 1) if args[i : i + 2] == ["-p", plugin])
+                args = args[:at] + args[at + 2 :]
+                continue
             broken = self.plugin.broken_conftest() if code == USAGE_ERROR else None
             if broken is None:
                 return code
@@ -285,6 +295,13 @@ class Supervisor:
             self.plugin.send({"ev": "collect_error", "nodeid": folder, "exc": broken[1], "text": broken[1]})
             args = kept
         return code
+
+    def _plugin_of(self, files: list[str]) -> str | None:
+        """The installed plugin (a ``-p`` module of ``entry_plugins``) whose code a traceback runs through."""
+        for module, folder in self.entry_folders.items():
+            if any(f.startswith(folder) for f in files):
+                return module
+        return None
 
     def _audit(self, copy: str, req: dict) -> dlbench_guard.Audit:
         own = os.path.join(copy, OWN_DIR)
@@ -626,6 +643,19 @@ def _entry_point_plugins() -> list[str] | None:
     if any(":" in point.value for point in points):  # an object, not a module: -p cannot name it
         return None
     return [arg for point in points for arg in ("-p", point.value)]
+
+
+def _plugin_folders(args: list[str]) -> dict[str, str]:
+    """``-p`` module → the folder of its top-level package (or its file), for the installed plugins."""
+    folders = {}
+    for module in args[1::2]:
+        try:
+            origin = (importlib.util.find_spec(module.split(".")[0]) or types.SimpleNamespace(origin=None)).origin
+        except (ImportError, ValueError):
+            continue
+        if origin:
+            folders[module] = os.path.dirname(origin) + os.sep if origin.endswith("__init__.py") else origin
+    return folders
 
 
 def _snapshot(root: str) -> dict[str, tuple]:
