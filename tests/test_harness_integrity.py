@@ -214,7 +214,7 @@ def test_canaries_look_like_the_task_tests() -> None:
         assert path.startswith("tests/unit/test_") and "canary" not in path + fail + ok and "dlbench" not in path
         assert fail != ok and fail.startswith(path + "::test_") and ok.startswith(path + "::test_")
     source = canary_source("a1", tests)
-    assert "canary" not in source and source.count("def test_") == 2 and "assert result == expected" in source
+    assert "canary" not in source and source.count("def test_") == 2 and source.count("pytest.fail(") == 2
 
 
 def test_the_guard_hides_a_folder_from_a_child_process(tmp_path: Path) -> None:

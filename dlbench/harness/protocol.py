@@ -20,17 +20,24 @@ WORDS = (
     "shape", "batch", "dtype", "output", "values", "basic", "default", "edge", "dims", "axis", "mask", "weights",
     "scale", "input", "forward", "result", "update", "call", "params", "config", "compute", "state", "init", "apply",
 )  # fmt: skip
+# One shape for both tests (only their data differ); a failure without a traceback to
+# format or an assertion to explain, which would cost every candidate ~20 ms.
 CANARY_BODY = """\
+import pytest
+
+
 def {fail}():
     expected = {wrong!r}
     result = sorted(expected)
-    assert result == expected
+    if result != expected:
+        pytest.fail(f"{{result}} != {{expected}}", pytrace=False)
 
 
 def {ok}():
     expected = {right!r}
     result = sorted(expected)
-    assert result == expected
+    if result != expected:
+        pytest.fail(f"{{result}} != {{expected}}", pytrace=False)
 """
 
 
