@@ -27,7 +27,7 @@ def _mine(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from dlbench.harness.evaluate import InfrastructureFaults, refuse_infrastructure_faults, evaluate_predictions
+    from dlbench.harness.evaluate import InfrastructureFaults, evaluate_predictions, refuse_infrastructure_faults
 
     config = load_config_file(args.config) if args.config else None
     results = evaluate_predictions(

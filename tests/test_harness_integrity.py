@@ -17,8 +17,7 @@ import pytest
 
 from dlbench.harness.evaluate import evaluate_repo
 from dlbench.records import BenchmarkTask, CloneRecord, EvalStatus, ImageRecord
-from tests.test_harness_run import CFG, GOLD_RELU, RELU, gen, hostile, make_task
-from tests.test_harness_run import clone, image  # noqa: F401 (fixtures)
+from tests.test_harness_run import CFG, GOLD_RELU, RELU, clone, gen, hostile, image, make_task  # noqa: F401 (fixtures)
 
 SCREENED = CFG.model_copy(update={"screen": True})
 WRONG = "return np.asarray(x)\n"  # relu without the clipping: fails every test of the tasks below

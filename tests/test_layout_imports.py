@@ -4,9 +4,8 @@ imports snakemake. Read from the source with ``ast``: nothing is imported to che
 
 from __future__ import annotations
 
-import sys
-
 import ast
+import sys
 from pathlib import Path
 
 import pytest
