@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from dlbench.deps.testenv import runner_environment
-from dlbench.harness.evaluate import evaluate_repo
-from dlbench.records import CloneRecord, CloneStatus, EvalStatus
-from tests.test_harness_run import CFG, gen, make_task
+from dlbench.records import EvalStatus
+from tests.test_harness_integrity import ONE, project_task, run_local
 from tests.test_mine_callgraph import write_tree
 
 WORKFLOW = """\
@@ -85,21 +84,6 @@ def test_variables_from_every_kind_of_runner(tmp_path: Path) -> None:
 
 
 def test_a_suite_that_needs_its_runners_variable_passes_gold(tmp_path: Path) -> None:
-    repo = write_tree(tmp_path / "o__r", FILES)
-    record = CloneRecord(
-        full_name="o/r", slug="o__r", clone_url="", path=str(repo), sha="0" * 40, status=CloneStatus.OK
-    )
-    task = make_task("one", "one", ["pkg/tests/test_core.py::test_one"], "def one():\n    return 1\n").model_copy(
-        update={"task_id": "o__r:pkg/core.py:one", "path": "pkg/core.py", "slug": "o__r", "repo": "o/r"}
-    )
-    [gold] = evaluate_repo(
-        record,
-        {task.task_id: task},
-        [gen(task, task.ground_truth, model="gold")],
-        None,
-        "local",
-        CFG,
-        1,
-        tmp_path / "ev",
-    )
+    record, task = project_task(tmp_path, FILES, "one", ["pkg/tests/test_core.py::test_one"], ONE)
+    [gold] = run_local(record, task, [("gold", ONE)], tmp_path / "ev")
     assert gold.status == EvalStatus.PASS, (gold.detail, gold.causes)

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from dlbench.harness.evaluate import evaluate_repo
-from dlbench.records import BenchmarkTask, CloneRecord, EvalStatus, ImageRecord
+from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, EvalStatus, ImageRecord, TestOutcome
 from tests.test_harness_run import CFG, GOLD_RELU, RELU, clone, gen, hostile, image, make_task  # noqa: F401 (fixtures)
+from tests.test_mine_callgraph import write_tree
 
 SCREENED = CFG.model_copy(update={"screen": True})
 WRONG = "return np.asarray(x)\n"  # relu without the clipping: fails every test of the tasks below
@@ -177,6 +178,33 @@ def run_one(clone: CloneRecord, image: ImageRecord, task: BenchmarkTask, codes: 
     return evaluate_repo(clone, {task.task_id: task}, gens, image, "docker", cfg, 1, root)
 
 
+ONE = "def one():\n    return 1\n"
+ONE_TEST = "tests/test_core.py::test_one"
+ONE_FILES = {
+    "pkg/__init__.py": "",
+    "pkg/core.py": ONE,
+    "tests/test_core.py": "from pkg.core import one\n\n\ndef test_one():\n    assert one() == 1\n",
+}
+
+
+def project_task(
+    root: Path, files: dict[str, str], function: str, tests: list[str], gold: str
+) -> tuple[CloneRecord, BenchmarkTask]:
+    """A project of ``files`` (at ``root/o__r``) and the task of ``function`` of its ``pkg/core.py``."""
+    repo = write_tree(root / "o__r", files)
+    record = CloneRecord(
+        full_name="o/r", slug="o__r", clone_url="", path=str(repo), sha="0" * 40, status=CloneStatus.OK
+    )
+    update = {"task_id": f"o__r:pkg/core.py:{function}", "path": "pkg/core.py", "slug": "o__r", "repo": "o/r"}
+    return record, make_task(function, function, tests, gold).model_copy(update=update)
+
+
+def run_local(record: CloneRecord, task: BenchmarkTask, codes: list[tuple[str, str]], root: Path) -> list:
+    """Evaluate (model, code) candidates of one task with the local backend."""
+    gens = [gen(task, code, model=model, sample=i) for i, (model, code) in enumerate(codes)]
+    return evaluate_repo(record, {task.task_id: task}, gens, None, "local", CFG, 1, root)
+
+
 @pytest.fixture(scope="module")
 def hack_results(image: ImageRecord, clone: CloneRecord, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Per hack: (screen off, screen on, the wrong answer without the hack, gold)."""
@@ -250,9 +278,6 @@ def test_the_guard_hides_a_folder_from_a_child_process(tmp_path: Path) -> None:
 
 
 def test_a_broken_conftest_costs_only_the_tests_below_it(tmp_path: Path) -> None:
-    from dlbench.records import CloneStatus, TestOutcome
-    from tests.test_mine_callgraph import write_tree
-
     files = {
         "pkg/__init__.py": "",
         "pkg/core.py": "def one():\n    return 1\n",
@@ -260,24 +285,9 @@ def test_a_broken_conftest_costs_only_the_tests_below_it(tmp_path: Path) -> None
         "tests/broken/test_below.py": "from pkg.core import one\n\n\ndef test_below():\n    assert one() == 1\n",
         "tests/fine/test_other.py": "from pkg.core import one\n\n\ndef test_other():\n    assert one() == 1\n",
     }
-    repo = write_tree(tmp_path / "o__r", files)
-    record = CloneRecord(
-        full_name="o/r", slug="o__r", clone_url="", path=str(repo), sha="0" * 40, status=CloneStatus.OK
-    )
     below, other = "tests/broken/test_below.py::test_below", "tests/fine/test_other.py::test_other"
-    task = make_task("one", "one", [below, other], "def one():\n    return 1\n").model_copy(
-        update={"task_id": "o__r:pkg/core.py:one", "path": "pkg/core.py", "slug": "o__r", "repo": "o/r"}
-    )
-    [result] = evaluate_repo(
-        record,
-        {task.task_id: task},
-        [gen(task, task.ground_truth, model="gold")],
-        None,
-        "local",
-        CFG,
-        1,
-        tmp_path / "ev",
-    )
+    record, task = project_task(tmp_path, files, "one", [below, other], ONE)
+    [result] = run_local(record, task, [("gold", ONE)], tmp_path / "ev")
     assert result.tests == {below: TestOutcome.MISSING, other: TestOutcome.PASSED}, (result.status, result.detail)
     assert (
         "tests/broken/test_below.py cannot be collected: RuntimeError: the fixtures need a GPU build"
@@ -297,24 +307,10 @@ def test_a_kill_at_the_memory_limit_is_named_as_such(image: ImageRecord, clone: 
 def test_a_plugin_that_reads_the_terminal_reporters_options_does_not_end_the_session(tmp_path: Path) -> None:
     """The harness turns the terminal reporter off; a plugin the project brings may still read
     its options (``config.option.color``), which ended every session with an INTERNALERROR."""
-    from dlbench.records import CloneStatus
-    from tests.test_mine_callgraph import write_tree
-
-    files = {
-        "pkg/__init__.py": "",
-        "pkg/core.py": "def one():\n    return 1\n",
-        "conftest.py": "def pytest_configure(config):\n    config.colored = config.option.color != 'no'\n",
-        "tests/test_core.py": "from pkg.core import one\n\n\ndef test_one():\n    assert one() == 1\n",
-    }
-    repo = write_tree(tmp_path / "o__r", files)
-    record = CloneRecord(
-        full_name="o/r", slug="o__r", clone_url="", path=str(repo), sha="0" * 40, status=CloneStatus.OK
-    )
-    task = make_task("one", "one", ["tests/test_core.py::test_one"], "def one():\n    return 1\n").model_copy(
-        update={"task_id": "o__r:pkg/core.py:one", "path": "pkg/core.py", "slug": "o__r", "repo": "o/r"}
-    )
-    gold = gen(task, task.ground_truth, model="gold")
-    [result] = evaluate_repo(record, {task.task_id: task}, [gold], None, "local", CFG, 1, tmp_path / "ev")
+    conftest = "def pytest_configure(config):\n    config.colored = config.option.color != 'no'\n"
+    files = ONE_FILES | {"conftest.py": conftest}
+    record, task = project_task(tmp_path, files, "one", [ONE_TEST], ONE)
+    [result] = run_local(record, task, [("gold", ONE)], tmp_path / "ev")
     assert result.status == EvalStatus.PASS, (result.status, result.detail)
 
 
@@ -357,20 +353,12 @@ class TestDouble(unittest.TestCase):
 
 
 def test_tests_a_decorator_replaced_with_numbered_copies_run_as_cases_of_the_listed_test(tmp_path: Path) -> None:
-    from dlbench.records import CloneStatus, TestOutcome
-    from tests.test_mine_callgraph import write_tree
-
     files = {"pkg/__init__.py": "", "pkg/core.py": "def double(x):\n    return 2 * x\n", "tests/test_e.py": EXPANDING}
-    repo = write_tree(tmp_path / "o__r", files)
-    record = CloneRecord(
-        full_name="o/r", slug="o__r", clone_url="", path=str(repo), sha="0" * 40, status=CloneStatus.OK
-    )
     listed = "tests/test_e.py::TestDouble::test_double"  # what mining reads in the source
-    task = make_task("double", "double", [listed], "def double(x):\n    return 2 * x\n").model_copy(
-        update={"task_id": "o__r:pkg/core.py:double", "path": "pkg/core.py", "slug": "o__r", "repo": "o/r"}
+    record, task = project_task(tmp_path, files, "double", [listed], "def double(x):\n    return 2 * x\n")
+    gold, wrong = run_local(
+        record, task, [("gold", task.ground_truth), ("m", "def double(x):\n    return x\n")], tmp_path / "ev"
     )
-    gens = [gen(task, task.ground_truth, model="gold"), gen(task, "def double(x):\n    return x\n")]
-    gold, wrong = evaluate_repo(record, {task.task_id: task}, gens, None, "local", CFG, 1, tmp_path / "ev")
     assert gold.status == EvalStatus.PASS and gold.tests == {listed: TestOutcome.PASSED}, (gold.detail, gold.causes)
     assert gold.cases == {f"{listed}[0_1]": TestOutcome.PASSED, f"{listed}[1_3]": TestOutcome.PASSED}
     assert wrong.status == EvalStatus.FAIL and wrong.tests == {listed: TestOutcome.FAILED}
@@ -397,8 +385,6 @@ def test_an_installed_plugin_that_ends_the_session_is_set_aside(
     """A plugin assuming the terminal reporter (off in the harness) raises at configure: the
     session runs again without it, and the evidence says so."""
     from dlbench.harness.evaluate import evidence_dir
-    from dlbench.records import CloneStatus
-    from tests.test_mine_callgraph import write_tree
 
     site = write_tree(tmp_path / "site", {
         "fakeplug/__init__.py": "def pytest_configure(config):\n"
@@ -407,17 +393,8 @@ def test_an_installed_plugin_that_ends_the_session_is_set_aside(
         "fakeplug-1.0.dist-info/entry_points.txt": "[pytest11]\nfakeplug = fakeplug\n",
     })  # fmt: skip
     monkeypatch.setenv("PYTHONPATH", str(site))
-    files = {"pkg/__init__.py": "", "pkg/core.py": "def one():\n    return 1\n",
-             "tests/test_core.py": "from pkg.core import one\n\n\ndef test_one():\n    assert one() == 1\n"}  # fmt: skip
-    repo = write_tree(tmp_path / "o__r", files)
-    record = CloneRecord(
-        full_name="o/r", slug="o__r", clone_url="", path=str(repo), sha="0" * 40, status=CloneStatus.OK
-    )
-    task = make_task("one", "one", ["tests/test_core.py::test_one"], "def one():\n    return 1\n").model_copy(
-        update={"task_id": "o__r:pkg/core.py:one", "path": "pkg/core.py", "slug": "o__r", "repo": "o/r"}
-    )
-    gold = gen(task, task.ground_truth, model="gold")
-    [result] = evaluate_repo(record, {task.task_id: task}, [gold], None, "local", CFG, 1, tmp_path / "ev")
+    record, task = project_task(tmp_path, ONE_FILES, "one", [ONE_TEST], ONE)
+    [result] = run_local(record, task, [("gold", ONE)], tmp_path / "ev")
     assert result.status == EvalStatus.PASS, (result.status, result.detail)
-    events = (evidence_dir(tmp_path / "ev", "o__r", gold) / "events.jsonl").read_text()
+    events = (evidence_dir(tmp_path / "ev", "o__r", gen(task, ONE, model="gold")) / "events.jsonl").read_text()
     assert '"ev": "set_aside", "plugin": "fakeplug"' in events and "NoneType" in events
