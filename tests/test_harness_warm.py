@@ -73,24 +73,35 @@ def clone_of(checkout: Path) -> CloneRecord:
     )
 
 
-def test_changing_the_supervisors_home_is_a_violation_and_the_next_candidate_gets_a_fresh_one(
+def test_the_supervisors_home_is_restored_after_each_candidate_and_its_pristine_copy_is_guarded(
     checkout: Path, thready_installed: None, tmp_path: Path
 ) -> None:
-    poison = textwrap.dedent("""\
-        def double(x):
-            import pathlib
-            home = pathlib.Path("../.home")
-            home.chmod(0o755)
-            (home / "poison").write_text("x")
-            return np.asarray(x) * 2
-        """)  # fmt: skip
-    gens = [
-        Generation(task_id=TASK.task_id, model="m", technique="t", sample=k, code=c)
-        for k, c in enumerate([poison, GOLD])
-    ]
-    first, second = evaluate_repo(clone_of(checkout), {TASK.task_id: TASK}, gens, None, "local", CFG, 1, tmp_path)
-    assert first.status == EvalStatus.SANDBOX_VIOLATION and "changed the supervisor's home: poison" in first.detail
-    assert second.status == EvalStatus.PASS, second.detail
+    """Preloaded libraries keep paths in the supervisor's home (numba's cache): a candidate
+    writes there as a real run does, and the next one finds the home as preloading left it.
+    The sealed copy it is restored from is not to be touched: a violation, and a fresh supervisor."""
+    writes, reads, tampers = (
+        textwrap.dedent(f"""\
+            def double(x):
+                import pathlib
+                home = pathlib.Path("../{home}")
+                {action}
+                return np.asarray(x) * 2
+            """)
+        for home, action in (
+            (".home", '(home / "cache.bin").write_text("x")'),
+            (".home", 'assert not (home / "cache.bin").exists(), "the previous candidate\'s file"'),
+            (".home-pristine", 'home.chmod(0o755); (home / "poison").write_text("x")'),
+        )
+    )  # fmt: skip
+    codes = [writes, reads, tampers, GOLD]
+    gens = [Generation(task_id=TASK.task_id, model="m", technique="t", sample=k, code=c) for k, c in enumerate(codes)]
+    wrote, read, tampered, after = evaluate_repo(
+        clone_of(checkout), {TASK.task_id: TASK}, gens, None, "local", CFG, 1, tmp_path
+    )
+    assert wrote.status == EvalStatus.PASS and read.status == EvalStatus.PASS, (wrote.detail, read.detail)
+    assert tampered.status == EvalStatus.SANDBOX_VIOLATION, tampered.detail
+    assert "changed the supervisor's pristine home: poison" in tampered.detail
+    assert after.status == EvalStatus.PASS, after.detail
 
 
 @pytest.mark.parametrize(

@@ -55,7 +55,10 @@ TAIL_BYTES = 8192
 CHECKED_SUFFIXES = (".py", ".pyc", ".pth", ".ini", ".cfg", ".toml")
 SCRATCH_SUBDIRS = ("tmp", "home", "basetemp")  # of OWN_DIR: anything may be written there
 SCRATCH_DIRS = ("/tmp", "/dev/shm")
-SUPERVISOR_HOME = ".home"  # of the work dir: the warm parent's home while it preloads, then sealed
+SUPERVISOR_HOME = (
+    ".home"  # of the work dir: the warm parent's home; candidates may write there, it is restored after each
+)
+PRISTINE_HOME = ".home-pristine"  # of the work dir: the home as preloading left it, sealed
 # Where programs write caches and settings, relative to a home: each candidate's own.
 HOME_ENV = {
     "HOME": "", "MPLCONFIGDIR": ".config/matplotlib", "XDG_CACHE_HOME": ".cache", "XDG_CONFIG_HOME": ".config",
@@ -126,6 +129,8 @@ class Supervisor:
         self.child = 0
         self.reaped: dict[int, int] = {}
         self.home_before: dict = {}
+        self.pristine = os.path.join(self.work, PRISTINE_HOME)
+        self.pristine_before: dict | None = None  # set once preloaded (serve mode)
         self.linked: list[str] = []  # large files of the repository the current copy links to
         self.guarded: tuple[list[str], tuple[str, ...]] | None = None  # (readable_roots, library_prefixes)
 
@@ -147,7 +152,11 @@ class Supervisor:
                 del sys.modules[name]
         _cache_rewrites(self.repo)
         self.plugin.trust_attributes()
-        _seal(self.home)
+        # Libraries preloaded here keep paths in this home (numba's cache, matplotlib's config):
+        # candidates write there as a real run does, and the home is restored after each.
+        shutil.copytree(self.home, self.pristine, symlinks=True)
+        _seal(self.pristine)
+        self.pristine_before = _snapshot(self.pristine)
         self.home_before = _snapshot(self.home)
         gc.freeze()  # children's collections skip the warm heap: fewer copy-on-write faults
         return loaded
@@ -196,17 +205,32 @@ class Supervisor:
         finally:
             self._kill_rest()
             self._cleanup(copy)
-        home = self._home_changed()
-        result["violations"] += home
-        result.update(id=req.get("id"), wall_s=round(time.monotonic() - start, 4), restart=bool(home))
+        tampered = self._pristine_changed()
+        result["violations"] += tampered
+        if not tampered:
+            self._restore_home()
+        result.update(id=req.get("id"), wall_s=round(time.monotonic() - start, 4), restart=bool(tampered))
         return result
 
-    def _home_changed(self) -> list[str]:
-        """The sealed home of the warm parent changed: this candidate's violation, and the
+    def _pristine_changed(self) -> list[str]:
+        """The sealed copy the home is restored from changed: this candidate's violation, and the
         next one needs a fresh supervisor (``restart``)."""
-        after = _snapshot(self.home)
-        changed = sorted(set(after.items()) ^ set(self.home_before.items()))
-        return [f"changed the supervisor's home: {rel}" for rel in dict(changed)]
+        if self.pristine_before is None:
+            return []
+        after = _snapshot(self.pristine)
+        changed = sorted(set(after.items()) ^ set(self.pristine_before.items()))
+        return [f"changed the supervisor's pristine home: {rel}" for rel in dict(changed)]
+
+    def _restore_home(self) -> None:
+        """What the candidate wrote into the home (a cache, settings) does not reach the next one."""
+        if self.pristine_before is None or _snapshot(self.home) == self.home_before:
+            return
+        os.chdir(self.work)
+        _force_rmtree(self.home)
+        shutil.copytree(self.pristine, self.home, symlinks=True)
+        _unseal(self.home)
+        os.chdir(self.home)
+        self.home_before = _snapshot(self.home)
 
     def _prepare(self, copy: str, req: dict) -> tuple[list[str], dict]:
         self.linked = _copy_tree(self.repo, copy, link_large=self.sandboxed)
@@ -442,7 +466,7 @@ class Supervisor:
                 if not self.work.startswith(path):
                     _force_rmtree(path)
         for entry in _listdir(self.work):
-            if entry != SUPERVISOR_HOME:
+            if entry not in (SUPERVISOR_HOME, PRISTINE_HOME):
                 _force_rmtree(os.path.join(self.work, entry))
 
 
@@ -520,6 +544,15 @@ def _installed(name: str) -> bool:
         return importlib.util.find_spec(name) is not None
     except (ImportError, ValueError):
         return False
+
+
+def _unseal(root: str) -> None:
+    """Writable by its owner again (a copy of a sealed tree keeps its modes)."""
+    for dirpath, _, filenames in os.walk(root):
+        _try(os.chmod, dirpath, 0o755)
+        for name in filenames:
+            if not os.path.islink(os.path.join(dirpath, name)):
+                _try(os.chmod, os.path.join(dirpath, name), 0o644)
 
 
 def _seal(root: str) -> None:
