@@ -70,8 +70,21 @@ class SelectConfig(Section):
 
 class LocalRepo(Section):
     name: str = Field(description="owner/name used for task ids.")
-    path: str = Field(description="Checkout on disk.")
+    path: str | None = Field(
+        None,
+        description="A checkout, a bare mirror or a .bundle on disk; none: the one in local_mirrors, else a clone "
+        "from GitHub (the same file rebuilds the benchmark on a machine with GitHub).",
+    )
     sha: str | None = Field(None, description="Commit to check out (default: current HEAD).")
+    as_of: date | None = Field(
+        None, description="Instead of sha: the default branch's last commit on or before this day (UTC)."
+    )
+
+    @model_validator(mode="after")
+    def _one_pin(self) -> LocalRepo:
+        if self.sha and self.as_of:
+            raise ValueError("give sha or as_of, not both")
+        return self
 
 
 class TraceConfig(Section):
@@ -427,10 +440,26 @@ class ModelTable(RootModel[dict[str, ModelConfig]]):
     still hands to the script."""
 
 
+def mirror_of(folder: str | None, name: str) -> str | None:
+    """The bare mirror of ``owner/name`` in ``folder`` (``owner+name/repo`` or ``owner/name``), if there."""
+    if not folder:
+        return None
+    owner, _, repo = name.partition("/")
+    for candidate in (Path(folder) / f"{owner}+{repo}" / "repo", Path(folder) / owner / repo):
+        if (candidate / "HEAD").is_file() or (candidate / ".git").exists():
+            return str(candidate)
+    return None
+
+
 class Config(Section):
     topics: str = Field("resources/topics.txt", description="One GitHub topic per line.")
     repos_file: str | None = Field("config/repos.yaml", description="Forced includes/excludes and pinned commits.")
     local_repos: list[LocalRepo] = Field(default_factory=list, description="Repositories already on disk.")
+    local_mirrors: str | None = Field(
+        None,
+        description="A folder of bare git mirrors, <owner>+<name>/repo (as the fetch tool lays them out) or "
+        "<owner>/<name>: a local_repos entry without a path is taken from there when its mirror is present.",
+    )
     crawl: CrawlConfig = Field(default_factory=CrawlConfig)
     select: SelectConfig = Field(default_factory=SelectConfig)
     mine: MineConfig = Field(default_factory=MineConfig)
@@ -472,11 +501,19 @@ class Config(Section):
                 )
         return self
 
+    @model_validator(mode="after")
+    def _mirrored(self) -> Config:
+        """Entries without a path take their mirror from ``local_mirrors`` where it is present."""
+        for repo in self.local_repos:
+            if repo.path is None and (found := mirror_of(self.local_mirrors, repo.name)):
+                repo.path = found
+        return self
+
     def files_to_check(self) -> dict[str, str | None]:
         """Config keys naming input files that must exist before the run starts."""
         files: dict[str, str | None] = {"topics": self.topics, "repos_file": self.repos_file}
         files |= {f"labels.sheets.{i}": s for i, s in enumerate(self.labels.sheets)}
-        files |= {f"local_repos.{i}.path": r.path for i, r in enumerate(self.local_repos)}
+        files |= {f"local_repos.{i}.path": r.path for i, r in enumerate(self.local_repos) if r.path}
         files |= {f"models.{n}.predictions": m.predictions for n, m in self.models.items()}
         files |= {f"failures.sheets.{i}": s for i, s in enumerate(self.failures.sheets)}
         files |= {f"compare.benchmarks.{i}.path": b.path for i, b in enumerate(self.compare.benchmarks)}

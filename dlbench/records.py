@@ -71,6 +71,7 @@ class Selection(Record):
     stars: int = 0
     forced: Literal["include", "exclude"] | None = None
     local_path: str | None = None  # repositories already on disk skip the clone
+    as_of: date | None = None  # pinned by day: the default branch's last commit on or before it
 
 
 class CloneStatus(StrEnum):
@@ -90,6 +91,7 @@ class CloneRecord(Record):
     error: str | None = None
     license: str | None = None
     reused: bool = False  # an existing checkout at the right commit was kept (no new clone)
+    missing_files: list[str] = Field(default_factory=list)  # blobs the source lacks (a mirror without large files)
 
 
 # ---------------------------------------------------------------- mine

@@ -181,3 +181,64 @@ def test_clone_file_writes_the_record_of_a_kept_repository(origin, tmp_path):
         clone_file(sel_path, "acme__x", tmp_path / "x.json", tmp_path / "repos", CrawlConfig())
     with pytest.raises(ValueError, match="no repository"):
         clone_file(sel_path, "acme__nope", tmp_path / "y.json", tmp_path / "repos", CrawlConfig())
+
+
+def dated_mirror(root: Path) -> tuple[Path, list[str]]:
+    """A bare mirror (as the fetch tool brings) of a repository with commits on three days; the
+    last one adds ``data/big.bin``, whose blob the mirror then loses (snapshots leave out large files)."""
+    import os
+    import subprocess
+
+    work = root / "work"
+    work.mkdir(parents=True)
+    git(work, "init", "--quiet", "--initial-branch=main")
+    shas = []
+    for day, (rel, text) in zip(("2024-01-10", "2024-06-20", "2025-03-01"), [("a.py", "A = 1\n"), ("b.py", "B = 2\n"), ("data/big.bin", "x" * 100)]):  # fmt: skip
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).write_text(text)
+        git(work, "add", "-A")
+        env = os.environ | {"GIT_AUTHOR_DATE": f"{day}T12:00:00Z", "GIT_COMMITTER_DATE": f"{day}T12:00:00Z",
+                            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x"}  # fmt: skip
+        subprocess.run(["git", "commit", "--quiet", "-m", day], cwd=work, env=env, check=True)
+        shas.append(git(work, "rev-parse", "HEAD"))
+    mirror = root / "acme+torchy" / "repo"
+    subprocess.run(["git", "clone", "--quiet", "--bare", str(work), str(mirror)], check=True)
+    blob = git(work, "rev-parse", "HEAD:data/big.bin")
+    (mirror / "objects" / blob[:2] / blob[2:]).unlink()
+    return mirror, shas
+
+
+@pytest.mark.parametrize(("as_of", "expected"), [("2024-06-20", 1), ("2024-12-31", 1), ("2024-01-10", 0)])
+def test_a_bare_mirror_pinned_by_day_gets_a_worktree_at_that_days_commit(tmp_path, as_of, expected) -> None:
+    from datetime import date
+
+    mirror, shas = dated_mirror(tmp_path / "mirrors")
+    sel = selection(str(mirror), local_path=str(mirror), as_of=date.fromisoformat(as_of))
+    record = clone_repo(sel, tmp_path / "acme__torchy", retries=0)
+    assert record.status == CloneStatus.OK and record.sha == shas[expected], record
+    assert (tmp_path / "acme__torchy" / "a.py").is_file() and record.missing_files == []
+
+
+def test_a_mirror_without_some_blobs_is_checked_out_without_those_files(tmp_path) -> None:
+    mirror, shas = dated_mirror(tmp_path / "mirrors")
+    record = clone_repo(selection(str(mirror), local_path=str(mirror)), tmp_path / "acme__torchy", retries=0)
+    assert record.status == CloneStatus.OK and record.sha == shas[-1], record
+    assert record.missing_files == ["data/big.bin"]
+    assert (tmp_path / "acme__torchy" / "b.py").read_text() == "B = 2\n"
+    assert not (tmp_path / "acme__torchy" / "data" / "big.bin").exists()
+
+
+def test_listed_repositories_come_from_the_mirrors_folder_else_from_github(tmp_path) -> None:
+    from pydantic import ValidationError
+
+    from dlbench.collect.select import local_selection
+    from dlbench.config import Config, LocalRepo
+
+    mirror, _ = dated_mirror(tmp_path / "mirrors")
+    listed = [{"name": "acme/torchy", "as_of": "2024-12-31"}, {"name": "other/gone", "as_of": "2024-12-31"}]
+    cfg = Config.model_validate({"local_repos": listed, "local_mirrors": str(tmp_path / "mirrors")})
+    here, elsewhere = (local_selection(r) for r in cfg.local_repos)
+    assert here.local_path == str(mirror.resolve()) and str(here.as_of) == "2024-12-31"
+    assert elsewhere.local_path is None and elsewhere.clone_url == "https://github.com/other/gone.git"
+    with pytest.raises(ValidationError, match="sha or as_of"):
+        LocalRepo(name="a/b", sha="abc", as_of="2024-01-01")

@@ -6,15 +6,19 @@ reused (fetching only when the commit is missing), so reruns cost no clone. A cl
 keeps failing after retries yields ``CloneRecord(status=clone_error)`` instead of an
 exception, so one bad repository never stops the workflow.
 
-Local repositories (``local_repos``) are not cloned: with a ``sha`` they get a git
-worktree at that commit under the same folder, without one the path is used as it is. A
-local ``.bundle`` file is cloned like a remote.
+Local repositories (``local_repos``) are not cloned: with a ``sha`` (or an ``as_of`` day:
+the default branch's last commit on or before it) they get a git worktree at that commit
+under the same folder, without one the path is used as it is; a bare mirror always gets a
+worktree. A local ``.bundle`` file is cloned like a remote. A source that lacks some blobs
+(a mirror without its largest files) is checked out without them, each named in the record.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -29,6 +33,7 @@ log = logging.getLogger(__name__)
 GIT_ENV = {"GIT_TERMINAL_PROMPT": "0"}  # never wait for credentials in a batch job
 MAX_ERROR_CHARS = 2000
 MAX_CLONE_RETRIES = 3
+MISSING_MARKER = "dlbench-missing-files"  # in a worktree's git folder: the files the source lacked
 
 
 class CloneError(Exception):
@@ -47,7 +52,8 @@ def clone_repo(sel: Selection, dest: str | Path, retries: int = 3, backoff_s: fl
         log.error("%s: %s", sel.full_name, exc)
         return _record(sel, str(dest), sel.sha, CloneStatus.CLONE_ERROR, error=str(exc)[:MAX_ERROR_CHARS])
     log.info("%s: %s at %s%s", sel.full_name, path, sha, " (reused)" if reused else "")
-    return _record(sel, str(path), sha, CloneStatus.OK, reused=reused)
+    missing = _missing_marker(Path(path))
+    return _record(sel, str(path), sha, CloneStatus.OK, reused=reused, missing_files=missing)
 
 
 def _record(sel: Selection, path: str, sha: str | None, status: CloneStatus, **extra) -> CloneRecord:
@@ -75,7 +81,7 @@ def remote_checkout(sel: Selection, dest: Path, retries: int, backoff_s: float) 
     try:
         if sel.sha is not None and not _has_commit(repo, sel.sha):
             repo.git.fetch("origin", env=GIT_ENV)
-        return dest, _checkout(repo, sel.sha), reused
+        return dest, _checkout(repo, sel.sha or _as_of(repo, sel, "origin/HEAD")), reused
     except GitCommandError as exc:
         raise CloneError(f"cannot check out {sel.sha}: {_git_message(exc)}") from None
 
@@ -149,9 +155,10 @@ def local_checkout(sel: Selection, dest: Path) -> tuple[Path, str | None, bool]:
             raise CloneError(f"{source} is not a git repository, cannot check out {sel.sha}") from None
         return source, None, False
     try:
-        if sel.sha is None:
+        wanted = sel.sha or _as_of(repo, sel, "HEAD")
+        if wanted is None and not repo.bare:
             return source, repo.head.commit.hexsha, False
-        return _worktree(repo, dest, sel.sha)
+        return _worktree(repo, dest, wanted or repo.head.commit.hexsha)
     except (GitCommandError, ValueError) as exc:  # ValueError: GitPython cannot resolve a ref or object
         message = _git_message(exc) if isinstance(exc, GitCommandError) else str(exc)
         what = f"check out {sel.sha} of {source}" if sel.sha else f"read HEAD's commit of {source} (corrupt .git?)"
@@ -169,8 +176,67 @@ def _worktree(repo: Repo, dest: Path, sha: str) -> tuple[Path, str, bool]:
         shutil.rmtree(dest)
     repo.git.worktree("prune")  # forget worktrees whose folders are gone
     dest.parent.mkdir(parents=True, exist_ok=True)
-    repo.git.worktree("add", "--detach", str(dest.resolve()), wanted)
+    try:
+        repo.git.worktree("add", "--detach", str(dest.resolve()), wanted)
+    except GitCommandError as exc:
+        if "unable to read" not in _git_message(exc):
+            raise
+        _checkout_present_blobs(repo, dest, wanted)
     return dest, wanted, False
+
+
+def _as_of(repo: Repo, sel: Selection, branch: str) -> str | None:
+    """The default branch's last commit on or before ``sel.as_of`` (its first-parent history)."""
+    if sel.as_of is None:
+        return None
+    ref = branch if branch == "HEAD" or _has_commit(repo, branch) else "HEAD"
+    found = repo.git.rev_list("-1", "--first-parent", f"--before={sel.as_of.isoformat()}T23:59:59Z", ref).strip()
+    if not found:
+        raise CloneError(f"no commit on or before {sel.as_of} in {sel.full_name}'s default branch")
+    return found
+
+
+def _checkout_present_blobs(repo: Repo, dest: Path, sha: str) -> None:
+    """A worktree at ``sha`` with every file whose blob the source holds; the others (a
+    snapshot leaves out its largest files) are listed in ``MISSING_MARKER`` of the worktree's
+    git folder, for the clone record."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    repo.git.worktree("add", "--no-checkout", "--detach", str(dest.resolve()), sha)
+    entries = [_tree_entry(line) for line in _git(repo.git_dir, "ls-tree", "-r", "-z", sha).split("\0") if line]
+    blobs = [(obj, path) for kind, obj, path in entries if kind == "blob"]
+    check = _git(repo.git_dir, "cat-file", "--batch-check", stdin="".join(f"{o}\n" for o, _ in blobs))
+    absent = {line.split()[0] for line in check.splitlines() if line.endswith(" missing")}
+    present = "\0".join(p for o, p in blobs if o not in absent)
+    _git(str(dest), "checkout", sha, "--pathspec-from-file=-", "--pathspec-file-nul", stdin=present)
+    missing = sorted(p for o, p in blobs if o in absent)
+    (Path(Repo(dest).git_dir) / MISSING_MARKER).write_text("".join(f"{p}\n" for p in missing))
+    log.warning("%s: checked out without %d file(s) the source lacks: %s", dest, len(missing), ", ".join(missing[:5]))
+
+
+def _tree_entry(line: str) -> tuple[str, str, str]:
+    """(type, object, path) of one ``ls-tree -z`` line: ``<mode> <type> <object>\\t<path>``."""
+    meta, _, path = line.partition("\t")
+    _, kind, obj = meta.split()
+    return kind, obj, path
+
+
+def _git(where: str, *args: str, stdin: str | None = None) -> str:
+    """A git command run in ``where`` (a work tree or a git folder), with ``stdin``; its output."""
+    done = subprocess.run(
+        ["git", "-C", where, *args], input=stdin, capture_output=True, text=True, env=os.environ | GIT_ENV
+    )
+    if done.returncode != 0:
+        raise GitCommandError(["git", *args], done.returncode, done.stderr)
+    return done.stdout
+
+
+def _missing_marker(path: Path) -> list[str]:
+    """The files a checkout was made without (``_checkout_present_blobs``), if any."""
+    try:
+        marker = Path(Repo(path).git_dir) / MISSING_MARKER
+    except (InvalidGitRepositoryError, NoSuchPathError):
+        return []
+    return marker.read_text().splitlines() if marker.is_file() else []
 
 
 # ------------------------------------------------------------------ workflow entry

@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 LANGUAGE = "Python"
 MAX_REQUIREMENT_FILES = 6  # content requests spent on dependency declarations
 MAX_PY_SAMPLE = 8  # content requests spent on imports when the declarations name no framework
+GITHUB = "https://github.com"  # where listed repositories without a copy on disk are cloned from
 CSV_COLUMNS = ["full_name", "keep", "forced", "stars", "license", "sha", "local_path", "clone_url", "reasons"]
 
 
@@ -300,6 +301,11 @@ def apply_max_repos(selections: list[Selection], max_repos: int | None) -> None:
 
 
 def local_selection(local: LocalRepo) -> Selection:
+    """A listed repository: on disk (checkout, mirror, bundle), else cloned from GitHub."""
+    if local.path is None:
+        reason = "listed (config local_repos): no copy on disk, cloned from GitHub"
+        return Selection(full_name=local.name, slug=repo_slug(local.name), keep=True, reasons=[reason],
+                         clone_url=f"{GITHUB}/{local.name}.git", sha=local.sha, as_of=local.as_of)  # fmt: skip
     path = str(Path(local.path).resolve())
     return Selection(
         full_name=local.name,
@@ -308,6 +314,7 @@ def local_selection(local: LocalRepo) -> Selection:
         reasons=[f"local: repository on disk at {local.path} (config local_repos)"],
         clone_url=path,
         sha=local.sha,
+        as_of=local.as_of,
         local_path=path,
     )
 
