@@ -205,6 +205,7 @@ def dated_mirror(root: Path) -> tuple[Path, list[str]]:
     subprocess.run(["git", "clone", "--quiet", "--bare", str(work), str(mirror)], check=True)
     blob = git(work, "rev-parse", "HEAD:data/big.bin")
     (mirror / "objects" / blob[:2] / blob[2:]).unlink()
+    (mirror / "config").unlink()  # the fetch tool's mirrors have none
     return mirror, shas
 
 

@@ -76,12 +76,14 @@ def remote_checkout(sel: Selection, dest: Path, retries: int, backoff_s: float) 
     """(path, checked-out sha, reused) for a repository reached by its clone URL."""
     repo = _existing_clone(dest, sel.clone_url)
     reused = repo is not None and (sel.sha is None or _has_commit(repo, sel.sha))
-    if repo is None:
+    fresh = repo is None
+    if fresh:
         repo = _clone_with_retries(sel.clone_url, dest, retries, backoff_s)
     try:
         if sel.sha is not None and not _has_commit(repo, sel.sha):
             repo.git.fetch("origin", env=GIT_ENV)
-        return dest, _checkout(repo, sel.sha or _as_of(repo, sel, "origin/HEAD")), reused
+        wanted = sel.sha or _as_of(repo, sel, "origin/HEAD") or repo.head.commit.hexsha
+        return dest, _checkout(repo, wanted, fresh), reused
     except GitCommandError as exc:
         raise CloneError(f"cannot check out {sel.sha}: {_git_message(exc)}") from None
 
@@ -104,7 +106,7 @@ def _existing_clone(dest: Path, url: str) -> Repo | None:
 def _clone_with_retries(url: str, dest: Path, retries: int, backoff_s: float) -> Repo:
     for attempt in range(retries + 1):
         try:
-            return Repo.clone_from(url, dest, env=GIT_ENV)
+            return Repo.clone_from(url, dest, env=GIT_ENV, no_checkout=True)  # checked out by _checkout
         except GitCommandError as exc:
             shutil.rmtree(dest, ignore_errors=True)
             message = _git_message(exc)
@@ -124,10 +126,18 @@ def _has_commit(repo: Repo, sha: str) -> bool:
         return False
 
 
-def _checkout(repo: Repo, sha: str | None) -> str:
-    """Detach at ``sha`` (default: stay at the clone's HEAD); return the full sha."""
-    if sha is not None and repo.head.commit.hexsha != repo.commit(sha).hexsha:
-        repo.git.checkout("--force", "--detach", sha)
+def _checkout(repo: Repo, sha: str, fresh: bool = False) -> str:
+    """Detach at ``sha`` (a ``fresh`` clone has no files yet); return the full sha. Files whose
+    blobs the source lacks are left out (``_check_out_present``)."""
+    full = repo.commit(sha).hexsha
+    if fresh or repo.head.commit.hexsha != full:
+        try:
+            repo.git.checkout("--force", "--detach", full)
+        except GitCommandError as exc:
+            if "unable to read" not in _git_message(exc) and "invalid object" not in _git_message(exc):
+                raise
+            _git(repo.working_dir, "update-ref", "--no-deref", "HEAD", full)
+            _check_out_present(Path(repo.working_dir), full)
     return repo.head.commit.hexsha
 
 
@@ -146,6 +156,8 @@ def local_checkout(sel: Selection, dest: Path) -> tuple[Path, str | None, bool]:
         return remote_checkout(sel.model_copy(update={"clone_url": str(source.resolve())}), dest, 1, 0.0)
     if not source.is_dir():
         raise CloneError(f"local repository not found: {source}")
+    if _is_git_folder(source):  # a mirror without a work tree (the fetch tool's has no config): cloned
+        return remote_checkout(sel.model_copy(update={"clone_url": str(source.resolve())}), dest, 1, 0.0)
     try:
         repo = Repo(source)
     except InvalidGitRepositoryError:
@@ -181,8 +193,14 @@ def _worktree(repo: Repo, dest: Path, sha: str) -> tuple[Path, str, bool]:
     except GitCommandError as exc:
         if "unable to read" not in _git_message(exc):
             raise
-        _checkout_present_blobs(repo, dest, wanted)
+        _git(repo.git_dir, "worktree", "add", "--no-checkout", "--detach", str(dest.resolve()), wanted)
+        _check_out_present(dest, wanted)
     return dest, wanted, False
+
+
+def _is_git_folder(path: Path) -> bool:
+    """A git folder itself (a bare mirror), not a work tree."""
+    return (path / "HEAD").is_file() and (path / "objects").is_dir() and not (path / ".git").exists()
 
 
 def _as_of(repo: Repo, sel: Selection, branch: str) -> str | None:
@@ -196,18 +214,17 @@ def _as_of(repo: Repo, sel: Selection, branch: str) -> str | None:
     return found
 
 
-def _checkout_present_blobs(repo: Repo, dest: Path, sha: str) -> None:
-    """A worktree at ``sha`` with every file whose blob the source holds; the others (a
-    snapshot leaves out its largest files) are listed in ``MISSING_MARKER`` of the worktree's
-    git folder, for the clone record."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    repo.git.worktree("add", "--no-checkout", "--detach", str(dest.resolve()), sha)
-    entries = [_tree_entry(line) for line in _git(repo.git_dir, "ls-tree", "-r", "-z", sha).split("\0") if line]
+def _check_out_present(dest: Path, sha: str) -> None:
+    """Write the files of ``sha`` whose blobs the source holds into the work tree ``dest``
+    (HEAD already there); the others (a snapshot leaves out its largest files) are listed in
+    ``MISSING_MARKER`` of its git folder, for the clone record."""
+    where = str(dest)
+    entries = [_tree_entry(line) for line in _git(where, "ls-tree", "-r", "-z", sha).split("\0") if line]
     blobs = [(obj, path) for kind, obj, path in entries if kind == "blob"]
-    check = _git(repo.git_dir, "cat-file", "--batch-check", stdin="".join(f"{o}\n" for o, _ in blobs))
+    check = _git(where, "cat-file", "--batch-check", stdin="".join(f"{o}\n" for o, _ in blobs))
     absent = {line.split()[0] for line in check.splitlines() if line.endswith(" missing")}
     present = "\0".join(p for o, p in blobs if o not in absent)
-    _git(str(dest), "checkout", sha, "--pathspec-from-file=-", "--pathspec-file-nul", stdin=present)
+    _git(where, "checkout", sha, "--pathspec-from-file=-", "--pathspec-file-nul", stdin=present)
     missing = sorted(p for o, p in blobs if o in absent)
     (Path(Repo(dest).git_dir) / MISSING_MARKER).write_text("".join(f"{p}\n" for p in missing))
     log.warning("%s: checked out without %d file(s) the source lacks: %s", dest, len(missing), ", ".join(missing[:5]))
