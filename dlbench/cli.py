@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import logging
 import sys
 from pathlib import Path
@@ -119,6 +120,7 @@ def _benchmark_argument(parser: argparse.ArgumentParser, how_many: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dlbench", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"dlbench {importlib.metadata.version('dlbench')}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     mine = sub.add_parser("mine", help="find tests, call graph and functions under test in a checkout")

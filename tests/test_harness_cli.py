@@ -49,3 +49,9 @@ def test_an_infrastructure_fault_ends_non_zero_and_keeps_the_evaluations(
     assert "1/2 candidates passed" in capsys.readouterr().out
     statuses = [e.status for e in read_jsonl(tmp_path / "evals.jsonl", Evaluation)]
     assert statuses == [EvalStatus.PASS, EvalStatus.PATCH_ERROR]
+
+
+def test_version(capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.startswith("dlbench 0.")
