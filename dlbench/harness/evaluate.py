@@ -259,7 +259,10 @@ def evaluate_repo(
                 continue
             patched, digest = done
             files, seed = {job.task.path: patched}, run_seed(job.gen, cfg)
-            yield (i, job, patched, digest), Candidate.make(job.name, files, job.task.tests, limit, seed)
+            yield (
+                (i, job, patched, digest),
+                Candidate.make(job.name, files, job.task.tests, limit, seed, f"{job.task.path}:{job.task.qualname}"),
+            )
 
     factory = partial(new_session, clone, image, backend, cfg, mode)
     with closing(run_pool(factory, pending(), jobs)) as runs:  # closed now, even on Ctrl-C: no container stays

@@ -55,12 +55,19 @@ class Candidate:
     nonce: str
     timeout_s: float | None = None  # its own limit (scaled to gold's runtime), else the config's
     seed: int | None = None  # each test's random state (``evaluate.test_seed``); None: unseeded
+    target: str | None = None  # ``path:qualname`` of the task's function: its return values are checked
 
     @classmethod
     def make(
-        cls, key: str, files: dict[str, str], tests: list[str], timeout_s: float | None = None, seed: int | None = None
+        cls,
+        key: str,
+        files: dict[str, str],
+        tests: list[str],
+        timeout_s: float | None = None,
+        seed: int | None = None,
+        target: str | None = None,
     ) -> Candidate:
-        return cls(key, files, tests, secrets.token_hex(6), timeout_s, seed)
+        return cls(key, files, tests, secrets.token_hex(6), timeout_s, seed, target)
 
     def limit(self, cfg: EvaluateConfig) -> float:
         return self.timeout_s or cfg.timeout_s
@@ -77,6 +84,7 @@ def request(candidate: Candidate, cfg: EvaluateConfig) -> dict:
         "output_limit": cfg.output_limit_kb * 1024,
         "nproc": cfg.pids,
         "seed": candidate.seed,
+        "target": candidate.target,
     }
 
 

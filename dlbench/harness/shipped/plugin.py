@@ -18,6 +18,7 @@ style (the terminal reporter is off) and seeds the random generators before each
 from __future__ import annotations
 
 import builtins
+import functools
 import hashlib
 import json
 import linecache
@@ -25,6 +26,7 @@ import os
 import random
 import sys
 import types
+import warnings
 
 import _pytest.python
 import _pytest.reports
@@ -51,6 +53,7 @@ _NEUTRALISED: list[str] = []
 _AUDIT: list = [None]  # the child's audit hook (dlbench_guard.Audit): told when a test's call phase runs
 _MULTICALL = pluggy._callers._multicall  # what every plugin manager calls hooks through
 _OBSERVED: set[str] = set()
+_TARGET: list[str | None] = [None]  # ``path:qualname`` of the task's function
 _LOOKED: dict[str, dict[str, int]] = {}  # module → attribute → id of the value last examined
 _CONFIG: list[pytest.Config | None] = [None]
 _ALIASES: dict[str, str] = {}  # node id pytest collected → the listed test's case it stands for
@@ -153,7 +156,14 @@ def fingerprints() -> dict[str, str]:
     return {name: _fingerprint(obj) for name, obj in _watched().items()}
 
 
-def attach(fd: int, selected: list[str], seed: int | None = None, audit=None, copy: str | None = None) -> None:  # noqa: ANN001
+def attach(  # noqa: PLR0913
+    fd: int,
+    selected: list[str],
+    seed: int | None = None,
+    audit=None,
+    copy: str | None = None,
+    target: str | None = None,
+) -> None:  # noqa: ANN001
     """Called by the supervisor in the child before ``pytest.main`` (so before any project
     module, initial conftests included, is imported): fix the baseline and say hello.
     Only items under ``selected`` node ids run (ids pytest cannot find become missing
@@ -163,6 +173,7 @@ def attach(fd: int, selected: list[str], seed: int | None = None, audit=None, co
     _SELECTED[:] = selected
     _SEED[0] = seed
     _AUDIT[0] = audit
+    _TARGET[0] = target
     _OBSERVED.clear()
     _COLLECTED_SENT.clear()
     _BEFORE.clear()
@@ -307,6 +318,80 @@ def _foreign_hooks(pm: pluggy.PluginManager) -> list[str]:
             elif code.co_filename.startswith("<") or (origin := _candidate_origin(function)) is not None:
                 found.append(f"a {hook_name} implementation from {origin or code.co_filename} ({impl.plugin_name})")
     return found
+
+
+class _Unlike:
+    """A fresh object nothing a task returns has a reason to equal."""
+
+
+def _check_returns(audit, target: str) -> None:  # noqa: ANN001 - dlbench_guard.Audit
+    """The task's function, wherever the project and its tests hold it, replaced by one that
+    looks at what it returns: a value equal to a fresh object (a self-comparing ``__eq__``,
+    ``unittest.mock.ANY``) would pass any comparison a test makes, whatever it computed."""
+    path, _, qualname = target.partition(":")
+    filename = os.path.realpath(os.path.join(audit.copy, path))
+    modules = [m for m in list(sys.modules.values()) if _file_of(m).startswith(audit.copy)]
+    module = next((m for m in modules if _file_of(m) == filename), None)
+    *outer, name = qualname.split(".")
+    owner = module
+    for part in outer:
+        owner = getattr(owner, part, None)
+    raw = vars(owner).get(name) if owner is not None and hasattr(owner, "__dict__") else None
+    kind = type(raw) if isinstance(raw, (staticmethod, classmethod)) else None
+    function = raw.__func__ if kind else raw
+    if not isinstance(function, types.FunctionType):
+        return
+    checked = _checked(function)
+    try:
+        setattr(owner, name, kind(checked) if kind else checked)
+    except (AttributeError, TypeError):  # a namespace that cannot be changed: left unchecked
+        return
+    for held in modules if owner is module else ():  # ``from pkg.mod import func`` in the tests
+        for key, value in list(vars(held).items()):
+            if value is function:
+                setattr(held, key, checked)
+
+
+def _file_of(module: object) -> str:
+    name = getattr(module, "__file__", None)
+    return os.path.realpath(name) if isinstance(name, str) else ""
+
+
+def _checked(function: types.FunctionType):  # noqa: ANN202
+    @functools.wraps(function)
+    def checked(*args, **kwargs):  # noqa: ANN002,ANN003,ANN202
+        result = function(*args, **kwargs)
+        _look_at(result)
+        return result
+
+    return checked
+
+
+def _look_at(value: object, depth: int = 0) -> None:
+    """Report a returned value (or an item of a returned list, tuple or dict) that equals
+    anything; only objects whose ``__eq__`` is the candidate's own code, or a mock's, are asked."""
+    if depth == 0 and isinstance(value, (list, tuple, dict)):
+        for item in list(value.values() if isinstance(value, dict) else value)[:16]:
+            _look_at(item, 1)
+        return
+    kind = type(value)
+    equals = getattr(getattr(kind, "__eq__", None), "__code__", None)
+    foreign = kind.__module__ == "unittest.mock" or (
+        equals is not None and (equals.co_filename.startswith("<") or _candidate_origin(kind.__eq__) is not None)
+    )
+    if not foreign:
+        return
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            same = value == _Unlike()
+    except Exception:  # noqa: BLE001 - an __eq__ that cannot compare with a stranger is no cheat
+        return
+    if same is True:
+        what = f"the task's function returned an object equal to anything ({kind.__qualname__})"
+        if what not in _OBSERVED:
+            _OBSERVED.add(what)
+            send({"ev": "observed", "what": what})
 
 
 def _candidate_origin(value: object) -> str | None:
@@ -470,6 +555,8 @@ def _report_deselected(ids: list[str]) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
     check("collection", session.config)
+    if _AUDIT[0] is not None and _TARGET[0]:
+        _check_returns(_AUDIT[0], _TARGET[0])
     send({"ev": "collected", "ids": [_listed(item.nodeid) for item in session.items]})
     _COLLECTED_SENT.append(True)
 

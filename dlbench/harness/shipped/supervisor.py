@@ -284,7 +284,8 @@ class Supervisor:
             dlbench_guard.hide(self.guarded[0], self.linked)  # the reference is in the original checkout
             audit = self._audit(copy, req)
             _, fail, ok = canary(req["nonce"], req["tests"])
-            self.plugin.attach(REPORT_FD, sorted([*req["tests"], fail, ok]), req.get("seed"), audit, copy)
+            selected = sorted([*req["tests"], fail, ok])
+            self.plugin.attach(REPORT_FD, selected, req.get("seed"), audit, copy, req.get("target"))
             sys.addaudithook(audit)
             code = self._main(args, copy)
         except BaseException as exc:  # noqa: BLE001 - report anything, never return
