@@ -96,6 +96,10 @@ def test_a_name_a_newer_release_removed_pins_its_library_below_that_release(
     assert gold_removed_names([evaluation("t2", {"b.py::b": "`np.float_` was removed in the NumPy 2.0 release"})]) == {
         "numpy": RemovedName("gold run of t2: b.py::b: `np.float_` was removed in the NumPy 2.0 release", "2.0")
     }
+    abi = "tests/x.py cannot be collected: ImportError: numpy.core.multiarray failed to import"
+    assert gold_removed_names([evaluation("t4", {"x.py::x": abi})]) == {
+        "numpy": RemovedName(f"gold run of t4: x.py::x: {abi}", "2.0")
+    }
 
     repo, sha = committed_repo(tmp_path / "lazy")
     lock = ["numpy==2.4.1", "scipy==1.16.3", "torch==2.9.1"]

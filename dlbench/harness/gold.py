@@ -59,12 +59,15 @@ def gold_missing_modules(evaluations: Iterable[Evaluation]) -> dict[str, str]:
 
 def gold_removed_names(evaluations: Iterable[Evaluation]) -> dict[str, RemovedName]:
     """Top-level module → the first gold failure on a name it does not have (a newer release
-    removed it: ``np.in1d`` is gone from numpy 2.4), with the release when the message names it."""
+    removed it: ``np.in1d`` is gone from numpy 2.4), with the release when the message names it;
+    an extension built for NumPy 1.x that NumPy 2 refuses (``numpy.core.multiarray failed to
+    import``) pins numpy below 2.0, as NumPy's own message advises."""
     found: dict[str, RemovedName] = {}
     for where, cause in gold_failures(evaluations):
         for match in REMOVED_NAME.finditer(cause):
             module = (match["module"] or "numpy").split(".")[0]
-            found.setdefault(module, RemovedName(f"{where}: {cause}"[:300], match["release"]))
+            release = match["release"] or ("2.0" if match["abi"] else None)
+            found.setdefault(module, RemovedName(f"{where}: {cause}"[:300], release))
     return found
 
 

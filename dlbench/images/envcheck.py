@@ -25,6 +25,8 @@ from dataclasses import dataclass
 # ``module 'numpy' has no attribute 'in1d'``; NumPy names the release for some removals.
 REMOVED_NAME = re.compile(
     r"module '(?P<module>[\w.]+)' has no attribute '\w+'|`np\.\w+` was removed in the NumPy (?P<release>\d+\.\d+) release"
+    # an extension compiled against NumPy 1.x meeting NumPy 2 (its C API moved): NumPy's advice is numpy<2
+    r"|(?P<abi>numpy\.core\.multiarray failed to import|_ARRAY_API not found)"
 )
 
 
