@@ -398,3 +398,29 @@ def test_an_installed_plugin_that_ends_the_session_is_set_aside(
     assert result.status == EvalStatus.PASS, (result.status, result.detail)
     events = (evidence_dir(tmp_path / "ev", "o__r", gen(task, ONE, model="gold")) / "events.jsonl").read_text()
     assert '"ev": "set_aside", "plugin": "fakeplug"' in events and "NoneType" in events
+
+
+SUBTESTS = """\
+import unittest
+
+from pkg.core import double
+
+
+class TestDouble(unittest.TestCase):
+    def test_double(self):
+        for x, expected in ((1, 2), (3, 6)):
+            with self.subTest(x=x):
+                self.assertEqual(double(x), expected)
+"""
+
+
+def test_subtests_report_once_per_phase_and_a_failing_one_fails_its_test(tmp_path: Path) -> None:
+    """pytest reports each subtest (``self.subTest``) besides the test: no duplicate phase."""
+    files = {"pkg/__init__.py": "", "pkg/core.py": "def double(x):\n    return 2 * x\n", "tests/test_s.py": SUBTESTS}
+    listed = "tests/test_s.py::TestDouble::test_double"
+    record, task = project_task(tmp_path, files, "double", [listed], "def double(x):\n    return 2 * x\n")
+    codes = [("gold", task.ground_truth), ("m", "def double(x):\n    return x + 1\n")]  # right for 1, wrong for 3
+    gold, wrong = run_local(record, task, codes, tmp_path / "ev")
+    assert gold.status == EvalStatus.PASS, (gold.status, gold.detail)
+    assert wrong.status == EvalStatus.FAIL and wrong.tests == {listed: TestOutcome.FAILED}, (wrong.status, wrong.detail)
+    assert "AssertionError: 4 != 6" in (wrong.exception or ""), wrong.exception

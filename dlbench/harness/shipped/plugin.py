@@ -56,6 +56,8 @@ _OBSERVED: set[str] = set()
 _TARGET: list[str | None] = [None]  # ``path:qualname`` of the task's function
 _LOOKED: dict[str, dict[str, int]] = {}  # module → attribute → id of the value last examined
 _CONFIG: list[pytest.Config | None] = [None]
+SUBTEST_REPORTS = frozenset({"SubtestReport", "SubTestReport"})  # pytest 9's own, pytest-subtests'
+_SUBTESTS_FAILED: dict[str, pytest.TestReport] = {}  # node id → its first failing subtest's report
 _ALIASES: dict[str, str] = {}  # node id pytest collected → the listed test's case it stands for
 _INTERNAL: list[str] = []  # message, then the traceback's files, of an INTERNALERROR before collection
 _COLLECTED_SENT: list[bool] = []  # non-empty once the ``collected`` event went out
@@ -563,19 +565,27 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    send(
-        {
-            "ev": "report",
-            "nodeid": _listed(report.nodeid),
-            "when": report.when,
-            "outcome": report.outcome,
-            "xfail": hasattr(report, "wasxfail"),
-            "duration": round(report.duration, 6),
-            "exc": _exception(report),
-            "text": _failure_text(report) if report.failed else None,
-            "reason": _reason(report),
-        }
-    )
+    """One event per phase of each test. A subtest's report (``self.subTest``, the ``subtests``
+    fixture) is not a phase: a failing one fails its test's call phase, with its cause."""
+    if type(report).__name__ in SUBTEST_REPORTS:
+        if report.failed:
+            _SUBTESTS_FAILED.setdefault(report.nodeid, report)
+        return
+    event = {
+        "ev": "report",
+        "nodeid": _listed(report.nodeid),
+        "when": report.when,
+        "outcome": report.outcome,
+        "xfail": hasattr(report, "wasxfail"),
+        "duration": round(report.duration, 6),
+        "exc": _exception(report),
+        "text": _failure_text(report) if report.failed else None,
+        "reason": _reason(report),
+    }
+    failed = _SUBTESTS_FAILED.pop(report.nodeid, None) if report.when == "call" else None
+    if failed is not None and report.passed:
+        event |= {"outcome": "failed", "exc": _exception(failed), "text": _failure_text(failed)}
+    send(event)
     if report.when == "teardown":
         check(report.nodeid, _CONFIG[0])
 
