@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import functools
 import hashlib
+import itertools
 import json
 import linecache
 import os
@@ -373,7 +374,7 @@ def _look_at(value: object, depth: int = 0) -> None:
     """Report a returned value (or an item of a returned list, tuple or dict) that equals
     anything; only objects whose ``__eq__`` is the candidate's own code, or a mock's, are asked."""
     if depth == 0 and isinstance(value, (list, tuple, dict)):
-        for item in list(value.values() if isinstance(value, dict) else value)[:16]:
+        for item in itertools.islice(value.values() if isinstance(value, dict) else value, 16):
             _look_at(item, 1)
         return
     kind = type(value)
