@@ -424,3 +424,17 @@ def test_subtests_report_once_per_phase_and_a_failing_one_fails_its_test(tmp_pat
     assert gold.status == EvalStatus.PASS, (gold.status, gold.detail)
     assert wrong.status == EvalStatus.FAIL and wrong.tests == {listed: TestOutcome.FAILED}, (wrong.status, wrong.detail)
     assert "AssertionError: 4 != 6" in (wrong.exception or ""), wrong.exception
+
+
+def test_a_test_that_re_executes_its_command_line_starts_no_second_supervisor(tmp_path: Path) -> None:
+    """Lightning's DDP launcher runs ``[sys.executable, *sys.argv]`` again: the supervisor's own
+    command line, which started a second supervisor that cleared the work folder, copy and all."""
+    rerun = (
+        "import subprocess, sys\nfrom pkg.core import one\n\n\ndef test_one():\n"
+        "    done = subprocess.run([sys.executable, *sys.argv], capture_output=True, text=True, timeout=60)\n"
+        "    assert done.returncode == 2 and 'refused' in done.stderr\n    assert one() == 1\n"
+    )
+    files = ONE_FILES | {"tests/test_core.py": rerun}
+    record, task = project_task(tmp_path, files, "one", [ONE_TEST], ONE)
+    [gold] = run_local(record, task, [("gold", ONE)], tmp_path / "ev")
+    assert gold.status == EvalStatus.PASS, (gold.status, gold.detail)

@@ -83,6 +83,7 @@ WARM_UP = {
     ),
 }
 SUPPORT_DIR = os.path.dirname(os.path.abspath(__file__))
+IN_CANDIDATE = "DLBENCH_IN_CANDIDATE"  # set in every candidate's process
 USAGE_ERROR = 4  # pytest's exit status when a conftest given on the command line cannot be imported
 INTERNAL_ERROR = 3
 MAX_BROKEN_CONFTESTS = 8
@@ -340,6 +341,7 @@ class Supervisor:
         own = os.path.join(copy, OWN_DIR)
         os.chdir(copy)
         env = os.environ
+        env[IN_CANDIDATE] = "1"  # a test re-executing its process's command line starts no supervisor (main)
         env.update(home_env(os.path.join(own, "home")), TMPDIR=os.path.join(own, "tmp"))
         paths = [_rebase(p, self.repo, copy) for p in sys.path if not p.startswith(self.work)]
         sys.path[:] = [copy] + [p for p in paths if p != copy]
@@ -787,6 +789,11 @@ def _reply(obj: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if os.environ.get(IN_CANDIDATE):  # Lightning's DDP launcher re-runs ``sys.argv``: it would wipe the work dir
+        sys.stderr.write(
+            "dlbench supervisor: started again from inside a test (its command line re-executed); refused\n"
+        )
+        return 2
     parser = argparse.ArgumentParser(description="dlbench test supervisor")
     parser.add_argument("mode", choices=["serve", "once"])
     parser.add_argument("--request", help="once: the request as base64 JSON")
