@@ -268,7 +268,7 @@ def evaluate_repo(
     with closing(run_pool(factory, pending(), jobs)) as runs:  # closed now, even on Ctrl-C: no container stays
         for (i, job, patched, digest), candidate, run in runs:
             seen_in_gold = None if job.gen.model == GOLD else (allowed or {}).get(job.gen.task_id, frozenset())
-            screen_code = partial(screen, original=_original(job.task, Path(clone.path)))
+            screen_code = partial(_screen_foreign, job.task, Path(clone.path))
             verdict = grade(candidate.tests, candidate.nonce, run, seen_in_gold, screen_code)
             results[i] = _record(job, candidate, patched, digest, run, backend, verdict)
             progress.advance()
@@ -376,6 +376,12 @@ def runnable_module(task: BenchmarkTask, checkout: Path, code: str, cfg: Evaluat
     if refused:
         raise NotRunnable(EvalStatus.SANDBOX_VIOLATION, "refused by the static screen: " + "; ".join(refused))
     return patched
+
+
+def _screen_foreign(task: BenchmarkTask, checkout: Path, code: str) -> list[str]:
+    """The screen over code a run compiled or loaded from a writable place, with what the
+    task's module allows; the module is read only when a run reports such code."""
+    return screen(code, _original(task, checkout))
 
 
 def _unknown_task(gen: Generation, backend: str) -> Evaluation:

@@ -222,11 +222,7 @@ class Audit:
 
     def _is_report(self, fd: int) -> bool:
         """``fd`` is the report pipe, or a duplicate of it (a temporary file's descriptor is not)."""
-        try:
-            st = os.fstat(fd)
-        except OSError:
-            return False
-        return self.report is not None and (st.st_dev, st.st_ino) == self.report
+        return self.report is not None and _identity(fd) == self.report
 
     def _executed(self, filename: str) -> None:
         """Module code run from a file: one in a writable place outside the copy's own tree
