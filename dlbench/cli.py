@@ -80,6 +80,24 @@ def _import_published(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import_authors(args: argparse.Namespace) -> int:
+    from dlbench.tasks.authors import import_authors_files
+
+    config = load_config_file(args.config) if args.config else None
+    aliases = config.authors.aliases if config else {}
+    out = Path(args.out)
+    done = import_authors_files(
+        args.source, args.dleval, aliases, sorted(Path(args.repos).glob("*.json")),
+        sorted(Path(args.mined).glob("*/functions.jsonl")), out / "work",
+        out / "tasks.jsonl", out / "dlbench.jsonl", out / "repos.csv",
+    )  # fmt: skip
+    present = sum(r.status == "present" for r in done.rows)
+    print(
+        f"{len(done.rows)} authors' tasks, {present} present at the pins, {len(done.tasks)} benchmark records in {out}"
+    )
+    return 0
+
+
 def _compare(args: argparse.Namespace) -> int:
     from dlbench.report.compare import compare_benchmarks
 
@@ -152,6 +170,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--config", help="config file whose 'mine' section sets how tests are counted (and 'storage' the parse cache)"
     )
     imp.set_defaults(func=_import_published)
+
+    auth = sub.add_parser("import-authors", help="the DL-Bench authors' tasks at this build's pins, beside mining's")
+    auth.add_argument(
+        "--source", required=True, help="their repository (alirezadaghigh99/DL-Bench): checkout or git dir"
+    )
+    auth.add_argument("--dleval", help="their release's task files: folder, zip, or the git dir holding the zip")
+    auth.add_argument("--repos", default="results/repos", help="clone records (results/repos/<slug>.json)")
+    auth.add_argument("--mined", default="results/mine", help="mined functions (results/mine/<slug>/functions.jsonl)")
+    auth.add_argument("--out", required=True, help="output folder (tasks.jsonl, dlbench.jsonl, repos.csv)")
+    auth.add_argument("--config", help="config file whose 'authors.aliases' name repositories their files rename")
+    auth.set_defaults(func=_import_authors)
 
     cmp = sub.add_parser("compare", help="the paper's comparisons of benchmarks: embeddings, DL/ML tokens, complexity")
     _benchmark_argument(cmp, "give two or more")

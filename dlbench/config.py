@@ -392,6 +392,27 @@ class PublishedConfig(Section):
         return self
 
 
+class AuthorsConfig(Section):
+    """The DL-Bench authors' own tasks, resolved at this build's pinned commits and set beside
+    what mining finds there (rule ``import_authors``)."""
+
+    source: str | None = Field(
+        None,
+        description="Their repository (alirezadaghigh99/DL-Bench: gold runs, agentic trajectories, "
+        "Taxonomy-Data): a checkout or a bare git directory; null: no import.",
+    )
+    dleval: str | None = Field(
+        None,
+        description="Their release's task files (DL-Bench/DL-Bench): a folder of *.txt, the zip, or a git "
+        "directory holding the zip; null: that form is not read.",
+    )
+    aliases: dict[str, str] = Field(
+        default_factory=dict,
+        description="A name their files give a repository → its owner/name, where the name is not the "
+        "repository's own (torchvision: pytorch/vision).",
+    )
+
+
 class StorageConfig(Section):
     """Every place the workflow keeps state outside its declared outputs (Snakemake deletes
     the outputs of a failed job; these survive it). Each is named here, none is derived from
@@ -476,6 +497,7 @@ class Config(Section):
     failures: FailuresConfig = Field(default_factory=FailuresConfig)
     compare: CompareConfig = Field(default_factory=CompareConfig)
     published: PublishedConfig = Field(default_factory=PublishedConfig)
+    authors: AuthorsConfig = Field(default_factory=AuthorsConfig)
     storage: StorageConfig = Field(default_factory=StorageConfig)
 
     @model_validator(mode="before")
@@ -518,6 +540,7 @@ class Config(Section):
         files |= {f"failures.sheets.{i}": s for i, s in enumerate(self.failures.sheets)}
         files |= {f"compare.benchmarks.{i}.path": b.path for i, b in enumerate(self.compare.benchmarks)}
         files |= {"published.tasks": self.published.tasks, "published.repos": self.published.repos}
+        files |= {"authors.source": self.authors.source, "authors.dleval": self.authors.dleval}
         if self.crawl.endpoint == "standin":
             files["crawl.standin_data"] = self.crawl.standin_data
         return files

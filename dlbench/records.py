@@ -540,6 +540,27 @@ class PublishedTask(Record):
     task_id: str | None = None
 
 
+class AuthorsTask(Record):
+    """One of the DL-Bench authors' tasks in one of its published forms, resolved at the
+    pinned commit, with their tests and gold result beside ours (``results/authors/tasks.jsonl``)."""
+
+    form: Literal["named", "taxonomy", "dleval"]
+    source_id: str  # DLBench/N, Taxonomy/<file stem> or the task file's name
+    repo_name: str  # as the authors name the repository
+    repo: str | None  # owner/name; None: not reachable here
+    function: str
+    path: str | None = None
+    qualname: str | None = None  # at the pinned commit; None: not there (reason)
+    status: Literal["present", "unresolved", "unreachable"]
+    reason: str = ""
+    authors_tests: list[str] = Field(default_factory=list)  # the test ids they ran it against
+    authors_gold: str | None = None  # their harness's gold run: pass, fail, error
+    authors_passed: int | None = None
+    authors_failed: int | None = None
+    mined_task_id: str | None = None  # the task this project's mining made of it (None: not found)
+    mined_tests: list[str] = Field(default_factory=list)
+
+
 # ---------------------------------------------------------------- images
 
 

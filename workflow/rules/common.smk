@@ -112,10 +112,12 @@ def get_evaluate_inputs(wildcards):
 
 
 def get_optional_targets(wildcards):
-    """Analyses run only when configured: the benchmark comparison, the published tasks' import."""
+    """Analyses run only when configured: the benchmark comparison, the published and the authors' tasks' imports."""
     targets = []
     if CFG.compare.benchmarks:
         targets.append("results/compare/summary.md")
     if CFG.published.tasks:
         targets.append("results/published/dlbench.jsonl")
+    if CFG.authors.source:
+        targets.append("results/authors/repos.csv")
     return targets

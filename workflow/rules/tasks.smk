@@ -128,3 +128,25 @@ rule import_published:
         "../envs/dlbench.yaml"
     script:
         "../../scripts/import_published.py"
+
+
+# The DL-Bench authors' own tasks at this build's pins, beside what mining found (run when authors.source is set).
+rule import_authors:
+    input:
+        functions=get_all("results/mine/{repo}/functions.jsonl"),
+        clones=get_all("results/repos/{repo}.json"),
+    output:
+        rows="results/authors/tasks.jsonl",
+        tasks="results/authors/dlbench.jsonl",
+        summary=report("results/authors/repos.csv", category="Benchmark"),
+    params:
+        authors=CFG.authors,
+        work="results/authors/work",
+    log:
+        "logs/import_authors.log",
+    benchmark:
+        "benchmarks/import_authors.tsv"
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/import_authors.py"

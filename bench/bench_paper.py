@@ -1,0 +1,132 @@
+"""The DL-Bench authors' tasks here, beside their own harness's gold run (issue: paper rebuild).
+
+Runs the workflow on ``config/dlbench-paper.yaml`` up to ``results/authors/repos.csv`` (every
+repository cloned at its pin and mined; the authors' tasks of all three published forms
+resolved there) and the images of the chosen repositories, then evaluates gold and null on
+a seeded sample of the authors' named tasks of each chosen repository with ``dlbench
+evaluate`` (the same harness and sandbox as the workflow) and prints, per repository and per
+task, their gold result beside ours, with the cause of every task gold does not pass here.
+Everything lands under ``results/paper/`` and a rerun reuses images, clones and mining.
+
+    python bench/bench_paper.py --repos kornia cleanlab --sample 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from dlbench.harness.validate import validation_table
+from dlbench.records import AuthorsTask, BenchmarkTask, Evaluation
+from dlbench.store import read_jsonl
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "config" / "dlbench-paper.yaml"
+OUT = ROOT / "results" / "paper"
+
+
+def snakemake(*targets: str, cores: int) -> None:
+    command = [sys.executable, "-m", "snakemake", "--cores", str(cores), "--keep-going", *targets,
+               "--configfile", str(CONFIG)]  # fmt: skip
+    if subprocess.run(command, cwd=ROOT).returncode != 0:
+        print("the workflow failed for some targets: see logs/ (the rest goes on)", file=sys.stderr)
+
+
+def chosen_tasks(rows: list[AuthorsTask], records: dict[str, BenchmarkTask], repo: str, sample: int, seed: int):
+    """A seeded sample of the repository's named tasks that have a benchmark record, with their rows."""
+    named = [r for r in rows if r.form == "named" and r.repo == repo]
+    by_id = {}
+    for r in named:
+        task_id = r.mined_task_id or _record_id(records, r)
+        if task_id in records:
+            by_id.setdefault(task_id, r)
+    ids = sorted(by_id)
+    picked = sorted(random.Random(seed).sample(ids, min(sample, len(ids)))) if sample else ids
+    return [(records[i], by_id[i]) for i in picked], named
+
+
+def _record_id(records: dict[str, BenchmarkTask], r: AuthorsTask) -> str | None:
+    return next((i for i, t in records.items() if (t.repo, t.path, t.qualname) == (r.repo, r.path, r.qualname)), None)
+
+
+def evaluate(tasks: list[BenchmarkTask], name: str, jobs: int) -> list[Evaluation]:
+    """Gold and null through ``dlbench evaluate`` (cached: an existing result file is reused)."""
+    out = OUT / f"{name}.evaluations.jsonl"
+    if out.is_file():
+        return read_jsonl(out, Evaluation)
+    OUT.mkdir(parents=True, exist_ok=True)
+    task_file, predictions = OUT / f"{name}.tasks.jsonl", OUT / f"{name}.predictions.jsonl"
+    task_file.write_text("".join(t.model_dump_json() + "\n" for t in tasks))
+    lines = [{"task_id": t.task_id, "code": t.ground_truth, "model": "gold"} for t in tasks]
+    lines += [{"task_id": t.task_id, "code": "", "model": "null"} for t in tasks]
+    predictions.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    command = [str(Path(sys.executable).with_name("dlbench")), "evaluate", "--tasks", str(task_file), "--predictions",
+               str(predictions), "--out", str(out), "--backend", "docker", "--jobs", str(jobs),
+               "--config", str(CONFIG)]  # fmt: skip
+    subprocess.run(command, cwd=ROOT, check=False)
+    return read_jsonl(out, Evaluation) if out.is_file() else []
+
+
+def side_by_side(pairs, evaluations: list[Evaluation]) -> pd.DataFrame:
+    tasks = [t for t, _ in pairs]
+    gold = [e for e in evaluations if e.model == "gold"]
+    null = [e for e in evaluations if e.model == "null"]
+    ours = validation_table(tasks, gold, null, min_tests=1).set_index("task_id")
+    rows = []
+    for task, row in pairs:
+        v = ours.loc[task.task_id]
+        rows.append({
+            "source_id": row.source_id, "task_id": task.task_id, "tests": "mined" if row.mined_tests else "authors'",
+            "authors_gold": row.authors_gold, "gold_here": v["gold_status"], "usable_here": bool(v["usable"]),
+            "cause": v["reason"],
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repos", nargs="+", required=True, help="short names (kornia, cleanlab, ...)")
+    parser.add_argument("--sample", type=int, default=20, help="named tasks per repository (0: all)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cores", type=int, default=2)
+    args = parser.parse_args()
+
+    start = time.monotonic()
+    snakemake("results/authors/repos.csv", cores=args.cores)
+    rows = read_jsonl(ROOT / "results/authors/tasks.jsonl", AuthorsTask)
+    records = {t.task_id: t for t in read_jsonl(ROOT / "results/authors/dlbench.jsonl", BenchmarkTask)}
+    full = {r.repo.rpartition("/")[2].lower(): r.repo for r in rows if r.repo}
+    repos = [full[name.lower()] for name in args.repos if name.lower() in full]
+    snakemake(*(f"results/images/{repo.replace('/', '__')}.json" for repo in repos), cores=args.cores)
+    tables = []
+    for repo in repos:
+        pairs, named = chosen_tasks(rows, records, repo, args.sample, args.seed)
+        began = time.monotonic()
+        evaluations = evaluate([t for t, _ in pairs], f"{repo.replace('/', '__')}-s{args.sample}-{args.seed}", 2)
+        table = side_by_side(pairs, evaluations).assign(repo=repo)
+        tables.append(table)
+        print(f"\n{repo}: {len(named)} named tasks, {sum(r.status == 'present' for r in named)} present, "
+              f"{len(pairs)} sampled; {time.monotonic() - began:.0f} s")  # fmt: skip
+        print(table.drop(columns=["repo"]).to_string(index=False, max_colwidth=90))
+    if tables:
+        every = pd.concat(tables)
+        every.to_csv(OUT / f"side_by_side-s{args.sample}-{args.seed}.csv", index=False)
+        by_repo = every.groupby("repo").agg(
+            sampled=("task_id", "size"),
+            authors_pass=("authors_gold", lambda s: int((s == "pass").sum())),
+            gold_passes_here=("gold_here", lambda s: int((s == "pass").sum())),
+            usable_here=("usable_here", "sum"),
+        )
+        print("\n" + by_repo.to_string())
+    print(f"\ntotal {time.monotonic() - start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

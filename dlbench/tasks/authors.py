@@ -1,0 +1,541 @@
+"""The DL-Bench authors' tasks in their three published forms, resolved at the pinned commits.
+
+- **named** (their current harness, alirezadaghigh99/DL-Bench): ``results/validation.jsonl``
+  holds their gold run of every task (the last record per task id wins) and
+  ``results/agentic_trajectories/DLBench_N.jsonl`` opens with "Implement the function `F`
+  in `P` so it satisfies this specification: ...", which names the function and its file.
+- **taxonomy** (the same repository, ``Taxonomy-Data/``): ``Original/processed_<repo><F><n>.py``
+  is the reference definition, ``Result/<same stem>.txt`` names ``F`` and lists the test
+  ids the authors ran it against; the file is found by the definition of ``F`` in the
+  checkout most like their reference.
+- **dleval** (the release zip of DL-Bench/DL-Bench): task files with a ``blob/<ref>/<path>``
+  link, resolved by :mod:`dlbench.tasks.published`.
+
+Every task becomes an :class:`~dlbench.records.AuthorsTask` row: where its function is at
+the pinned commit (or why it is not there), the authors' test ids and gold result beside
+the tests this project's mining gives it. Tasks present at the pin become benchmark records
+(``prompt_source: authors``) with our mined tests, or the authors' own ids where mining
+found none, so their tasks run through the same harness as ours.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+import logging
+import re
+import subprocess
+import textwrap
+import zipfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from dlbench.mine.extract import extract_definitions
+from dlbench.records import AuthorsTask, BenchmarkTask, FunctionRecord, task_id_for
+from dlbench.tasks.assemble import task_from_function
+from dlbench.tasks.published import definitions, locate, named_in_prompt, read_published
+
+log = logging.getLogger(__name__)
+
+PROMPT_SOURCE = "authors"
+_NAMED = re.compile(r"Implement the function `(?P<function>[^`]+)` in `(?P<path>[^`]+)`[^:]*:\s*(?P<spec>.*)", re.S)
+_STEM = re.compile(r"^processed_(?:classes-)?(?P<rest>.+?)(?P<number>\d+)$")
+_TEST_ID = re.compile(r"(?P<id>[\w./-]+\.py::[^\s'\",}]+)")
+SIMILAR_ENOUGH = 0.6  # a definition less like the authors' reference than this is not theirs
+
+
+# ---------------------------------------------------------------- their repository
+
+
+class AuthorsRepo:
+    """Files of the authors' repository: a work tree, or a git directory (a bare mirror) read at HEAD."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self._git = not (self.root / "results").is_dir() and not (self.root / "Taxonomy-Data").is_dir()
+
+    def files(self, folder: str) -> list[str]:
+        if self._git:
+            out = _run(["git", "-C", str(self.root), "ls-tree", "-r", "--name-only", "HEAD", folder])
+            return sorted(out.splitlines())
+        base = self.root / folder
+        return sorted(str(p.relative_to(self.root)) for p in base.rglob("*") if p.is_file()) if base.is_dir() else []
+
+    def text(self, path: str) -> str | None:
+        if self._git:
+            proc = subprocess.run(
+                ["git", "-C", str(self.root), "show", f"HEAD:{path}"], capture_output=True, check=False
+            )
+            return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
+        file = self.root / path
+        return file.read_text(encoding="utf-8", errors="replace") if file.is_file() else None
+
+
+def _run(command: list[str]) -> str:
+    return subprocess.run(command, capture_output=True, text=True, check=True).stdout
+
+
+# ---------------------------------------------------------------- what they published
+
+
+@dataclass(frozen=True)
+class Published:
+    """One of the authors' tasks as they wrote it, before resolution."""
+
+    form: str  # named, taxonomy, dleval
+    source_id: str
+    repo_name: str  # as the authors name the repository
+    function: str
+    path: str | None = None  # named: given; taxonomy: found; dleval: the link's
+    spec: str = ""
+    reference: str | None = None  # taxonomy: their reference definition
+    tests: tuple[str, ...] = ()
+    gold: str | None = None  # their harness's gold status: pass, fail, error
+    gold_passed: int | None = None
+    gold_failed: int | None = None
+
+
+def authors_gold(repo: AuthorsRepo) -> dict[str, dict]:
+    """Task id → the last record of their gold run (``results/validation.jsonl``)."""
+    last: dict[str, dict] = {}
+    for line in (repo.text("results/validation.jsonl") or "").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            last[record["task_id"]] = record
+    return last
+
+
+def first_message(trajectory: str) -> str | None:
+    """The opening instruction of an agentic run (the first record with text)."""
+    for line in trajectory.splitlines():
+        try:
+            content = json.loads(line).get("content")
+        except (json.JSONDecodeError, AttributeError):
+            continue
+        if isinstance(content, str) and content:
+            return content
+    return None
+
+
+def named_tasks(repo: AuthorsRepo) -> list[Published]:
+    """Every task of their gold run, named by function and file where a trajectory names it."""
+    tasks = []
+    for task_id, record in authors_gold(repo).items():
+        number = task_id.rpartition("/")[2]
+        opening = first_message(repo.text(f"results/agentic_trajectories/DLBench_{number}.jsonl") or "") or ""
+        named = _NAMED.match(opening.strip())
+        counts = record.get("counts") or {}
+        tasks.append(
+            Published(
+                form="named",
+                source_id=task_id,
+                repo_name=record["repo"],
+                function=named["function"] if named else "",
+                path=named["path"] if named else None,
+                spec=named["spec"] if named else "",
+                gold=record.get("status"),
+                gold_passed=counts.get("passed"),
+                gold_failed=(counts.get("failed") or 0) + (counts.get("errored") or 0),
+            )
+        )
+    return tasks
+
+
+def taxonomy_test_ids(result: str, repo_name: str) -> tuple[str, ...]:
+    """Pytest node ids in a Taxonomy result, relative to the repository (their runs named
+    files from a folder above it: ``../publishablew/<repo>/<repo>/tests/...``)."""
+    ids = set()
+    for found in _TEST_ID.finditer(result):
+        node = found["id"].rstrip(".:")
+        head, sep, tail = node.rpartition(f"/{repo_name}/")
+        ids.add(tail if sep else node.lstrip("./"))
+    return tuple(sorted(ids))
+
+
+def function_of_result(result: str) -> str | None:
+    lines = result.splitlines()
+    for i, line in enumerate(lines[:-1]):
+        if line.strip() == "function:":
+            return lines[i + 1].strip() or None
+    return None
+
+
+def repo_name_of(stem: str, names: Iterable[str]) -> str | None:
+    """The repository a Taxonomy file names: the longest known name its stem starts with."""
+    match = _STEM.match(stem)
+    rest = match["rest"] if match else stem
+    starts = [n for n in names if rest.lower().startswith(n.lower())]
+    return max(starts, key=len) if starts else None
+
+
+def taxonomy_tasks(repo: AuthorsRepo, names: Iterable[str]) -> list[Published]:
+    """Every Taxonomy-Data task with a reference and a named function."""
+    names = list(names)
+    tasks = []
+    for path in repo.files("Taxonomy-Data/Result"):
+        stem = Path(path).stem
+        result = repo.text(path) or ""
+        function, repo_name = function_of_result(result), repo_name_of(stem, names)
+        reference = repo.text(f"Taxonomy-Data/Original/{stem}.py")
+        if function and repo_name and reference:
+            tasks.append(
+                Published(
+                    form="taxonomy",
+                    source_id=f"Taxonomy/{stem}",
+                    repo_name=repo_name,
+                    function=function,
+                    reference=reference,
+                    tests=taxonomy_test_ids(result, repo_name),
+                )
+            )
+        else:
+            log.warning("%s: no function, repository or reference, skipped", stem)
+    return tasks
+
+
+def dleval_tasks(folder: str | Path) -> list[Published]:
+    """The release zip's task files (extracted), each with its link; resolved through ``published``."""
+    return [
+        Published(form="dleval", source_id=f.source, repo_name="", function="", path=f.path, spec=f.prompt)
+        for f in read_published(folder)
+    ]
+
+
+# ---------------------------------------------------------------- resolution at the pin
+
+
+@dataclass(frozen=True)
+class Where:
+    path: str | None
+    qualname: str | None
+    reason: str = ""
+
+
+def in_file(checkout: Path, path: str, function: str, spec: str) -> Where:
+    """``function`` of ``path`` at the checkout: the one definition of that name, or the one the spec points to."""
+    file = checkout / path
+    if not file.is_file():
+        return Where(path, None, "file gone at the pinned commit")
+    try:
+        defs = definitions(file.read_text(encoding="utf-8", errors="replace"))
+    except SyntaxError:
+        return Where(path, None, "file does not parse at the pinned commit")
+    named = {q: span for q, span in defs.items() if "<locals>" not in q and q.rpartition(".")[2] == function}
+    if not named:
+        return Where(path, None, f"{function} gone from the file at the pinned commit")
+    return Where(path, named_in_prompt(f"`{function}` {spec}", named) or min(named))
+
+
+def most_like(checkout: Path, function: str, reference: str) -> Where:
+    """The definition of ``function`` in the checkout most like the authors' reference."""
+    listed = subprocess.run(
+        ["git", "-C", str(checkout), "grep", "-l", "-E", rf"def {re.escape(function)}\b", "--", "*.py"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    best: tuple[float, str, str] | None = None
+    for path in listed.stdout.splitlines():
+        source = (checkout / path).read_text(encoding="utf-8", errors="replace")
+        for qualname, ratio in _similar_definitions(source, function, reference):
+            if best is None or ratio > best[0]:
+                best = (ratio, path, qualname)
+    if best is None:
+        return Where(None, None, f"no definition of {function} at the pinned commit")
+    if best[0] < SIMILAR_ENOUGH:
+        return Where(best[1], None, f"no definition like the authors' reference (closest {best[0]:.2f})")
+    return Where(best[1], best[2])
+
+
+def _similar_definitions(source: str, function: str, reference: str) -> list[tuple[str, float]]:
+    """(qualname, similarity to ``reference``) of each definition of ``function`` in ``source``."""
+    try:
+        defs = definitions(source)
+    except SyntaxError:
+        return []
+    lines = source.splitlines()
+    wanted = _normalised(reference)
+    found = []
+    for qualname, (start, end) in defs.items():
+        if "<locals>" not in qualname and qualname.rpartition(".")[2] == function:
+            text = _normalised("\n".join(lines[start - 1 : end]))
+            found.append((qualname, difflib.SequenceMatcher(None, wanted, text, autojunk=False).ratio()))
+    return found
+
+
+def _normalised(code: str) -> list[str]:
+    """Code lines compared: dedented, stripped, blank lines out (their references are re-indented)."""
+    return [line.strip() for line in textwrap.dedent(code).splitlines() if line.strip()]
+
+
+def resolve(task: Published, checkout: Path | None) -> Where:
+    """Where the task's function is at the pinned commit, or why it is not there."""
+    if checkout is None:
+        return Where(task.path, None, f"repository {task.repo_name!r} is not reachable here")
+    if task.form == "named":
+        if not task.path:
+            return Where(None, None, "no public file names the function")
+        return in_file(checkout, task.path, task.function, task.spec)
+    return most_like(checkout, task.function, task.reference or "")
+
+
+def resolve_dleval(folder: str | Path, checkouts: Mapping[str, Path]) -> list[tuple[Published, Where]]:
+    """The release zip's tasks through the published importer's resolution (links name commits
+    of the repository's history, or its default branch on the day they published)."""
+    resolved = []
+    for published in read_published(folder):
+        located = locate(published, checkouts, {})
+        task = Published(
+            form="dleval",
+            source_id=published.source,
+            repo_name=located.repo or (published.path.partition("/")[0] if published.ref == "master" else "?"),
+            function=(located.qualname or "").rpartition(".")[2],
+            path=located.path,
+            spec=published.prompt,
+        )
+        resolved.append((task, Where(located.path, located.qualname if not located.reason else None, located.reason)))
+    return resolved
+
+
+# ---------------------------------------------------------------- records
+
+
+def row(
+    task: Published, where: Where, full_name: str | None, mined: Mapping[tuple[str, str], FunctionRecord]
+) -> AuthorsTask:
+    """One task's row: the authors' side and ours."""
+    fn = mined.get((where.path or "", where.qualname or "")) if where.qualname else None
+    status = "present" if where.qualname else ("unreachable" if full_name is None else "unresolved")
+    return AuthorsTask(
+        form=task.form,
+        source_id=task.source_id,
+        repo_name=task.repo_name,
+        repo=full_name,
+        function=task.function,
+        path=where.path,
+        qualname=where.qualname,
+        status=status,
+        reason=where.reason,
+        authors_tests=list(task.tests),
+        authors_gold=task.gold,
+        authors_passed=task.gold_passed,
+        authors_failed=task.gold_failed,
+        mined_task_id=fn.task_id if fn else None,
+        mined_tests=sorted(fn.tests) if fn else [],
+    )
+
+
+def join_tests(rows: Sequence[AuthorsTask]) -> list[AuthorsTask]:
+    """Each function's authors' test ids on every row that names it (Taxonomy lists tests,
+    the named and dleval forms do not)."""
+    tests: dict[tuple, set[str]] = {}
+    for r in rows:
+        if r.qualname:
+            tests.setdefault((r.repo, r.path, r.qualname), set()).update(r.authors_tests)
+    return [
+        r.model_copy(update={"authors_tests": sorted(tests[(r.repo, r.path, r.qualname)])}) if r.qualname else r
+        for r in rows
+    ]
+
+
+def function_record(checkout: Path, full_name: str, sha: str | None, path: str, qualname: str) -> FunctionRecord | None:
+    """The function as mining would extract it (libcst, the lines of its top-level definition),
+    for functions mining did not make tasks; None when libcst cannot take it."""
+    source = (checkout / path).read_text(encoding="utf-8", errors="replace")
+    top = qualname.split(".")[0]
+    spans = {
+        n.name: n
+        for n in ast.parse(source).body
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
+    if top not in spans:
+        return None  # defined inside a module-level block: mining leaves those out too
+    node = spans[top]
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    piece = extract_definitions(source, [(qualname, first, node.end_lineno or node.lineno)]).found.get(qualname)
+    if piece is None:
+        return None
+    start = definitions(source)[qualname][0]
+    return FunctionRecord(
+        task_id=task_id_for(full_name, path, qualname), repo=full_name, sha=sha, path=path,
+        function=piece.function, class_name=piece.class_name, qualname=qualname, signature=piece.signature,
+        source=piece.source, docstring=piece.docstring, class_context=piece.class_context,
+        start_line=start, end_line=start + piece.source.count("\n") - 1, tests=[], decorators=list(piece.decorators),
+    )  # fmt: skip
+
+
+def benchmark_task(r: AuthorsTask, record: FunctionRecord, spec: str) -> BenchmarkTask:
+    """A present task as a benchmark record: their specification (else the docstring), our mined
+    tests, else the authors' test ids."""
+    return task_from_function(
+        record.model_copy(update={"tests": r.mined_tests or r.authors_tests}),
+        sha=record.sha,
+        prompt=spec or record.docstring or "",
+        prompt_source=PROMPT_SOURCE,
+        stage=None,
+        task=None,
+        data=None,
+    )
+
+
+# ---------------------------------------------------------------- the import
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """A repository of the rebuild at its pinned commit, with what mining made tasks there."""
+
+    full_name: str
+    path: Path
+    sha: str | None
+    mined: Mapping[tuple[str, str], FunctionRecord]  # (path, qualname) → mined function
+
+
+@dataclass(frozen=True)
+class AuthorsImport:
+    rows: list[AuthorsTask]
+    tasks: list[BenchmarkTask]
+
+
+def short_names(checkouts: Iterable[Checkout], aliases: Mapping[str, str]) -> dict[str, Checkout]:
+    """How the authors name each repository (its short name, any case) → its checkout; an
+    alias maps one of their names to an owner/name."""
+    by_full = {c.full_name: c for c in checkouts}
+    names = {c.full_name.rpartition("/")[2].lower(): c for c in by_full.values()}
+    names.update({alias.lower(): by_full[full] for alias, full in aliases.items() if full in by_full})
+    return names
+
+
+def import_authors(
+    authors_root: str | Path,
+    checkouts: Sequence[Checkout],
+    dleval: str | Path | None = None,
+    aliases: Mapping[str, str] | None = None,
+) -> AuthorsImport:
+    """Every task of the three forms resolved at the pins, with our mined tests beside theirs.
+    Taxonomy file names run repository and function together: they are read against the
+    repositories checked out here and the aliases' names (which may name ones not reachable)."""
+    repo = AuthorsRepo(authors_root)
+    by_name = short_names(checkouts, aliases or {})
+    names = set(by_name) | {n.lower() for n in aliases or {}}
+    published = named_tasks(repo) + taxonomy_tasks(repo, names)
+    resolved = [(t, resolve(t, _checkout_path(by_name, t.repo_name))) for t in published]
+    if dleval is not None:
+        as_linked = {c.full_name.rpartition("/")[2]: c.path for c in checkouts}  # their links keep the case
+        resolved += resolve_dleval(dleval, {**{n: c.path for n, c in by_name.items()}, **as_linked})
+    rows = join_tests([_row(t, w, by_name) for t, w in resolved])
+    specs = {t.source_id: t.spec for t, _ in resolved}
+    tasks: dict[str, BenchmarkTask] = {}
+    for r in sorted(rows, key=lambda r: ("named", "taxonomy", "dleval").index(r.form)):
+        checkout = by_name.get(r.repo_name.lower())
+        if r.status != "present" or checkout is None or not (r.mined_tests or r.authors_tests):
+            continue
+        record = checkout.mined.get((r.path, r.qualname)) or function_record(
+            checkout.path, checkout.full_name, checkout.sha, r.path or "", r.qualname or ""
+        )
+        if record is not None:
+            task = benchmark_task(r, record, specs.get(r.source_id, ""))
+            tasks.setdefault(task.task_id, task)
+    log.info("authors' tasks: %d rows, %d present, %d benchmark records", len(rows),
+             sum(r.status == "present" for r in rows), len(tasks))  # fmt: skip
+    return AuthorsImport(rows, list(tasks.values()))
+
+
+def _checkout_path(by_name: Mapping[str, Checkout], repo_name: str) -> Path | None:
+    checkout = by_name.get(repo_name.lower())
+    return checkout.path if checkout else None
+
+
+def _row(task: Published, where: Where, by_name: Mapping[str, Checkout]) -> AuthorsTask:
+    checkout = by_name.get(task.repo_name.lower())
+    return row(task, where, checkout.full_name if checkout else None, checkout.mined if checkout else {})
+
+
+# ---------------------------------------------------------------- files
+
+
+def dleval_folder(given: str | Path, work: Path) -> Path:
+    """The folder holding the release's task files: ``given`` itself, the zip ``given`` extracted,
+    or the zip a git directory holds at HEAD, extracted (into ``work``)."""
+    given = Path(given)
+    if given.is_dir() and (given / "HEAD").is_file() and not any(given.rglob("*.txt")):
+        given = _zip_at_head(given, work)
+    if given.is_file() and given.suffix == ".zip":
+        with zipfile.ZipFile(given) as archive:
+            archive.extractall(work / "dleval")
+        given = work / "dleval"
+    holding = {p.parent for p in given.rglob("*.txt")}
+    if len(holding) != 1:
+        raise ValueError(f"{given}: expected one folder of *.txt task files, found {len(holding)}")
+    return holding.pop()
+
+
+def _zip_at_head(git_dir: Path, work: Path) -> Path:
+    archives = [
+        n for n in _run(["git", "-C", str(git_dir), "ls-tree", "--name-only", "HEAD"]).split() if n.endswith(".zip")
+    ]
+    if not archives:
+        raise ValueError(f"{git_dir}: no zip of task files at HEAD")
+    work.mkdir(parents=True, exist_ok=True)
+    target = work / archives[0]
+    shown = subprocess.run(["git", "-C", str(git_dir), "show", f"HEAD:{archives[0]}"], capture_output=True, check=True)
+    target.write_bytes(shown.stdout)
+    return target
+
+
+def summary(rows: Sequence[AuthorsTask]) -> list[dict]:
+    """Per repository: the authors' tasks (their gold run), their distinct functions present at
+    the pin and how many of those mining found (recall)."""
+    by_repo: dict[str, list[AuthorsTask]] = {}
+    for r in rows:
+        by_repo.setdefault(r.repo or f"{r.repo_name} (not reachable)", []).append(r)
+    table = []
+    for repo, group in sorted(by_repo.items()):
+        named = [r for r in group if r.form == "named"]
+        present = {(r.path, r.qualname): r for r in group if r.status == "present"}
+        found = [r for r in present.values() if r.mined_task_id]
+        table.append({
+            "repo": repo,
+            "named": len(named),
+            "named_present": sum(r.status == "present" for r in named),
+            "authors_gold_pass": sum(r.authors_gold == "pass" for r in named),
+            "dleval": sum(r.form == "dleval" for r in group),
+            "taxonomy": sum(r.form == "taxonomy" for r in group),
+            "functions_present": len(present),
+            "found_by_mining": len(found),
+            "recall": round(len(found) / len(present), 3) if present else None,
+        })  # fmt: skip
+    return table
+
+
+def import_authors_files(
+    source: str | Path,
+    dleval: str | Path | None,
+    aliases: Mapping[str, str],
+    clones: Sequence[str | Path],
+    functions: Sequence[str | Path],
+    work: str | Path,
+    out_rows: str | Path,
+    out_tasks: str | Path,
+    out_summary: str | Path,
+) -> AuthorsImport:
+    """Rule and command-line entry: their repository, the clone records and the mined functions
+    of this build (``results/mine/<slug>/functions.jsonl``) → rows, benchmark records and the summary."""
+    import pandas as pd
+
+    from dlbench.records import CloneRecord
+    from dlbench.store import read_json, read_jsonl, write_frame, write_jsonl
+
+    mined_of = {Path(f).parent.name: f for f in functions}
+    checkouts = []
+    for clone_json in clones:
+        clone = read_json(clone_json, CloneRecord)
+        if clone.status == "ok" and clone.slug in mined_of:
+            mined = {(f.path, f.qualname): f for f in read_jsonl(mined_of[clone.slug], FunctionRecord)}
+            checkouts.append(Checkout(clone.full_name, Path(clone.path), clone.sha, mined))
+    folder = dleval_folder(dleval, Path(work)) if dleval else None
+    done = import_authors(source, checkouts, folder, aliases)
+    write_jsonl(out_rows, done.rows)
+    write_jsonl(out_tasks, done.tasks)
+    write_frame(out_summary, pd.DataFrame(summary(done.rows)))
+    return done

@@ -1,0 +1,170 @@
+"""The DL-Bench authors' tasks in their three published forms, on synthetic copies of those forms."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dlbench.records import FunctionRecord, task_id_for
+from dlbench.tasks.authors import (
+    AuthorsRepo,
+    Checkout,
+    import_authors,
+    most_like,
+    repo_name_of,
+    taxonomy_test_ids,
+)
+from tests.test_collect_support import git, make_git_repo
+
+PROJECT = {
+    "tinyml/ops.py": (
+        "def scale(x, k):\n"
+        '    """Multiply by k."""\n'
+        "    return x * k\n"
+        "\n\n"
+        "class Box:\n"
+        "    def area(self):\n"
+        "        return self.w * self.h\n"
+        "\n\n"
+        "class Circle:\n"
+        "    def area(self):\n"
+        "        return 3.14159 * self.r ** 2\n"
+    ),
+    "tinyml/other.py": "def scale(x, k):\n    raise NotImplementedError('not this one')\n",
+    "tests/test_ops.py": "from tinyml.ops import scale\n\ndef test_scale():\n    assert scale(2, 3) == 6\n",
+}
+
+TRAJECTORY = (
+    "Implement the function `{f}` in `{p}` so it satisfies this specification:\n\n{spec}\n\nEdit ONLY that function."
+)
+RESULT = (
+    "output file:\nprocessed_tinyml{f}{n}.json\nfunction:\n{f}\nError Cases:\n\nPass or Failed: 0\n\n"
+    "Related Failed Test Cases:\n{{'FAILED ../publishablew/tinyml/tinyml/tests/test_ops.py::test_scale'}}\n\n"
+    "All Test Cases On Generated code:\n"
+    "../publishablew/tinyml/tinyml/tests/test_ops.py::test_scale FAILED [100%]\n"
+)
+
+
+def authors_tree(root: Path) -> Path:
+    """The authors' repository as a work tree: gold runs, trajectories, Taxonomy-Data."""
+    (root / "results" / "agentic_trajectories").mkdir(parents=True)
+    runs = [
+        {"task_id": "DLBench/1", "repo": "tinyml", "status": "fail", "counts": {"passed": 0, "failed": 1}},
+        {"task_id": "DLBench/1", "repo": "tinyml", "status": "pass", "counts": {"passed": 1, "failed": 0}},
+        {"task_id": "DLBench/2", "repo": "tinyml", "status": "pass", "counts": {"passed": 2}},
+        {"task_id": "DLBench/3", "repo": "tinyml", "status": "error", "counts": {}},
+        {"task_id": "DLBench/4", "repo": "elsewhere", "status": "pass", "counts": {"passed": 1}},
+    ]
+    (root / "results" / "validation.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    for number, function, path, spec in [
+        (1, "scale", "tinyml/ops.py", "Write a function `scale` that multiplies x by k."),
+        (2, "area", "tinyml/ops.py", "Implement the `area` method of the class `Circle`."),
+        (4, "far", "far/away.py", "Something."),
+    ]:
+        message = TRAJECTORY.format(f=function, p=path, spec=spec)
+        lines = [{"type": "queue-operation", "content": message}, {"type": "user", "message": {"content": message}}]
+        (root / "results" / "agentic_trajectories" / f"DLBench_{number}.jsonl").write_text(
+            "".join(json.dumps(line) + "\n" for line in lines)
+        )
+    (root / "Taxonomy-Data" / "Original").mkdir(parents=True)
+    (root / "Taxonomy-Data" / "Result").mkdir(parents=True)
+    reference = (
+        '    def scale(x, k):\n        """Multiply by k."""\n        return x * k\n'  # re-indented, as theirs are
+    )
+    (root / "Taxonomy-Data" / "Original" / "processed_tinymlscale7.py").write_text(reference)
+    (root / "Taxonomy-Data" / "Result" / "processed_tinymlscale7.txt").write_text(RESULT.format(f="scale", n=7))
+    return root
+
+
+def project(tmp_path: Path) -> Checkout:
+    path = tmp_path / "tinyml"
+    sha = make_git_repo(path, PROJECT)[-1]
+    return Checkout("someone/tinyml", path, sha, {})
+
+
+def test_taxonomy_test_ids_are_relative_to_the_repository() -> None:
+    assert taxonomy_test_ids(RESULT.format(f="scale", n=7), "tinyml") == ("tests/test_ops.py::test_scale",)
+
+
+def test_taxonomy_file_names_run_repository_and_function_together() -> None:
+    names = ["kornia", "pytorch3d", "pytorch-forecasting", "pytorch"]
+    assert repo_name_of("processed_classes-kornia__init__48", names) == "kornia"
+    assert repo_name_of("processed_pytorch3d_compute_x12", names) == "pytorch3d"  # not pytorch
+    assert repo_name_of("processed_pytorch-forecastingrnn3", names) == "pytorch-forecasting"
+    assert repo_name_of("processed_unknownthing3", names) is None
+
+
+def test_the_definition_most_like_the_reference_is_chosen(tmp_path: Path) -> None:
+    checkout = project(tmp_path)
+    where = most_like(checkout.path, "scale", "def scale(x, k):\n    return x * k\n")
+    assert (where.path, where.qualname) == ("tinyml/ops.py", "scale")
+    unlike = most_like(
+        checkout.path, "scale", "def scale(a):\n    import os\n    os.system('rm -rf /')\n    return 0\n"
+    )
+    assert unlike.qualname is None and "closest" in unlike.reason
+
+
+def test_every_form_resolves_at_the_pin_with_both_sides(tmp_path: Path) -> None:
+    checkout = project(tmp_path)
+    mined = FunctionRecord(
+        task_id=task_id_for("someone/tinyml", "tinyml/ops.py", "scale"), repo="someone/tinyml", sha=checkout.sha,
+        path="tinyml/ops.py", function="scale", class_name=None, qualname="scale", signature="def scale(x, k):",
+        source="def scale(x, k):\n    return x * k\n", docstring=None, class_context=None, start_line=1, end_line=3,
+        tests=["tests/test_ops.py::test_scale"],
+    )  # fmt: skip
+    checkout = Checkout(checkout.full_name, checkout.path, checkout.sha, {("tinyml/ops.py", "scale"): mined})
+    dleval = tmp_path / "dleval"
+    dleval.mkdir()
+    (dleval / "t.txt").write_text(
+        "stage: Model Construction\ntask: \ndata: Image\n\nprompt:\nWrite `area` for the class Box.\n\n"
+        f" ground Truth:blob/{checkout.sha}/tinyml/ops.py#L8\n"
+    )
+    done = import_authors(authors_tree(tmp_path / "authors"), [checkout], dleval=dleval)
+    rows = {r.source_id: r for r in done.rows}
+
+    assert rows["DLBench/1"].authors_gold == "pass" and rows["DLBench/1"].authors_passed == 1  # the last run
+    assert (rows["DLBench/1"].qualname, rows["DLBench/1"].mined_task_id) == ("scale", mined.task_id)
+    assert rows["DLBench/1"].authors_tests == ["tests/test_ops.py::test_scale"]  # joined from Taxonomy
+    assert rows["DLBench/2"].qualname == "Circle.area"  # the spec's class among two of that name
+    assert rows["DLBench/3"].status == "unresolved" and rows["DLBench/3"].reason == "no public file names the function"
+    assert rows["DLBench/4"].status == "unreachable"
+    assert rows["Taxonomy/processed_tinymlscale7"].path == "tinyml/ops.py"  # not other.py's stub
+    assert rows["t.txt"].form == "dleval" and rows["t.txt"].qualname == "Box.area"
+
+    tasks = {t.qualname: t for t in done.tasks}
+    assert set(tasks) == {"scale"}  # the methods have neither our tests nor theirs
+    assert tasks["scale"].prompt.startswith("Write a function `scale`") and tasks["scale"].prompt_source == "authors"
+    assert tasks["scale"].tests == ["tests/test_ops.py::test_scale"]
+
+
+def test_unmined_function_takes_the_authors_tests(tmp_path: Path) -> None:
+    """A function mining did not make a task still runs, against the ids the authors ran."""
+    checkout = project(tmp_path)
+    done = import_authors(authors_tree(tmp_path / "authors"), [checkout])
+    (task,) = done.tasks
+    assert task.qualname == "scale" and task.tests == ["tests/test_ops.py::test_scale"]
+    assert task.ground_truth.startswith("def scale(x, k):") and task.start_line == 1
+    assert all(r.mined_task_id is None for r in done.rows)
+
+
+def test_a_bare_git_directory_is_read_at_head(tmp_path: Path) -> None:
+    tree = authors_tree(tmp_path / "authors")
+    git(tree, "init", "--quiet")
+    git(tree, "-c", "user.email=t@e", "-c", "user.name=t", "add", "-A")
+    git(tree, "-c", "user.email=t@e", "-c", "user.name=t", "commit", "--quiet", "-m", "x")
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "clone", "--quiet", "--bare", str(tree), str(bare))
+    repo = AuthorsRepo(bare)
+    assert "Taxonomy-Data/Result/processed_tinymlscale7.txt" in repo.files("Taxonomy-Data/Result")
+    assert repo.text("results/validation.jsonl") == (tree / "results" / "validation.jsonl").read_text()
+    assert repo.text("no/such/file") is None
+
+
+@pytest.mark.parametrize("broken", ["not json\n", ""])
+def test_a_trajectory_without_a_message_leaves_the_task_unnamed(tmp_path: Path, broken: str) -> None:
+    tree = authors_tree(tmp_path / "authors")
+    (tree / "results" / "agentic_trajectories" / "DLBench_1.jsonl").write_text(broken)
+    rows = {r.source_id: r for r in import_authors(tree, [project(tmp_path)]).rows}
+    assert rows["DLBench/1"].status == "unresolved"
