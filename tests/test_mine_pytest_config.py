@@ -93,3 +93,19 @@ def test_testpaths_globs(tmp_path):
     files = dict(LIB)
     files["pytest.ini"] = "[pytest]\ntestpaths =\n    bench*\n"
     assert node_ids(tmp_path, files) == [f"benchmarks/speed_test.py::test_{c}" for c in "abc"]
+
+
+def test_paths_the_projects_commands_name_are_collected_beside_testpaths(tmp_path):
+    """pytest reads testpaths only when given no path; a CI step running ``pytest ./benchmarks/``
+    collects there although testpaths names another folder (DeepReg: ``testpaths = deepreg``)."""
+    files = dict(LIB)
+    files["pytest.ini"] = "[pytest]\ntestpaths = lib\n"
+    files[".github/workflows/ci.yml"] = "jobs:\n  t:\n    steps:\n      - run: pytest --durations=20 ./benchmarks/\n"
+    assert node_ids(tmp_path, files) == [f"benchmarks/speed_test.py::test_{c}" for c in "abc"]
+    files[".github/workflows/ci.yml"] = "jobs:\n  t:\n    steps:\n      - run: pytest tests/test_core.py\n"
+    assert node_ids(tmp_path / "file", files) == [
+        "tests/test_core.py::test_one",
+        "tests/test_core.py::TestCore::test_three",
+    ]
+    files[".github/workflows/ci.yml"] = "jobs:\n  t:\n    steps:\n      - run: pytest missing/\n"
+    assert node_ids(tmp_path / "none", files) == []  # a path that is not there adds nothing: pytest's lib/

@@ -67,6 +67,8 @@ class PytestLayout:
     def _collected_dir(self, path: str) -> bool:
         """Inside a ``testpaths`` entry (all of the repository without one), and no folder
         below that entry matched by ``norecursedirs``."""
+        if path in self.testpaths:  # a file a project's command names
+            return True
         parts = path.split("/")
         starts = [cut for cut in range(len(parts)) if self._is_testpath("/".join(parts[:cut]))]
         if not starts:
@@ -105,7 +107,9 @@ def read_layout(root: Path, files: list[str]) -> PytestLayout:
     for dropping ``testpaths`` that match nothing, as pytest then collects from the root)."""
     options = _pytest_options(root) or {}
     commands = read_commands(root, files, options.get("addopts", []))
-    testpaths = tuple(t.strip("/").removeprefix("./") for t in options.get("testpaths", ()))
+    testpaths = tuple(_relative(t) for t in options.get("testpaths", ()))
+    if testpaths:  # pytest reads testpaths only when given no path: the project's commands give theirs
+        testpaths += tuple(p for p in _named_by(commands, files) if p not in testpaths)
     if testpaths and not any(PytestLayout(testpaths=testpaths)._collected_dir(f) for f in files):
         log.warning("testpaths %s match no Python file: collecting from the repository root", list(testpaths))
         testpaths = ()
@@ -118,6 +122,17 @@ def read_layout(root: Path, files: list[str]) -> PytestLayout:
         norecursedirs=tuple(options.get("norecursedirs", defaults.norecursedirs)),
         commands=commands,
     )
+
+
+def _relative(path: str) -> str:
+    return path.strip("/").removeprefix("./").rstrip("/")
+
+
+def _named_by(commands: tuple[PytestCommand, ...], files: list[str]) -> list[str]:
+    """Files and folders of the checkout that the project's own pytest commands name (DeepReg's
+    ``testpaths = deepreg`` holds no test; its CI runs ``pytest ./test/unit/``)."""
+    named = dict.fromkeys(_relative(p) for c in commands if not c.opaque for p in c.paths)
+    return [p for p in named if p and any(f == p or f.startswith(f"{p}/") for f in files)]
 
 
 def _pytest_options(root: Path) -> dict[str, list[str]] | None:

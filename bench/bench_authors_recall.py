@@ -1,0 +1,85 @@
+"""Recall of the DL-Bench authors' task functions by mining, per configuration (paper rebuild).
+
+Reads the authors' tasks resolved at the pins (``results/authors/tasks.jsonl``, rule
+``import_authors``: named, Taxonomy and DLEval forms) and the clone records, then mines each
+repository's checkout in process under each configuration of ``mine.reach``,
+``mine.tested_by`` and ``mine.min_tests`` and reports, per repository and overall, the
+distinct authors' functions present at the pin, how many each configuration makes tasks
+(recall) and how many tasks it makes in all (the price in precision: every task beyond
+theirs is one they did not choose). Parse results are cached, so a configuration costs its
+call graph only. Writes ``docs/data/authors_recall.csv``.
+
+    python bench/bench_authors_recall.py [--repos kornia cleanlab]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import pandas as pd
+
+from dlbench.config import MineConfig, StorageConfig
+from dlbench.mine.api import mine
+from dlbench.records import AuthorsTask, CloneRecord
+from dlbench.store import read_json, read_jsonl
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = {  # name → (reach, tested_by, min_tests)
+    "direct/focused/3 (default)": ("direct", "focused", 3),
+    "direct/focused/1": ("direct", "focused", 1),
+    "direct/reached/1": ("direct", "reached", 1),
+    "transitive/focused/3": ("transitive", "focused", 3),
+    "transitive/focused/1": ("transitive", "focused", 1),
+    "transitive/reached/1": ("transitive", "reached", 1),
+}
+
+
+def present_functions(rows: list[AuthorsTask]) -> dict[str, set[tuple[str, str]]]:
+    """owner/name → the distinct (path, qualname) of the authors' functions present at the pin."""
+    present: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    for r in rows:
+        if r.status == "present" and r.repo:
+            present[r.repo].add((r.path or "", r.qualname or ""))
+    return present
+
+
+def measure(clone: CloneRecord, wanted: set[tuple[str, str]]) -> list[dict]:
+    rows = []
+    for name, (reach, tested_by, min_tests) in CONFIGS.items():
+        cfg = MineConfig(reach=reach, tested_by=tested_by, min_tests=min_tests)
+        start = time.monotonic()
+        result = mine(Path(ROOT / clone.path), clone.full_name, clone.sha, min_tests, cfg,
+                      ROOT / StorageConfig().parse_cache, dates=False)  # fmt: skip
+        made = {(f.path, f.qualname) for f in result.functions}
+        rows.append({
+            "repo": clone.full_name, "config": name, "present": len(wanted), "found": len(wanted & made),
+            "tasks": len(made), "seconds": round(time.monotonic() - start, 1),
+        })  # fmt: skip
+        print(f"{clone.full_name:38} {name:28} {len(wanted & made):4}/{len(wanted):<4} tasks {len(made):5}", flush=True)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repos", nargs="*", help="short names (default: every repository with authors' tasks)")
+    args = parser.parse_args()
+    present = present_functions(read_jsonl(ROOT / "results/authors/tasks.jsonl", AuthorsTask))
+    clones = {c.full_name: c for c in (read_json(p, CloneRecord) for p in sorted((ROOT / "results/repos").glob("*.json")))}
+    chosen = [r for r in sorted(present) if not args.repos or r.rpartition("/")[2].lower() in {n.lower() for n in args.repos}]
+    table = pd.DataFrame([row for repo in chosen if repo in clones for row in measure(clones[repo], present[repo])])
+    out = ROOT / "docs" / "data" / "authors_recall.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out, index=False)
+    overall = table.groupby("config")[["present", "found", "tasks"]].sum()
+    overall["recall"] = (overall["found"] / overall["present"]).round(3)
+    per_repo = table.assign(recall=(table["found"] / table["present"]).round(2)).pivot(
+        index="repo", columns="config", values="recall"
+    )
+    print("\n" + per_repo.to_string() + "\n\n" + overall.to_string())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""docs/PAPER.md's table: the DL-Bench rebuild per repository, from what the runs left in results/.
+
+Reads the clone records (pinned commit, files the mirror lacks), image records (built or its
+cause, build time, size beyond the framework layer), mining (tests, tasks), the authors'
+tasks at the pins (``results/authors/repos.csv``) and every side-by-side run of
+``bench/bench_paper.py`` (``results/paper/side_by_side-*.csv``: their gold beside ours), and
+prints one Markdown table plus the totals. Nothing is run; a repository without a record
+shows "-".
+
+    python bench/paper_table.py > /tmp/table.md
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "results"
+
+
+def _json(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def _lines(path: Path) -> int | None:
+    return sum(1 for line in path.open() if line.strip()) if path.is_file() else None
+
+
+def image_cell(record: dict) -> str:
+    if not record:
+        return "-"
+    if record.get("status") != "ok":
+        return f"no: {(record.get('error') or '')[:80]}"
+    size = record.get("size_bytes")
+    return f"{record.get('build_seconds', 0):.0f} s" + (f", {size / 1e9:.1f} GB" if size else "")
+
+
+def side_by_side() -> pd.DataFrame:
+    frames = [pd.read_csv(p) for p in sorted((RESULTS / "paper").glob("side_by_side-*.csv"))]
+    if not frames:
+        return pd.DataFrame(columns=["repo", "task_id", "authors_gold", "gold_here", "usable_here"])
+    return pd.concat(frames).drop_duplicates(["repo", "source_id"], keep="last")
+
+
+def table() -> pd.DataFrame:
+    authors = pd.read_csv(RESULTS / "authors" / "repos.csv").set_index("repo")
+    runs = side_by_side()
+    rows = []
+    for clone_path in sorted((RESULTS / "repos").glob("*.json")):
+        clone = _json(clone_path)
+        slug, repo = clone["slug"], clone["full_name"]
+        a = authors.loc[repo] if repo in authors.index else None
+        mine = RESULTS / "mine" / slug
+        ran = runs[runs["repo"] == repo]
+        rows.append({
+            "repository": repo,
+            "commit": (clone.get("sha") or "")[:7] or clone.get("error", "-"),
+            "environment": image_cell(_json(RESULTS / "images" / f"{slug}.json")),
+            "tests": _lines(mine / "tests.jsonl"),
+            "mined tasks": _lines(mine / "functions.jsonl"),
+            "authors' named (present)": f"{int(a['named'])} ({int(a['named_present'])})" if a is not None else "-",
+            "authors' functions found by mining": (
+                f"{int(a['found_by_mining'])}/{int(a['functions_present'])}" if a is not None else "-"
+            ),
+            "sampled here": len(ran) or "-",
+            "gold passes: theirs / here": (
+                f"{int((ran['authors_gold'] == 'pass').sum())} / {int((ran['gold_here'] == 'pass').sum())}"
+                if len(ran) else "-"
+            ),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def main() -> None:
+    frame = table()
+    print(frame.to_markdown(index=False))
+    runs = side_by_side()
+    if len(runs):
+        print(f"\nSide by side over {len(runs)} sampled named tasks: their harness passes gold on "
+              f"{int((runs['authors_gold'] == 'pass').sum())}, this one on {int((runs['gold_here'] == 'pass').sum())}.")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
