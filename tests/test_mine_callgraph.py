@@ -549,3 +549,48 @@ def test_definitions_inside_module_level_blocks(tmp_path):
         f"tests/test_guarded.py::{name}": ["pkg/core/impl.py:api"]
         for name in ("test_guarded", "test_old", "test_in_else")
     }
+
+
+def test_applying_an_autograd_function_reaches_forward(tmp_path):
+    """``F.apply(...)`` runs ``F.forward``: torch's ``autograd.Function.apply`` dispatches there."""
+    files = {
+        "net/__init__.py": "",
+        "net/ops.py": """
+            import torch
+            from torch.autograd import Function
+
+
+            class RoundSTE(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return x.round()
+
+                @staticmethod
+                def backward(ctx, grad):
+                    return grad
+
+
+            class Clip(Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return x
+
+
+            class NotAutograd:
+                @staticmethod
+                def forward(x):
+                    return x
+        """,
+        "tests/test_ops.py": """
+            from net.ops import Clip, NotAutograd, RoundSTE
+
+            def test_apply():
+                RoundSTE.apply(1.5)
+                Clip().apply(1)
+                NotAutograd.apply(1)
+        """,
+    }
+    assert calls_of(mine_tree(tmp_path, files))["tests/test_ops.py::test_apply"] == [
+        "net/ops.py:Clip.forward",
+        "net/ops.py:RoundSTE.forward",
+    ]

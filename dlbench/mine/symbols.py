@@ -34,6 +34,9 @@ _STDLIB = frozenset(sys.stdlib_module_names)
 
 log = logging.getLogger(__name__)
 
+# (base prefix, base suffix, inherited entry point, the subclass's method it runs)
+INHERITED_DISPATCH = (("torch.autograd", ".Function", "apply", "forward"),)
+
 
 def list_python_files(root: Path, unreadable: dict[str, str] | None = None) -> list[str]:
     """Repository-relative POSIX paths of the ``.py`` files worth mining, sorted; a dangling
@@ -713,6 +716,14 @@ class SymbolTable:
                 return Symbol("function", item.path, f"{item.qualname}.{name}")
             if name in info.method_aliases:
                 return Symbol("function", item.path, f"{item.qualname}.{info.method_aliases[name]}")
+        return self._inherited_dispatch(cls, name)
+
+    def _inherited_dispatch(self, cls: Symbol, name: str) -> Symbol | None:
+        """A framework method the class inherits only to run one of its own (``apply`` of a
+        torch ``autograd.Function`` runs its ``forward``)."""
+        for prefix, suffix, entry, target in INHERITED_DISPATCH:
+            if name == entry and any(b.startswith(prefix) and b.endswith(suffix) for b in self.external_bases(cls)):
+                return self.method(cls, target)
         return None
 
     def return_classes(self, fn: Symbol, depth: int = 0) -> set[Symbol]:
