@@ -13,6 +13,7 @@ from dlbench.tasks.authors import (
     Checkout,
     import_authors,
     most_like,
+    rebased,
     repo_name_of,
     taxonomy_test_ids,
 )
@@ -84,8 +85,18 @@ def project(tmp_path: Path) -> Checkout:
     return Checkout("someone/tinyml", path, sha, {})
 
 
-def test_taxonomy_test_ids_are_relative_to_the_repository() -> None:
-    assert taxonomy_test_ids(RESULT.format(f="scale", n=7), "tinyml") == ("tests/test_ops.py::test_scale",)
+def test_taxonomy_test_ids_are_made_relative_to_the_checkout(tmp_path: Path) -> None:
+    raw = taxonomy_test_ids(RESULT.format(f="scale", n=7))
+    assert raw == ("../publishablew/tinyml/tinyml/tests/test_ops.py::test_scale",)
+    checkout = project(tmp_path).path
+    (checkout / "tests" / "tinyml").mkdir()
+    (checkout / "tests" / "tinyml" / "test_deep.py").write_text("def test_x():\n    pass\n")
+    # the repository's name again below its root (GPflow's tests/gpflow/) does not cut the path short
+    deep = "../publishablew/tinyml/tinyml/tests/tinyml/test_deep.py::test_x[a-b]"
+    assert rebased([*raw, deep, "elsewhere/test_gone.py::test_y"], checkout) == [
+        "tests/test_ops.py::test_scale",
+        "tests/tinyml/test_deep.py::test_x[a-b]",
+    ]
 
 
 def test_taxonomy_file_names_run_repository_and_function_together() -> None:

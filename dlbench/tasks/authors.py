@@ -29,7 +29,7 @@ import subprocess
 import textwrap
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dlbench.mine.extract import extract_definitions
@@ -143,15 +143,25 @@ def named_tasks(repo: AuthorsRepo) -> list[Published]:
     return tasks
 
 
-def taxonomy_test_ids(result: str, repo_name: str) -> tuple[str, ...]:
-    """Pytest node ids in a Taxonomy result, relative to the repository (their runs named
-    files from a folder above it: ``../publishablew/<repo>/<repo>/tests/...``)."""
-    ids = set()
-    for found in _TEST_ID.finditer(result):
-        node = found["id"].rstrip(".:")
-        head, sep, tail = node.rpartition(f"/{repo_name}/")
-        ids.add(tail if sep else node.lstrip("./"))
-    return tuple(sorted(ids))
+def taxonomy_test_ids(result: str) -> tuple[str, ...]:
+    """Pytest node ids in a Taxonomy result, as their runs named them (from a folder above the
+    repository: ``../publishablew/<repo>/<repo>/tests/...``; ``rebased`` makes them ours)."""
+    return tuple(sorted({found["id"].rstrip(".:") for found in _TEST_ID.finditer(result)}))
+
+
+def rebased(ids: Iterable[str], checkout: Path) -> list[str]:
+    """Node ids relative to the checkout: each file path cut to its longest tail that is a
+    file there (ids whose file is not there are dropped)."""
+    found = set()
+    for node in ids:
+        path, sep, rest = node.partition("::")
+        parts = path.split("/")
+        tail = next(
+            ("/".join(parts[i:]) for i in range(len(parts)) if (checkout / "/".join(parts[i:])).is_file()), None
+        )
+        if tail is not None:
+            found.add(f"{tail}{sep}{rest}")
+    return sorted(found)
 
 
 def function_of_result(result: str) -> str | None:
@@ -187,7 +197,7 @@ def taxonomy_tasks(repo: AuthorsRepo, names: Iterable[str]) -> list[Published]:
                     repo_name=repo_name,
                     function=function,
                     reference=reference,
-                    tests=taxonomy_test_ids(result, repo_name),
+                    tests=taxonomy_test_ids(result),
                 )
             )
         else:
@@ -448,7 +458,11 @@ def _checkout_path(by_name: Mapping[str, Checkout], repo_name: str) -> Path | No
 
 def _row(task: Published, where: Where, by_name: Mapping[str, Checkout]) -> AuthorsTask:
     checkout = by_name.get(task.repo_name.lower())
-    return row(task, where, checkout.full_name if checkout else None, checkout.mined if checkout else {})
+    if checkout is None:
+        return row(task, where, None, {})
+    return row(
+        replace(task, tests=tuple(rebased(task.tests, checkout.path))), where, checkout.full_name, checkout.mined
+    )
 
 
 # ---------------------------------------------------------------- files
