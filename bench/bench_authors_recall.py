@@ -67,8 +67,12 @@ def main() -> None:
     parser.add_argument("--repos", nargs="*", help="short names (default: every repository with authors' tasks)")
     args = parser.parse_args()
     present = present_functions(read_jsonl(ROOT / "results/authors/tasks.jsonl", AuthorsTask))
-    clones = {c.full_name: c for c in (read_json(p, CloneRecord) for p in sorted((ROOT / "results/repos").glob("*.json")))}
-    chosen = [r for r in sorted(present) if not args.repos or r.rpartition("/")[2].lower() in {n.lower() for n in args.repos}]
+    clones = {
+        c.full_name: c for c in (read_json(p, CloneRecord) for p in sorted((ROOT / "results/repos").glob("*.json")))
+    }
+    chosen = [
+        r for r in sorted(present) if not args.repos or r.rpartition("/")[2].lower() in {n.lower() for n in args.repos}
+    ]
     table = pd.DataFrame([row for repo in chosen if repo in clones for row in measure(clones[repo], present[repo])])
     out = ROOT / "docs" / "data" / "authors_recall.csv"
     out.parent.mkdir(parents=True, exist_ok=True)

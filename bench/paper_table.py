@@ -74,9 +74,19 @@ def table() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def forms() -> pd.DataFrame:
+    """The authors' tasks by published form: present at the pins, not there (each cause), not reachable."""
+    rows = pd.read_json(RESULTS / "authors" / "tasks.jsonl", lines=True)
+    rows["cause"] = rows["reason"].str.split(" (", regex=False).str[0]
+    rows.loc[rows["status"] == "present", "cause"] = "present at the pin"
+    rows.loc[rows["status"] == "unreachable", "cause"] = "repository not reachable here"
+    return rows.pivot_table(index="cause", columns="form", values="source_id", aggfunc="count", fill_value=0)
+
+
 def main() -> None:
     frame = table()
     print(frame.to_markdown(index=False))
+    print("\n" + forms().to_markdown())
     runs = side_by_side()
     if len(runs):
         print(f"\nSide by side over {len(runs)} sampled named tasks: their harness passes gold on "

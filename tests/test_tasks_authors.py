@@ -29,6 +29,11 @@ PROJECT = {
         "    def area(self):\n"
         "        return self.w * self.h\n"
         "\n\n"
+        "def outer():\n"
+        "    def inner():\n"
+        "        return 1\n"
+        "    return inner\n"
+        "\n\n"
         "class Circle:\n"
         "    def area(self):\n"
         "        return 3.14159 * self.r ** 2\n"
@@ -57,12 +62,14 @@ def authors_tree(root: Path) -> Path:
         {"task_id": "DLBench/2", "repo": "tinyml", "status": "pass", "counts": {"passed": 2}},
         {"task_id": "DLBench/3", "repo": "tinyml", "status": "error", "counts": {}},
         {"task_id": "DLBench/4", "repo": "elsewhere", "status": "pass", "counts": {"passed": 1}},
+        {"task_id": "DLBench/5", "repo": "tinyml", "status": "pass", "counts": {"passed": 1}},
     ]
     (root / "results" / "validation.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
     for number, function, path, spec in [
         (1, "scale", "tinyml/ops.py", "Write a function `scale` that multiplies x by k."),
         (2, "area", "tinyml/ops.py", "Implement the `area` method of the class `Circle`."),
         (4, "far", "far/away.py", "Something."),
+        (5, "inner", "tinyml/ops.py", "The inner helper."),
     ]:
         message = TRAJECTORY.format(f=function, p=path, spec=spec)
         lines = [{"type": "queue-operation", "content": message}, {"type": "user", "message": {"content": message}}]
@@ -141,6 +148,9 @@ def test_every_form_resolves_at_the_pin_with_both_sides(tmp_path: Path) -> None:
     assert rows["DLBench/2"].qualname == "Circle.area"  # the spec's class among two of that name
     assert rows["DLBench/3"].status == "unresolved" and rows["DLBench/3"].reason == "no public file names the function"
     assert rows["DLBench/4"].status == "unreachable"
+    assert (
+        rows["DLBench/5"].reason.startswith("a nested function") and "outer.<locals>.inner" in rows["DLBench/5"].reason
+    )
     assert rows["Taxonomy/processed_tinymlscale7"].path == "tinyml/ops.py"  # not other.py's stub
     assert rows["t.txt"].form == "dleval" and rows["t.txt"].qualname == "Box.area"
 

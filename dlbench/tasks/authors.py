@@ -232,9 +232,13 @@ def in_file(checkout: Path, path: str, function: str, spec: str) -> Where:
         defs = definitions(file.read_text(encoding="utf-8", errors="replace"))
     except SyntaxError:
         return Where(path, None, "file does not parse at the pinned commit")
-    named = {q: span for q, span in defs.items() if "<locals>" not in q and q.rpartition(".")[2] == function}
+    named = {q: span for q, span in defs.items() if q.rpartition(".")[2] == function}
+    nested = [q for q in named if "<locals>" in q]
+    named = {q: span for q, span in named.items() if q not in nested}
+    if not named and nested:
+        return Where(path, None, f"a nested function, never a task: only module and class level ones are ({nested[0]})")
     if not named:
-        return Where(path, None, f"{function} gone from the file at the pinned commit")
+        return Where(path, None, "function gone from the file at the pinned commit")
     return Where(path, named_in_prompt(f"`{function}` {spec}", named) or min(named))
 
 
@@ -251,7 +255,7 @@ def most_like(checkout: Path, function: str, reference: str) -> Where:
             if best is None or ratio > best[0]:
                 best = (ratio, path, qualname)
     if best is None:
-        return Where(None, None, f"no definition of {function} at the pinned commit")
+        return Where(None, None, "no definition of the function at the pinned commit")
     if best[0] < SIMILAR_ENOUGH:
         return Where(best[1], None, f"no definition like the authors' reference (closest {best[0]:.2f})")
     return Where(best[1], best[2])
