@@ -484,6 +484,7 @@ def test_calling_a_torch_module_reaches_forward(tmp_path):
         "net/layers.py:Block.__init__",
         "net/layers.py:Block.forward",
         "net/layers.py:Head.__call__",
+        "net/layers.py:Head.forward",  # a module's own __call__ still ends in torch's, which runs forward
     ]
 
 
@@ -594,3 +595,58 @@ def test_applying_an_autograd_function_reaches_forward(tmp_path):
         "net/ops.py:Clip.forward",
         "net/ops.py:RoundSTE.forward",
     ]
+
+
+LIVE = {
+    "aug/__init__.py": "",
+    "aug/base.py": """
+        import torch.nn as nn
+
+
+        class Base(nn.Module):
+            def forward(self, x):
+                return self.apply_transform(self.prepare(x))
+
+            def prepare(self, x):
+                return x
+
+            def apply_transform(self, x):
+                raise NotImplementedError
+
+
+        class Hue(Base):
+            def __init__(self, hue):
+                super().__init__()
+                self.hue = hue
+
+            def apply_transform(self, x):
+                return x + self.hue
+
+
+        class Gamma(Base):
+            def apply_transform(self, x):
+                return x ** 2
+    """,
+    "tests/test_aug.py": """
+        from aug.base import Hue
+
+        def test_hue():
+            aug = Hue(0.1)
+            aug(1.0)
+    """,
+}
+
+
+def test_transitive_reach_runs_the_overrides_of_the_classes_a_test_builds(tmp_path):
+    """The inherited ``forward`` calls ``self.apply_transform``: for a test that builds ``Hue``
+    that is ``Hue.apply_transform``; ``Gamma``'s, which no test builds, is not reached."""
+    reached = calls_of(mine_tree(tmp_path, LIVE, reach="transitive"))["tests/test_aug.py::test_hue"]
+    assert reached == [
+        "aug/base.py:Base.apply_transform",
+        "aug/base.py:Base.forward",
+        "aug/base.py:Base.prepare",
+        "aug/base.py:Hue.__init__",
+        "aug/base.py:Hue.apply_transform",
+    ]
+    direct = calls_of(mine_tree(tmp_path / "direct", LIVE))["tests/test_aug.py::test_hue"]
+    assert direct == ["aug/base.py:Base.forward", "aug/base.py:Hue.__init__"]

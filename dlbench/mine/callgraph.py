@@ -162,9 +162,15 @@ class CallGraph:
             keys, follow = self._scope_effects(scope)
             found |= keys
             work.extend(follow)
+        # classes the test builds, taken before focusing drops their constructors
+        built = {
+            Symbol("class", k.partition(":")[0], k.partition(":")[2].removesuffix(INIT))
+            for k in found
+            if k.endswith(INIT)
+        }
         if self.tested_by == "focused":
             found = self._focused(found)
-        return sorted(self.library.closure(found) if self.transitive else found)
+        return sorted(self.library.closure(found, built) if self.transitive else found)
 
     @staticmethod
     def _focused(found: set[str]) -> set[str]:
@@ -355,7 +361,7 @@ class CallGraph:
                 return self._member_targets(local, rest, scope, depth) | self._value_members(values, rest)
             target = self.resolve_name(scope, expr[1])
             if target is None and (enum := self._enum_member(scope, expr[1])) is not None:
-                target = self._instance_call(enum)  # ``Events.COMPLETED(every=2)``
+                return self._instance_call(enum)  # ``Events.COMPLETED(every=2)``
             return {target} if target is not None else set()
         if expr[0] == "attr":
             if expr[1] == ("call", ("n", "super")):
@@ -363,7 +369,7 @@ class CallGraph:
             classes = self.type_of(expr[1], scope, depth + 1)
             return {m for c in classes if (m := self.table.method(c, expr[2])) is not None}
         if expr[0] == "call":  # ``make()(x)``, ``@engine.on(event)``: calling what a call returned
-            instances = {m for c in self.type_of(expr, scope, depth + 1) if (m := self._instance_call(c)) is not None}
+            instances = {m for c in self.type_of(expr, scope, depth + 1) for m in self._instance_call(c)}
             return instances | self._returned_functions(expr[1], scope, depth + 1)
         return set()
 
@@ -387,7 +393,7 @@ class CallGraph:
     def _member_targets(self, classes: set[Symbol], attrs: list[str], scope: Scope, depth: int) -> set[Symbol]:
         """Calling ``obj.a.b()``: walk instance attributes, then look the method up."""
         if not attrs:  # calling the instance itself
-            return {m for c in classes if (m := self._instance_call(c)) is not None}
+            return {m for c in classes for m in self._instance_call(c)}
         for attr in attrs[:-1]:
             classes = self._attr_types(classes, attr, scope.ctx, depth + 1)
         return {m for c in classes if (m := self.table.method(c, attrs[-1])) is not None}
@@ -400,17 +406,17 @@ class CallGraph:
             return set()
         return {m for v in values if v.kind == "class" and (m := self.table.method(v, attrs[0])) is not None}
 
-    def _instance_call(self, cls: Symbol) -> Symbol | None:
-        """``obj(...)``: the class's ``__call__``, or the method a framework's ``__call__``
-        dispatches to (torch ``nn.Module`` → ``forward``, Keras ``Layer`` → ``call``)."""
-        own = self.table.method(cls, "__call__")
-        if own is not None:
-            return own
+    def _instance_call(self, cls: Symbol) -> set[Symbol]:
+        """``obj(...)``: the class's ``__call__``, and the method a framework's ``__call__``
+        dispatches to (torch ``nn.Module`` → ``forward``, Keras ``Layer`` → ``call``), which a
+        repository ``__call__`` on the way reaches through ``super().__call__`` (kornia's
+        ``ImageModule.__call__`` converts the inputs, then torch runs ``forward``)."""
+        found = {own} if (own := self.table.method(cls, "__call__")) is not None else set()
         for base in self.table.external_bases(cls):
             for prefix, suffix, method in FRAMEWORK_DISPATCH:
-                if base.startswith(prefix) and base.endswith(suffix):
-                    return self.table.method(cls, method)
-        return None
+                if base.startswith(prefix) and base.endswith(suffix) and (target := self.table.method(cls, method)):
+                    found.add(target)
+        return found
 
     def _super_targets(self, scope: Scope, name: str) -> set[Symbol]:
         owner = scope.fn.qualname.rpartition(".")[0]

@@ -38,16 +38,43 @@ class LibraryCalls:
         self._names: dict[str, dict[str, Called]] = {}
         self._callees: dict[tuple[str, bool], frozenset[str]] = {}
 
-    def closure(self, keys: Iterable[str]) -> set[str]:
-        """``keys`` and every repository function they call, transitively."""
+    def closure(self, keys: Iterable[str], classes: Iterable[Symbol] = ()) -> set[str]:
+        """``keys`` and every repository function they call, transitively. ``self.m()`` in a
+        base class's method also runs the override of every *live* subclass: a class the
+        test instantiates (``classes``) or one whose method is reached (a test that builds
+        ``RandomHue`` and calls the inherited ``forward`` runs ``RandomHue.apply_transform``)."""
         found = set(keys)
+        live = set(classes) | {c for k in found if (c := _owner(k)) is not None}
         work = list(found)
         while work:
-            for callee in self.callees(work.pop()):
-                if callee not in found:
-                    found.add(callee)
-                    work.append(callee)
+            key = work.pop()
+            for callee in self.callees(key) | self._overrides(key, live):
+                if callee in found:
+                    continue
+                found.add(callee)
+                work.append(callee)
+                owner = _owner(callee)
+                if owner is not None and owner not in live:  # its bases' methods walked so far may call its overrides
+                    live.add(owner)
+                    bases = set(self.table.mro(owner)[1:])
+                    work.extend(k for k in found if _owner(k) in bases and self._self_calls(k))
         return found
+
+    def _overrides(self, key: str, live: set[Symbol]) -> frozenset[str]:
+        """Overrides, in the live subclasses of the method's class, of what it calls on ``self``/``cls``."""
+        attrs = self._self_calls(key)
+        base = _owner(key)
+        if not attrs or base is None:
+            return frozenset()
+        targets = (self.table.method(c, a) for c in live if c != base and base in self.table.mro(c) for a in attrs)
+        return frozenset(t.key for t in targets if self._candidate(t))
+
+    def _self_calls(self, key: str) -> tuple[str, ...]:
+        """Methods the function calls on ``self`` or ``cls``."""
+        path, _, qualname = key.partition(":")
+        names = self._called_names(path).get(qualname, Called((), ())).every
+        heads = (n.split(".") for n in names)
+        return tuple(parts[1] for parts in heads if len(parts) == 2 and parts[0] in ("self", "cls"))
 
     def callees(self, key: str) -> frozenset[str]:
         """Repository functions the function's body calls (its nested functions included)."""
@@ -96,6 +123,12 @@ class LibraryCalls:
 class Called(NamedTuple):
     every: tuple[str, ...]  # dotted callees anywhere in the function
     nested: tuple[str, ...]  # dotted callees inside its nested functions
+
+
+def _owner(key: str) -> Symbol | None:
+    path, _, qualname = key.partition(":")
+    owner = qualname.rpartition(".")[0]
+    return Symbol("class", path, owner) if owner else None
 
 
 def _file_calls(path: Path) -> dict[str, Called]:
