@@ -650,3 +650,35 @@ def test_transitive_reach_runs_the_overrides_of_the_classes_a_test_builds(tmp_pa
     ]
     direct = calls_of(mine_tree(tmp_path / "direct", LIVE))["tests/test_aug.py::test_hue"]
     assert direct == ["aug/base.py:Base.forward", "aug/base.py:Hue.__init__"]
+
+
+def test_a_framework_base_reached_through_an_alias_module_dispatches(tmp_path):
+    """``Module`` re-exported from a backend module that aliases ``torch.nn.Module`` is torch's
+    (kornia: ``from ._backend import Module``, ``Module = torch.nn.Module``)."""
+    files = {
+        "lib/__init__.py": "",
+        "lib/_backend.py": "import torch\n\nModule = torch.nn.Module\n",
+        "lib/core.py": """
+            from ._backend import Module
+
+
+            class ImageModule(Module):
+                def __call__(self, *inputs):
+                    return super().__call__(*inputs)
+
+
+            class Rot180(ImageModule):
+                def forward(self, x):
+                    return x
+        """,
+        "tests/test_rot.py": """
+            from lib.core import Rot180
+
+            def test_rot():
+                Rot180()(1)
+        """,
+    }
+    assert calls_of(mine_tree(tmp_path, files))["tests/test_rot.py::test_rot"] == [
+        "lib/core.py:ImageModule.__call__",
+        "lib/core.py:Rot180.forward",
+    ]

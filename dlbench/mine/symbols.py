@@ -35,6 +35,7 @@ _STDLIB = frozenset(sys.stdlib_module_names)
 log = logging.getLogger(__name__)
 
 # (base prefix, base suffix, inherited entry point, the subclass's method it runs)
+MAX_ALIAS_HOPS = 8  # re-exports and aliases followed for an external name
 INHERITED_DISPATCH = (("torch.autograd", ".Function", "apply", "forward"),)
 
 
@@ -651,13 +652,25 @@ class SymbolTable:
         method = self.method(cls, rest[0])
         return method if method is not None and len(rest) == 1 else None
 
-    def absolute_name(self, path: str, dotted: str) -> str:
-        """Expand a name's first component through the file's imports (for external names)."""
+    def absolute_name(self, path: str, dotted: str, depth: int = 0) -> str:
+        """Expand a name's first component through the file's imports and module-level
+        aliases, into the repository module it names when that one aliases it in turn
+        (kornia's ``from ._backend import Module``, where ``Module = torch.nn.Module``)."""
         head, _, rest = dotted.partition(".")
-        ref = self.summaries[path].imports.get(head) if path in self.summaries else None
+        summary = self.summaries.get(path)
+        if summary is None or depth > MAX_ALIAS_HOPS:
+            return dotted
+        if head in summary.aliases:
+            return self.absolute_name(path, ".".join(filter(None, (summary.aliases[head], rest))), depth + 1)
+        ref = summary.imports.get(head)
         if ref is None:
             return dotted
         target = self.import_target(path, ref)
+        module, _, name = target.rpartition(".")
+        source = self.module_path(module, self.basedir.get(path)) if module else None
+        held = self.summaries.get(source) if source is not None and source != path else None
+        if held is not None and (name in held.aliases or name in held.imports):
+            target = self.absolute_name(source, name, depth + 1)
         return f"{target}.{rest}" if rest else target
 
     # ---- classes
