@@ -115,20 +115,22 @@ def test_test_imports_skip_stdlib_own_modules_and_optional_imports() -> None:
     tree = tree_of({
         "acme/__init__.py": "",
         "tests/helpers.py": "import yaml\n",
-        "tests/conftest.py": "import pytest\ntry:\n    import horovod\nexcept ImportError:\n    horovod = None\n",
+        "tests/conftest.py": "import pytest\nimport _pytest.fixtures\nimport __main__\n"
+                             "try:\n    import horovod\nexcept ImportError:\n    horovod = None\n",
         "tests/test_a.py": "import os, numpy as np\nimport acme\nimport helpers\nfrom sklearn.metrics import f1_score\n"
                            "def test_x():\n    import apex\n    pytest.importorskip('cv2')\n",
     })  # fmt: skip
     imports = third_party_imports(tree)
     assert sorted(imports) == [
+        "_pytest",
         "cv2",
         "numpy",
         "pytest",
         "sklearn",
         "yaml",
-    ]  # not horovod, apex (optional), acme, helpers
-    assert [distribution_for(m) for m in ("sklearn", "cv2", "yaml", "numpy")] == [
-        "scikit-learn", "opencv-python-headless", "pyyaml", "numpy"]  # fmt: skip
+    ]  # not horovod, apex (optional), acme, helpers, the interpreter's __main__; _pytest is pytest's
+    assert [distribution_for(m) for m in ("sklearn", "cv2", "yaml", "numpy", "_pytest")] == [
+        "scikit-learn", "opencv-python-headless", "pyyaml", "numpy", "pytest"]  # fmt: skip
     assert module_imports("from . import x\nimport a.b\n") == {"a"}
 
 

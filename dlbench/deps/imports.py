@@ -117,6 +117,8 @@ def third_party_imports(
             modules = reader(text) if text is not None else set()
         except Unparsable:
             continue  # a file Python cannot parse imports nothing a test run can use
-        for module in modules - own - set(sys.stdlib_module_names) - {"__future__"}:
+        for module in modules - own - set(sys.stdlib_module_names):
+            if module.startswith("__"):  # the interpreter's own: __main__, __future__
+                continue
             found.setdefault(module, []).append(path)
     return dict(sorted(found.items()))

@@ -187,7 +187,7 @@ def compile_lock(specs: Sequence[str], constraints: Sequence[str], target: Targe
     if target.exclude_newer:
         command += ["--exclude-newer", target.exclude_newer.isoformat()]
     for name in no_build:
-        command += ["--only-binary", name]
+        command.append(f"--only-binary={name}")  # joined: a name is never read as an option
     if no_deps:
         command.append("--no-deps")
     if target.cache_dir:
