@@ -23,9 +23,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from dlbench.generate.code_mutants import null_body
 from dlbench.harness.validate import validation_table
 from dlbench.records import AuthorsTask, BenchmarkTask, Evaluation
-from dlbench.store import read_jsonl
+from dlbench.store import digest, read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "config" / "dlbench-paper.yaml"
@@ -56,17 +57,20 @@ def _record_id(records: dict[str, BenchmarkTask], r: AuthorsTask) -> str | None:
     return next((i for i, t in records.items() if (t.repo, t.path, t.qualname) == (r.repo, r.path, r.qualname)), None)
 
 
-def evaluate(tasks: list[BenchmarkTask], name: str, jobs: int) -> list[Evaluation]:
-    """Gold and null through ``dlbench evaluate`` (cached: an existing result file is reused)."""
-    out = OUT / f"{name}.evaluations.jsonl"
+def evaluate(tasks: list[BenchmarkTask], name: str, model: str, jobs: int) -> list[Evaluation]:
+    """Gold (the reference) or null (its body replaced by ``raise NotImplementedError``) through
+    ``dlbench evaluate``; an existing result file is reused (``name`` holds a digest of the
+    tasks and their tests)."""
+    out = OUT / f"{name}.{model}.jsonl"
     if out.is_file():
         return read_jsonl(out, Evaluation)
     OUT.mkdir(parents=True, exist_ok=True)
-    task_file, predictions = OUT / f"{name}.tasks.jsonl", OUT / f"{name}.predictions.jsonl"
+    task_file, predictions = OUT / f"{name}.tasks.jsonl", OUT / f"{name}.{model}.predictions.jsonl"
     task_file.write_text("".join(t.model_dump_json() + "\n" for t in tasks))
-    lines = [{"task_id": t.task_id, "code": t.ground_truth, "model": "gold"} for t in tasks]
-    lines += [{"task_id": t.task_id, "code": "", "model": "null"} for t in tasks]
-    predictions.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    code = (lambda t: t.ground_truth) if model == "gold" else (lambda t: null_body(t.ground_truth))
+    predictions.write_text(
+        "".join(json.dumps({"task_id": t.task_id, "code": code(t), "model": model}) + "\n" for t in tasks)
+    )
     command = [str(Path(sys.executable).with_name("dlbench")), "evaluate", "--tasks", str(task_file), "--predictions",
                str(predictions), "--out", str(out), "--backend", "docker", "--jobs", str(jobs),
                "--config", str(CONFIG)]  # fmt: skip
@@ -74,18 +78,20 @@ def evaluate(tasks: list[BenchmarkTask], name: str, jobs: int) -> list[Evaluatio
     return read_jsonl(out, Evaluation) if out.is_file() else []
 
 
-def side_by_side(pairs, evaluations: list[Evaluation]) -> pd.DataFrame:
+def side_by_side(pairs, gold: list[Evaluation], null: list[Evaluation]) -> pd.DataFrame:
+    """Per task: their gold result beside ours, raw (every test of every run passed, as theirs
+    counts) and after the harness's test set (tests dropped with a cause), and whether null fails."""
     tasks = [t for t, _ in pairs]
-    gold = [e for e in evaluations if e.model == "gold"]
-    null = [e for e in evaluations if e.model == "null"]
     ours = validation_table(tasks, gold, null, min_tests=1).set_index("task_id")
     rows = []
     for task, row in pairs:
         v = ours.loc[task.task_id]
+        runs = [e for e in gold if e.task_id == task.task_id]
         rows.append({
             "source_id": row.source_id, "task_id": task.task_id, "tests": "mined" if row.mined_tests else "authors'",
-            "authors_gold": row.authors_gold, "gold_here": v["gold_status"], "usable_here": bool(v["usable"]),
-            "cause": v["reason"],
+            "authors_gold": row.authors_gold, "gold_all_tests": bool(runs) and all(e.passed for e in runs),
+            "gold_here": v["gold_status"], "usable_here": bool(v["usable"]), "cause": v["reason"],
+            "dropped": v["dropped"],
         })  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -109,18 +115,23 @@ def main() -> None:
     for repo in repos:
         pairs, named = chosen_tasks(rows, records, repo, args.sample, args.seed)
         began = time.monotonic()
-        evaluations = evaluate([t for t, _ in pairs], f"{repo.replace('/', '__')}-s{args.sample}-{args.seed}", 2)
-        table = side_by_side(pairs, evaluations).assign(repo=repo)
+        tasks = [t for t, _ in pairs]
+        name = (
+            f"{repo.replace('/', '__')}-s{args.sample}-{args.seed}-{digest([(t.task_id, t.tests) for t in tasks])[:8]}"
+        )
+        gold, null = evaluate(tasks, name, "gold", 2), evaluate(tasks, name, "null", 2)
+        table = side_by_side(pairs, gold, null).assign(repo=repo)
         tables.append(table)
         print(f"\n{repo}: {len(named)} named tasks, {sum(r.status == 'present' for r in named)} present, "
               f"{len(pairs)} sampled; {time.monotonic() - began:.0f} s")  # fmt: skip
-        print(table.drop(columns=["repo"]).to_string(index=False, max_colwidth=90))
+        print(table.drop(columns=["repo", "dropped"]).to_string(index=False, max_colwidth=90))
     if tables:
         every = pd.concat(tables)
         every.to_csv(OUT / f"side_by_side-s{args.sample}-{args.seed}.csv", index=False)
         by_repo = every.groupby("repo").agg(
             sampled=("task_id", "size"),
             authors_pass=("authors_gold", lambda s: int((s == "pass").sum())),
+            gold_all_tests=("gold_all_tests", "sum"),
             gold_passes_here=("gold_here", lambda s: int((s == "pass").sum())),
             usable_here=("usable_here", "sum"),
         )

@@ -29,13 +29,38 @@ def _lines(path: Path) -> int | None:
     return sum(1 for line in path.open() if line.strip()) if path.is_file() else None
 
 
-def image_cell(record: dict) -> str:
+def image_sizes() -> dict[str, int]:
+    """Bytes of every local image by tag (empty without a Docker engine)."""
+    try:
+        import docker
+
+        return {tag: image.attrs["Size"] for image in docker.from_env().images.list() for tag in image.tags}
+    except Exception:  # noqa: BLE001 - the table is still useful without sizes
+        return {}
+
+
+def image_cell(record: dict, sizes: dict[str, int]) -> str:
+    """Build time, and the image's size beyond its framework layer (shared by projects on the same versions)."""
     if not record:
         return "-"
     if record.get("status") != "ok":
         return f"no: {(record.get('error') or '')[:80]}"
-    size = record.get("size_bytes")
-    return f"{record.get('build_seconds', 0):.0f} s" + (f", {size / 1e9:.1f} GB" if size else "")
+    own, framework = sizes.get(record.get("tag") or ""), sizes.get(record.get("framework_image") or "", 0)
+    beyond = f", +{(own - framework) / 1e9:.2f} GB" if own else ""
+    return f"{record.get('build_seconds', 0):.0f} s{beyond}"
+
+
+def cost(sizes: dict[str, int]) -> str:
+    """Build time and disk of every image record together, framework layers counted once."""
+    records = [_json(p) for p in sorted((RESULTS / "images").glob("*.json")) if not p.name.endswith(".repaired.json")]
+    built = [r for r in records if r.get("status") == "ok"]
+    frameworks = {r.get("framework_image") for r in built if r.get("framework_image")}
+    disk = sum(sizes.get(f, 0) for f in frameworks) + sum(
+        sizes.get(r.get("tag") or "", 0) - sizes.get(r.get("framework_image") or "", 0) for r in built
+    )
+    seconds = sum(r.get("build_seconds", 0) for r in records)
+    return (f"{len(built)} images built ({len(records) - len(built)} failed) in {seconds / 60:.0f} min of build "
+            f"time; {len(frameworks)} framework layers; {disk / 1e9:.1f} GB on disk together")  # fmt: skip
 
 
 def side_by_side() -> pd.DataFrame:
@@ -48,6 +73,7 @@ def side_by_side() -> pd.DataFrame:
 def table() -> pd.DataFrame:
     authors = pd.read_csv(RESULTS / "authors" / "repos.csv").set_index("repo")
     runs = side_by_side()
+    sizes = image_sizes()
     rows = []
     for clone_path in sorted((RESULTS / "repos").glob("*.json")):
         clone = _json(clone_path)
@@ -58,7 +84,7 @@ def table() -> pd.DataFrame:
         rows.append({
             "repository": repo,
             "commit": (clone.get("sha") or "")[:7] or clone.get("error", "-"),
-            "environment": image_cell(_json(RESULTS / "images" / f"{slug}.json")),
+            "environment": image_cell(_json(RESULTS / "images" / f"{slug}.json"), sizes),
             "tests": _lines(mine / "tests.jsonl"),
             "mined tasks": _lines(mine / "functions.jsonl"),
             "authors' named (present)": f"{int(a['named'])} ({int(a['named_present'])})" if a is not None else "-",
@@ -87,6 +113,7 @@ def main() -> None:
     frame = table()
     print(frame.to_markdown(index=False))
     print("\n" + forms().to_markdown())
+    print("\n" + cost(image_sizes()))
     runs = side_by_side()
     if len(runs):
         print(f"\nSide by side over {len(runs)} sampled named tasks: their harness passes gold on "
