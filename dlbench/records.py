@@ -553,6 +553,7 @@ class AuthorsTask(Record):
     qualname: str | None = None  # at the pinned commit; None: not there (reason)
     status: Literal["present", "unresolved", "unreachable"]
     reason: str = ""
+    located_by: str = ""  # how the function was found: named file, reference similarity, link, shared test ids
     authors_tests: list[str] = Field(default_factory=list)  # the test ids they ran it against
     authors_gold: str | None = None  # their harness's gold run: pass, fail, error
     authors_passed: int | None = None

@@ -61,6 +61,13 @@ def authors_tree(root: Path) -> Path:
         {"task_id": "DLBench/1", "repo": "tinyml", "status": "pass", "counts": {"passed": 1, "failed": 0}},
         {"task_id": "DLBench/2", "repo": "tinyml", "status": "pass", "counts": {"passed": 2}},
         {"task_id": "DLBench/3", "repo": "tinyml", "status": "error", "counts": {}},
+        {
+            "task_id": "DLBench/6",
+            "repo": "tinyml",
+            "status": "pass",
+            "counts": {"passed": 1},
+            "stdout_tail": "tests/test_ops.py::test_scale\n  DeprecationWarning: ...\n1 passed in 0.1s",
+        },
         {"task_id": "DLBench/4", "repo": "elsewhere", "status": "pass", "counts": {"passed": 1}},
         {"task_id": "DLBench/5", "repo": "tinyml", "status": "pass", "counts": {"passed": 1}},
     ]
@@ -148,6 +155,9 @@ def test_every_form_resolves_at_the_pin_with_both_sides(tmp_path: Path) -> None:
     assert rows["DLBench/2"].qualname == "Circle.area"  # the spec's class among two of that name
     assert rows["DLBench/3"].status == "unresolved" and rows["DLBench/3"].reason == "no public file names the function"
     assert rows["DLBench/4"].status == "unreachable"
+    # no trajectory names DLBench/6, but the test ids its run printed are those Taxonomy lists for scale
+    assert (rows["DLBench/6"].qualname, rows["DLBench/6"].mined_task_id) == ("scale", mined.task_id)
+    assert rows["DLBench/6"].located_by.startswith("test ids of their run shared with Taxonomy/processed_tinymlscale7")
     assert (
         rows["DLBench/5"].reason.startswith("a nested function") and "outer.<locals>.inner" in rows["DLBench/5"].reason
     )

@@ -135,6 +135,9 @@ def named_tasks(repo: AuthorsRepo) -> list[Published]:
                 function=named["function"] if named else "",
                 path=named["path"] if named else None,
                 spec=named["spec"] if named else "",
+                tests=()
+                if named
+                else taxonomy_test_ids(f"{record.get('stdout_tail') or ''}\n{record.get('detail') or ''}"),
                 gold=record.get("status"),
                 gold_passed=counts.get("passed"),
                 gold_failed=(counts.get("failed") or 0) + (counts.get("errored") or 0),
@@ -220,7 +223,8 @@ def dleval_tasks(folder: str | Path) -> list[Published]:
 class Where:
     path: str | None
     qualname: str | None
-    reason: str = ""
+    reason: str = ""  # why it is not there
+    located_by: str = ""  # how it was found
 
 
 def in_file(checkout: Path, path: str, function: str, spec: str) -> Where:
@@ -239,7 +243,7 @@ def in_file(checkout: Path, path: str, function: str, spec: str) -> Where:
         return Where(path, None, f"a nested function, never a task: only module and class level ones are ({nested[0]})")
     if not named:
         return Where(path, None, "function gone from the file at the pinned commit")
-    return Where(path, named_in_prompt(f"`{function}` {spec}", named) or min(named))
+    return Where(path, named_in_prompt(f"`{function}` {spec}", named) or min(named), located_by="named file")
 
 
 def most_like(checkout: Path, function: str, reference: str) -> Where:
@@ -258,7 +262,7 @@ def most_like(checkout: Path, function: str, reference: str) -> Where:
         return Where(None, None, "no definition of the function at the pinned commit")
     if best[0] < SIMILAR_ENOUGH:
         return Where(best[1], None, f"no definition like the authors' reference (closest {best[0]:.2f})")
-    return Where(best[1], best[2])
+    return Where(best[1], best[2], located_by=f"most like their reference ({best[0]:.2f})")
 
 
 def _similar_definitions(source: str, function: str, reference: str) -> list[tuple[str, float]]:
@@ -307,7 +311,8 @@ def resolve_dleval(folder: str | Path, checkouts: Mapping[str, Path]) -> list[tu
             path=located.path,
             spec=published.prompt,
         )
-        resolved.append((task, Where(located.path, located.qualname if not located.reason else None, located.reason)))
+        found = located.qualname if not located.reason else None
+        resolved.append((task, Where(located.path, found, located.reason, "their link" if found else "")))
     return resolved
 
 
@@ -330,6 +335,7 @@ def row(
         qualname=where.qualname,
         status=status,
         reason=where.reason,
+        located_by=where.located_by,
         authors_tests=list(task.tests),
         authors_gold=task.gold,
         authors_passed=task.gold_passed,
@@ -337,6 +343,30 @@ def row(
         mined_task_id=fn.task_id if fn else None,
         mined_tests=sorted(fn.tests) if fn else [],
     )
+
+
+def by_shared_tests(rows: Sequence[AuthorsTask]) -> list[AuthorsTask]:
+    """A named-form task no public file names, but whose run printed test ids, is the
+    Taxonomy function of its repository those ids overlap most (a unique best only): their
+    gold run of DLBench/261 printed CompressAI's ``test_entropy_models.py`` ids."""
+    taxonomy = [r for r in rows if r.form == "taxonomy" and r.status == "present"]
+    found = []
+    for r in rows:
+        if r.form == "named" and r.status == "unresolved" and r.authors_tests and not r.path:
+            shared = {}
+            for t in (t for t in taxonomy if t.repo == r.repo):
+                overlap = len(set(r.authors_tests) & set(t.authors_tests))
+                if overlap > shared.get((t.path, t.qualname), (0, None))[0]:
+                    shared[(t.path, t.qualname)] = (overlap, t)
+            ranked = sorted(shared.values(), key=lambda item: -item[0])
+            if ranked and (len(ranked) == 1 or ranked[0][0] > ranked[1][0]):
+                overlap, match = ranked[0]
+                r = r.model_copy(update={
+                    "status": "present", "reason": "", "located_by": f"test ids of their run shared with {match.source_id} ({overlap})",
+                    **match.model_dump(include={"path", "qualname", "function", "mined_task_id", "mined_tests"}),
+                })  # fmt: skip
+        found.append(r)
+    return found
 
 
 def join_tests(rows: Sequence[AuthorsTask]) -> list[AuthorsTask]:
@@ -437,7 +467,7 @@ def import_authors(
     if dleval is not None:
         as_linked = {c.full_name.rpartition("/")[2]: c.path for c in checkouts}  # their links keep the case
         resolved += resolve_dleval(dleval, {**{n: c.path for n, c in by_name.items()}, **as_linked})
-    rows = join_tests([_row(t, w, by_name) for t, w in resolved])
+    rows = join_tests(by_shared_tests([_row(t, w, by_name) for t, w in resolved]))
     specs = {t.source_id: t.spec for t, _ in resolved}
     tasks: dict[str, BenchmarkTask] = {}
     for r in sorted(rows, key=lambda r: ("named", "taxonomy", "dleval").index(r.form)):
