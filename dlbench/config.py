@@ -305,6 +305,11 @@ class ImagesConfig(Section):
         ],
         description="Distributions installed in a shared framework layer (with their dependencies).",
     )
+    system_packages: dict[str, list[str]] = Field(
+        default_factory=lambda: {"torch": ["g++"]},
+        description="Debian packages a framework's tests need at run time, installed in its framework layer "
+        "(torch.compile's inductor compiles C++ kernels for the CPU: 'No working C++ compiler found').",
+    )
     reuse_frameworks: bool = Field(
         False,
         description="Prefer framework versions an existing layer has when the project's constraints and date allow: "

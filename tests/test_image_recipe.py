@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from dlbench.config import ImagesConfig
 from dlbench.images.build import (
     EngineUnavailable,
     _docker_name,
@@ -14,7 +15,9 @@ from dlbench.images.build import (
     framework_tag,
     project_requirements,
     project_tag,
+    system_packages_for,
 )
+from dlbench.images.layers import uv_install_script
 
 
 @pytest.mark.parametrize(
@@ -34,14 +37,28 @@ def test_project_tag_hashes_base_lock_sha_and_runner_files() -> None:
         project_tag("o__n", "sha256:1", ["numpy==2.0.1"], "abc", {"plugin.py": b"a"})[0],
         project_tag("o__n", "sha256:1", ["numpy==2.0.0"], "abd", {"plugin.py": b"a"})[0],
         project_tag("o__n", "sha256:1", ["numpy==2.0.0"], "abc", {"plugin.py": b"b"})[0],
+        project_tag("o__n", "sha256:1", ["numpy==2.0.0"], "abc", {"plugin.py": b"a"}, ["g++"])[0],
     }
-    assert tag not in others and len(others) == 4
+    assert tag not in others and len(others) == 5
 
 
 def test_framework_layer_is_shared_by_pins_not_by_project() -> None:
     assert framework_tag("sha256:1", ["torch==2.6.0"]) == framework_tag("sha256:1", ["torch==2.6.0"])
     assert framework_tag("sha256:1", ["torch==2.6.0"]) != framework_tag("sha256:1", ["torch==2.7.0"])
     assert framework_tag("sha256:1", ["torch==2.6.0"]).startswith("dlbench/framework:")
+    assert framework_tag("sha256:1", ["torch==2.6.0"], ["g++"]) != framework_tag("sha256:1", ["torch==2.6.0"])
+
+
+def test_a_frameworks_system_packages_are_installed_before_it() -> None:
+    """torch.compile's inductor compiles C++ for the CPU: a torch layer gets g++ (kornia's
+    ``test_dynamo`` tests failed gold on "No working C++ compiler found")."""
+    cfg = ImagesConfig()
+    assert system_packages_for(["numpy==2.0.0", "torch==2.6.0"], cfg) == ["g++"]
+    assert system_packages_for(["tensorflow==2.15.0"], cfg) == []
+    script = uv_install_script("-r x.txt", ["g++"])
+    assert "apt-get install -y -qq --no-install-recommends g++" in script
+    assert script.index("apt-get install") < script.index("uv pip install")
+    assert "apt-get" not in uv_install_script("-r x.txt")
 
 
 def test_project_requirements_come_from_the_shared_planner(tmp_path: Path) -> None:

@@ -124,15 +124,33 @@ def _docker_name(slug: str) -> str:
     return name.strip("-_.") or "repo"
 
 
-def project_tag(slug: str, base_id: str, lock: list[str], sha: str, support: Mapping[str, bytes]) -> tuple[str, str]:
+def project_tag(slug: str, base_id: str, lock: list[str], sha: str, support: Mapping[str, bytes], system_packages: Sequence[str] = ()) -> tuple[str, str]:  # fmt: skip
     """(``dlbench/project-<slug>:<hash12>``, the full hash) over everything in the image."""
     digests = sorted(f"{name} {hashlib.sha256(data).hexdigest()}" for name, data in support.items())
-    digest = content_hash(LAYOUT_VERSION, base_id, lock, sha, digests)
+    digest = content_hash(LAYOUT_VERSION, base_id, lock, sha, digests, *_listed(system_packages))
     return f"{IMAGE_PREFIX}{_docker_name(slug)}:{digest[:12]}", digest
 
 
-def framework_tag(base_id: str, pins: list[str]) -> str:
-    return f"{FRAMEWORK_PREFIX}:{content_hash(LAYOUT_VERSION, base_id, pins)[:12]}"
+def framework_tag(base_id: str, pins: list[str], system_packages: Sequence[str] = ()) -> str:
+    return f"{FRAMEWORK_PREFIX}:{content_hash(LAYOUT_VERSION, base_id, pins, *_listed(system_packages))[:12]}"
+
+
+def _listed(packages: Sequence[str]) -> list[list[str]]:
+    """System packages as a hash part: none leaves the hash of layers built before they existed."""
+    return [sorted(packages)] if packages else []
+
+
+def system_packages_for(pins: Sequence[str], cfg: ImagesConfig) -> list[str]:
+    """Debian packages the pinned frameworks' tests need (``images.system_packages``)."""
+    names = {canonical_name(pin.partition("==")[0]) for pin in pins}
+    return sorted(
+        {
+            p
+            for framework, packages in cfg.system_packages.items()
+            if canonical_name(framework) in names
+            for p in packages
+        }
+    )
 
 
 def project_requirements(checkout: Path) -> list[str]:
@@ -362,9 +380,12 @@ def _log_plan(out: IO[str], lock: Lock, target: Target) -> None:
 def _build_locked(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, lock: Lock, target: Target, out: IO[str]) -> ImageRecord:  # fmt: skip
     """The framework layer (shared) and the project layer for one lock, reused when built."""
     pins = framework_pins(lock, cfg)
-    tag, digest = project_tag(record.repo, record.base_image_id, lock.pins, record.sha, support)
+    packages = system_packages_for(pins, cfg)
+    tag, digest = project_tag(record.repo, record.base_image_id, lock.pins, record.sha, support, packages)
     record = record.model_copy(update={"tag": tag, "recipe_hash": digest})
-    framework = _framework_layer(client, record.base_image_id, pins, lock, downloads, target, out) if pins else None
+    framework = (
+        _framework_layer(client, record.base_image_id, pins, packages, lock, downloads, target, out) if pins else None
+    )
     existing = layers.image_exists(client, tag)
     if existing:
         out.write(f"# reused {tag} ({existing})\n")
@@ -381,20 +402,20 @@ def _with_image(client, record: ImageRecord, image_id: str, framework: str | Non
     )
 
 
-def _framework_layer(client, base_id: str, pins: list[str], lock: Lock, downloads: Path, target: Target, out: IO[str]) -> str:  # fmt: skip
-    """``dlbench/framework:<hash>`` of (base, framework pins), built once per machine."""
-    tag = framework_tag(base_id, pins)
+def _framework_layer(client, base_id: str, pins: list[str], packages: list[str], lock: Lock, downloads: Path, target: Target, out: IO[str]) -> str:  # fmt: skip
+    """``dlbench/framework:<hash>`` of (base, framework pins, their system packages), built once per machine."""
+    tag = framework_tag(base_id, pins, packages)
     with layers.machine_lock(downloads, "framework"):  # one at a time: each needs ~2x its 5-8 GB while committed
         if layers.image_exists(client, tag):  # perhaps built by a parallel job while this one waited
             out.write(f"# framework layer {tag} ({' '.join(pins)}) reused\n")
             return tag
-        return _build_framework_layer(client, base_id, tag, pins, lock, downloads, target, out)
+        return _build_framework_layer(client, base_id, tag, pins, packages, lock, downloads, target, out)
 
 
-def _build_framework_layer(client, base_id: str, tag: str, pins: list[str], lock: Lock, downloads: Path, target: Target, out: IO[str]) -> str:  # fmt: skip
-    out.write(f"# framework layer {tag}: installing {' '.join(pins)}\n")
+def _build_framework_layer(client, base_id: str, tag: str, pins: list[str], packages: list[str], lock: Lock, downloads: Path, target: Target, out: IO[str]) -> str:  # fmt: skip
+    out.write(f"# framework layer {tag}: installing {' '.join(pins + packages)}\n")
     inputs = {"frameworks.txt": "\n".join(pins) + "\n", "lock.txt": "\n".join(lock.pins) + "\n"}
-    container = _install_step(client, base_id, f"-r {STEP_INPUTS}/frameworks.txt -c {STEP_INPUTS}/lock.txt", inputs, downloads, target, out)  # fmt: skip
+    container = _install_step(client, base_id, f"-r {STEP_INPUTS}/frameworks.txt -c {STEP_INPUTS}/lock.txt", inputs, downloads, target, out, system_packages=packages)  # fmt: skip
     labels = {layers.LABEL: "framework", layers.FRAMEWORKS_LABEL: " ".join(pins), layers.BASE_LABEL: base_id}
     layers.commit_layer(container, tag, labels, runtime=False)
     return tag
@@ -407,10 +428,10 @@ def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mappi
     return layers.commit_layer(container, tag, labels, runtime=True)
 
 
-def _install_step(client, parent: str, args: str, inputs: Mapping[str, str], downloads: Path, target: Target, out: IO[str], before_start: Callable | None = None):  # fmt: skip
-    """Run ``uv pip install <args>`` on ``parent`` with the machine's download cache and the
-    resolution's index settings; ``inputs`` are files under STEP_INPUTS."""
-    return layers.run_step(client, parent, layers.uv_install_script(args), inputs, downloads, Path(uv_binary()), host_ca_bundle(), out, target.index_environment(), before_start)  # fmt: skip
+def _install_step(client, parent: str, args: str, inputs: Mapping[str, str], downloads: Path, target: Target, out: IO[str], before_start: Callable | None = None, system_packages: Sequence[str] = ()):  # fmt: skip
+    """Run ``uv pip install <args>`` on ``parent`` (after the Debian ``system_packages``) with the
+    machine's download cache and the resolution's index settings; ``inputs`` are files under STEP_INPUTS."""
+    return layers.run_step(client, parent, layers.uv_install_script(args, system_packages), inputs, downloads, Path(uv_binary()), host_ca_bundle(), out, target.index_environment(), before_start)  # fmt: skip
 
 
 def _missing_after_build(client, tag: str, plan: EnvironmentPlan, cfg: ImagesConfig, out: IO[str]) -> dict[str, str]:

@@ -17,7 +17,7 @@ import shutil
 import stat
 import tarfile
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -86,9 +86,16 @@ def machine_lock(cache_dir: Path, name: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def uv_install_script(args: str) -> str:
-    """The shell step that installs into the image's venv with the mounted uv."""
-    return f"set -e; {PREPARE}; {BUILD_DIR}/uv pip install --python {VENV_PYTHON} {args}"
+def uv_install_script(args: str, system_packages: Sequence[str] = ()) -> str:
+    """The shell step that installs into the image's venv with the mounted uv, after the
+    Debian packages asked for (their lists removed: they are no test's business)."""
+    apt = (
+        "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "
+        f"{' '.join(sorted(system_packages))} >/dev/null && rm -rf /var/lib/apt/lists/*; "
+        if system_packages
+        else ""
+    )
+    return f"set -e; {PREPARE}; {apt}{BUILD_DIR}/uv pip install --python {VENV_PYTHON} {args}"
 
 
 def run_step(

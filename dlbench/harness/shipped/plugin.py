@@ -361,13 +361,19 @@ def _file_of(module: object) -> str:
 
 
 def _checked(function: types.FunctionType):  # noqa: ANN202
-    @functools.wraps(function)
+    """``function`` calling ``_look_at`` on what it returns. TorchScript compiles the source
+    ``inspect`` unwraps against the *wrapper's* globals and closure (``torch.jit.script(op)``:
+    "undefined value normalize_points_with_intrinsics", kornia): so the wrapper uses no global
+    name and is rebuilt on the function's own module globals."""
+    _dlbench_function, _dlbench_look = function, _look_at
+
     def checked(*args, **kwargs):  # noqa: ANN002,ANN003,ANN202
-        result = function(*args, **kwargs)
-        _look_at(result)
+        result = _dlbench_function(*args, **kwargs)
+        _dlbench_look(result)
         return result
 
-    return checked
+    rebuilt = types.FunctionType(checked.__code__, function.__globals__, function.__name__, None, checked.__closure__)
+    return functools.update_wrapper(rebuilt, function)
 
 
 def _look_at(value: object, depth: int = 0) -> None:
