@@ -251,6 +251,13 @@ def _record(
     info = repo.table.summaries[path]
     owner, _, fn = qualname.rpartition(".")
     start = (info.classes[owner].methods[fn] if owner else info.functions[fn]).lineno
+    return record_of(piece, name, sha, path, qualname, start, tests)
+
+
+def record_of(
+    piece: Extracted, name: str, sha: str | None, path: str, qualname: str, start: int, tests: list[str]
+) -> FunctionRecord:
+    """The record of an extracted definition whose ``def`` line is ``start``."""
     return FunctionRecord(
         task_id=task_id_for(name, path, qualname),
         repo=name,

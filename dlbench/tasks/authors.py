@@ -32,8 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from dlbench.mine.extract import extract_definitions
-from dlbench.records import AuthorsTask, BenchmarkTask, FunctionRecord, task_id_for
+from dlbench.mine.extract import extract_definitions, record_of
+from dlbench.records import AuthorsTask, BenchmarkTask, FunctionRecord
 from dlbench.tasks.assemble import task_from_function
 from dlbench.tasks.published import definitions, locate, named_in_prompt, read_published
 
@@ -399,13 +399,7 @@ def function_record(checkout: Path, full_name: str, sha: str | None, path: str, 
     piece = extract_definitions(source, [(qualname, first, node.end_lineno or node.lineno)]).found.get(qualname)
     if piece is None:
         return None
-    start = definitions(source)[qualname][0]
-    return FunctionRecord(
-        task_id=task_id_for(full_name, path, qualname), repo=full_name, sha=sha, path=path,
-        function=piece.function, class_name=piece.class_name, qualname=qualname, signature=piece.signature,
-        source=piece.source, docstring=piece.docstring, class_context=piece.class_context,
-        start_line=start, end_line=start + piece.source.count("\n") - 1, tests=[], decorators=list(piece.decorators),
-    )  # fmt: skip
+    return record_of(piece, full_name, sha, path, qualname, definitions(source)[qualname][0], [])
 
 
 def benchmark_task(r: AuthorsTask, record: FunctionRecord, spec: str) -> BenchmarkTask:
