@@ -306,9 +306,10 @@ class ImagesConfig(Section):
         description="Distributions installed in a shared framework layer (with their dependencies).",
     )
     system_packages: dict[str, list[str]] = Field(
-        default_factory=lambda: {"torch": ["g++"]},
+        default_factory=lambda: {"torch": ["g++", "python3-dev"]},
         description="Debian packages a framework's tests need at run time, installed in its framework layer "
-        "(torch.compile's inductor compiles C++ kernels for the CPU: 'No working C++ compiler found').",
+        "(torch.compile's inductor compiles C++ kernels for the CPU against Python.h: 'No working C++ "
+        "compiler found', then 'Python.h: No such file or directory').",
     )
     reuse_frameworks: bool = Field(
         False,

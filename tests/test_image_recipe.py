@@ -53,7 +53,7 @@ def test_a_frameworks_system_packages_are_installed_before_it() -> None:
     """torch.compile's inductor compiles C++ for the CPU: a torch layer gets g++ (kornia's
     ``test_dynamo`` tests failed gold on "No working C++ compiler found")."""
     cfg = ImagesConfig()
-    assert system_packages_for(["numpy==2.0.0", "torch==2.6.0"], cfg) == ["g++"]
+    assert system_packages_for(["numpy==2.0.0", "torch==2.6.0"], cfg) == ["g++", "python3-dev"]
     assert system_packages_for(["tensorflow==2.15.0"], cfg) == []
     script = uv_install_script("-r x.txt", ["g++"])
     assert "apt-get install -y -qq --no-install-recommends g++" in script
