@@ -92,9 +92,9 @@ def table() -> pd.DataFrame:
                 f"{int(a['found_by_mining'])}/{int(a['functions_present'])}" if a is not None else "-"
             ),
             "sampled here": len(ran) or "-",
-            "gold passes: theirs / here": (
-                f"{int((ran['authors_gold'] == 'pass').sum())} / {int((ran['gold_here'] == 'pass').sum())}"
-                if len(ran) else "-"
+            "gold passes: theirs / here (no test failing) / usable here": (
+                f"{int((ran['authors_gold'] == 'pass').sum())} / {int(ran['gold_no_failure'].sum())}"
+                f" / {int(ran['usable_here'].sum())}" if len(ran) else "-"
             ),
         })  # fmt: skip
     return pd.DataFrame(rows)
