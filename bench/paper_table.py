@@ -45,22 +45,26 @@ def image_cell(record: dict, sizes: dict[str, int]) -> str:
         return "-"
     if record.get("status") != "ok":
         return f"no: {(record.get('error') or '')[:80]}"
-    own, framework = sizes.get(record.get("tag") or ""), sizes.get(record.get("framework_image") or "", 0)
-    beyond = f", +{(own - framework) / 1e9:.2f} GB" if own else ""
-    return f"{record.get('build_seconds', 0):.0f} s{beyond}"
+    own, framework = sizes.get(record.get("tag") or ""), sizes.get(record.get("framework_image") or "")
+    if own and framework:
+        return f"{record.get('build_seconds', 0):.0f} s, +{(own - framework) / 1e9:.2f} GB beyond its framework layer"
+    whole = record.get("size_bytes")  # the images were removed since: the size recorded when built
+    return f"{record.get('build_seconds', 0):.0f} s" + (
+        f", {whole / 1e9:.1f} GB with its framework layer" if whole else ""
+    )
 
 
-def cost(sizes: dict[str, int]) -> str:
-    """Build time and disk of every image record together, framework layers counted once."""
+def cost() -> str:
+    """Build time and size of every image record together (sizes as recorded when built, each
+    with its framework layer: a repository pinned by date resolves its own framework versions)."""
     records = [_json(p) for p in sorted((RESULTS / "images").glob("*.json")) if not p.name.endswith(".repaired.json")]
     built = [r for r in records if r.get("status") == "ok"]
     frameworks = {r.get("framework_image") for r in built if r.get("framework_image")}
-    disk = sum(sizes.get(f, 0) for f in frameworks) + sum(
-        sizes.get(r.get("tag") or "", 0) - sizes.get(r.get("framework_image") or "", 0) for r in built
-    )
+    disk = sum(r.get("size_bytes") or 0 for r in built)
     seconds = sum(r.get("build_seconds", 0) for r in records)
     return (f"{len(built)} images built ({len(records) - len(built)} failed) in {seconds / 60:.0f} min of build "
-            f"time; {len(frameworks)} framework layers; {disk / 1e9:.1f} GB on disk together")  # fmt: skip
+            f"time; {len(frameworks)} distinct framework layers; {disk / 1e9:.1f} GB together, framework layers "
+            "counted with each image")  # fmt: skip
 
 
 def side_by_side() -> pd.DataFrame:
@@ -68,6 +72,12 @@ def side_by_side() -> pd.DataFrame:
     if not frames:
         return pd.DataFrame(columns=["repo", "task_id", "authors_gold", "gold_here", "usable_here"])
     return pd.concat(frames).drop_duplicates(["repo", "source_id"], keep="last")
+
+
+def median_seconds(slug: str, model: str) -> str:
+    """Median wall time of one run of a task (gold or null) in the side-by-side runs."""
+    runs = [json.loads(line) for p in (RESULTS / "paper").glob(f"{slug}-*.{model}.jsonl") for line in p.open()]
+    return f"{pd.Series([r['duration_s'] for r in runs]).median():.1f}" if runs else "-"
 
 
 def table() -> pd.DataFrame:
@@ -92,6 +102,7 @@ def table() -> pd.DataFrame:
                 f"{int(a['found_by_mining'])}/{int(a['functions_present'])}" if a is not None else "-"
             ),
             "sampled here": len(ran) or "-",
+            "gold / null s (median)": f"{median_seconds(slug, 'gold')} / {median_seconds(slug, 'null')}",
             "gold passes: theirs / here (no test failing) / usable here": (
                 f"{int((ran['authors_gold'] == 'pass').sum())} / {int(ran['gold_no_failure'].sum())}"
                 f" / {int(ran['usable_here'].sum())}" if len(ran) else "-"
@@ -113,7 +124,7 @@ def main() -> None:
     frame = table()
     print(frame.to_markdown(index=False))
     print("\n" + forms().to_markdown())
-    print("\n" + cost(image_sizes()))
+    print("\n" + cost())
     runs = side_by_side()
     if len(runs):
         print(f"\nSide by side over {len(runs)} sampled named tasks: their harness passes gold on "
