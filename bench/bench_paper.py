@@ -97,7 +97,7 @@ def side_by_side(pairs, gold: list[Evaluation], null: list[Evaluation]) -> pd.Da
         v = ours.loc[task.task_id]
         runs = [e for e in gold if e.task_id == task.task_id]
         rows.append({
-            "source_id": row.source_id, "task_id": task.task_id, "tests": "mined" if row.mined_tests else "authors'",
+            "source_id": row.source_id, "task_id": task.task_id, "tests": "authors'" if row.authors_tests else "mined",
             "authors_gold": row.authors_gold, "gold_no_failure": bool(runs) and all(map(no_failure, runs)),
             "gold_here": v["gold_status"], "usable_here": bool(v["usable"]), "cause": v["reason"],
             "dropped": v["dropped"],

@@ -14,8 +14,8 @@
 Every task becomes an :class:`~dlbench.records.AuthorsTask` row: where its function is at
 the pinned commit (or why it is not there), the authors' test ids and gold result beside
 the tests this project's mining gives it. Tasks present at the pin become benchmark records
-(``prompt_source: authors``) with our mined tests, or the authors' own ids where mining
-found none, so their tasks run through the same harness as ours.
+(``prompt_source: authors``) with the test ids they ran, or our mined tests where none
+is known, so their tasks run through the same harness as ours.
 """
 
 from __future__ import annotations
@@ -403,10 +403,11 @@ def function_record(checkout: Path, full_name: str, sha: str | None, path: str, 
 
 
 def benchmark_task(r: AuthorsTask, record: FunctionRecord, spec: str) -> BenchmarkTask:
-    """A present task as a benchmark record: their specification (else the docstring), our mined
-    tests, else the authors' test ids."""
+    """A present task as a benchmark record, as they posed it: their specification (else the
+    docstring) and the test ids they ran (else our mined tests). Mining's tests for the same
+    function stay on the row; transitive reach can give a core function hundreds."""
     return task_from_function(
-        record.model_copy(update={"tests": r.mined_tests or r.authors_tests}),
+        record.model_copy(update={"tests": r.authors_tests or r.mined_tests}),
         sha=record.sha,
         prompt=spec or record.docstring or "",
         prompt_source=PROMPT_SOURCE,
