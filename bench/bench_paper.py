@@ -25,7 +25,7 @@ import pandas as pd
 
 from dlbench.generate.code_mutants import null_body
 from dlbench.harness.validate import validation_table
-from dlbench.records import AuthorsTask, BenchmarkTask, Evaluation
+from dlbench.records import AuthorsTask, BenchmarkTask, Evaluation, task_id_for
 from dlbench.store import digest, read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,17 +44,13 @@ def chosen_tasks(rows: list[AuthorsTask], records: dict[str, BenchmarkTask], rep
     """A seeded sample of the repository's named tasks that have a benchmark record, with their rows."""
     named = [r for r in rows if r.form == "named" and r.repo == repo]
     by_id = {}
-    for r in named:
-        task_id = r.mined_task_id or _record_id(records, r)
+    for r in (r for r in named if r.status == "present"):
+        task_id = task_id_for(repo, r.path or "", r.qualname or "")  # the id its benchmark record has
         if task_id in records:
             by_id.setdefault(task_id, r)
     ids = sorted(by_id)
     picked = sorted(random.Random(seed).sample(ids, min(sample, len(ids)))) if sample else ids
     return [(records[i], by_id[i]) for i in picked], named
-
-
-def _record_id(records: dict[str, BenchmarkTask], r: AuthorsTask) -> str | None:
-    return next((i for i, t in records.items() if (t.repo, t.path, t.qualname) == (r.repo, r.path, r.qualname)), None)
 
 
 def evaluate(tasks: list[BenchmarkTask], name: str, model: str, jobs: int) -> list[Evaluation]:

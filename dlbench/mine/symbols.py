@@ -34,8 +34,8 @@ _STDLIB = frozenset(sys.stdlib_module_names)
 
 log = logging.getLogger(__name__)
 
-# (base prefix, base suffix, inherited entry point, the subclass's method it runs)
 MAX_ALIAS_HOPS = 8  # re-exports and aliases followed for an external name
+# (base prefix, base suffix, inherited entry point, the subclass's method it runs)
 INHERITED_DISPATCH = (("torch.autograd", ".Function", "apply", "forward"),)
 
 

@@ -208,14 +208,6 @@ def taxonomy_tasks(repo: AuthorsRepo, names: Iterable[str]) -> list[Published]:
     return tasks
 
 
-def dleval_tasks(folder: str | Path) -> list[Published]:
-    """The release zip's task files (extracted), each with its link; resolved through ``published``."""
-    return [
-        Published(form="dleval", source_id=f.source, repo_name="", function="", path=f.path, spec=f.prompt)
-        for f in read_published(folder)
-    ]
-
-
 # ---------------------------------------------------------------- resolution at the pin
 
 
