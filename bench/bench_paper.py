@@ -24,13 +24,15 @@ from pathlib import Path
 import pandas as pd
 
 from dlbench.generate.code_mutants import null_body
+from dlbench.generate.techniques import REFERENCE
 from dlbench.harness.validate import validation_table
 from dlbench.records import AuthorsTask, BenchmarkTask, Evaluation, task_id_for
-from dlbench.store import digest, read_jsonl
+from dlbench.store import digest, iter_jsonl, read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "config" / "dlbench-paper.yaml"
 OUT = ROOT / "results" / "paper"
+KEPT = ROOT / "docs" / "data" / "paper"  # what a later session's tables are built from (results/ is not kept)
 
 
 def snakemake(*targets: str, cores: int) -> None:
@@ -101,11 +103,44 @@ def side_by_side(pairs, gold: list[Evaluation], null: list[Evaluation]) -> pd.Da
     return pd.DataFrame(rows)
 
 
+def median_seconds(runs: list[Evaluation]) -> float | None:
+    return float(pd.Series([e.duration_s for e in runs]).median()) if runs else None
+
+
+def mined_sample(repo: str, cores: int) -> pd.DataFrame:
+    """Gold validity of the workflow's own seeded sample of the repository's mined tasks
+    (``evaluate.sample_tasks`` of the paper config): gold and null through the workflow's rules."""
+    slug = repo.replace("/", "__")
+    paths = [ROOT / f"results/evaluations/{model}/{REFERENCE}/{slug}.jsonl" for model in ("gold", "null")]
+    snakemake(*(str(p.relative_to(ROOT)) for p in paths), cores=cores)
+    gold, null = (read_jsonl(p, Evaluation) if p.is_file() else [] for p in paths)
+    sampled = {e.task_id for e in gold}
+    tasks = [t for t in iter_jsonl(ROOT / "results/benchmark/dlbench.jsonl", BenchmarkTask) if t.task_id in sampled]
+    table = validation_table(tasks, gold, null, min_tests=1)[["task_id", "usable", "reason"]]
+    return table.assign(gold_s=median_seconds(gold), null_s=median_seconds(null))
+
+
+def keep(repo: str, table: pd.DataFrame, mined: pd.DataFrame | None, seconds: float) -> None:
+    """The repository's results under docs/data/paper/ (results/ does not outlive the machine):
+    the side by side per task, the mined sample's verdicts, and the image's record."""
+    KEPT.mkdir(parents=True, exist_ok=True)
+    slug = repo.replace("/", "__")
+    table.to_csv(KEPT / f"{slug}.csv", index=False)
+    if mined is not None:
+        mined.to_csv(KEPT / f"{slug}.mined.csv", index=False)
+    image = ROOT / "results/images" / f"{slug}.json"
+    record = json.loads(image.read_text()) if image.is_file() else {}
+    fields = ("status", "error", "tag", "build_seconds", "size_bytes", "framework_image")
+    summary = {k: record.get(k) for k in fields} | {"seconds": round(seconds), "commit": record.get("sha")}
+    (KEPT / f"{slug}.image.json").write_text(json.dumps(summary, indent=1) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repos", nargs="+", required=True, help="short names (kornia, cleanlab, ...)")
     parser.add_argument("--sample", type=int, default=20, help="named tasks per repository (0: all)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--mined", action="store_true", help="also the workflow's seeded sample of mined tasks")
     parser.add_argument("--cores", type=int, default=2)
     args = parser.parse_args()
 
@@ -126,7 +161,13 @@ def main() -> None:
         )
         gold, null = evaluate(tasks, name, "gold", 2), evaluate(tasks, name, "null", 2)
         table = side_by_side(pairs, gold, null).assign(repo=repo)
+        table["gold_s"] = [median_seconds([e for e in gold if e.task_id == t.task_id]) for t in tasks]
+        table["null_s"] = [median_seconds([e for e in null if e.task_id == t.task_id]) for t in tasks]
         tables.append(table)
+        mined = mined_sample(repo, args.cores) if args.mined else None
+        keep(repo, table, mined, time.monotonic() - began)
+        if mined is not None:
+            print(f"mined sample: {int(mined['usable'].sum())} of {len(mined)} usable")
         print(f"\n{repo}: {len(named)} named tasks, {sum(r.status == 'present' for r in named)} present, "
               f"{len(pairs)} sampled; {time.monotonic() - began:.0f} s")  # fmt: skip
         print(table.drop(columns=["repo", "dropped"]).to_string(index=False, max_colwidth=90))

@@ -2,9 +2,10 @@
 
 Reads the clone records (pinned commit, files the mirror lacks), image records (built or its
 cause, build time, size beyond the framework layer), mining (tests, tasks), the authors'
-tasks at the pins (``results/authors/repos.csv``) and every side-by-side run of
-``bench/bench_paper.py`` (``results/paper/side_by_side-*.csv``: their gold beside ours), and
-prints one Markdown table plus the totals. Nothing is run; a repository without a record
+tasks at the pins (``results/authors/repos.csv``) and what every side-by-side run of
+``bench/bench_paper.py`` kept in ``docs/data/paper/`` (their gold beside ours per task, the
+mined sample's verdicts, the image's record: they outlive the machine), and prints one
+Markdown table plus the totals. Nothing is run; a repository without a record
 shows "-".
 
     python bench/paper_table.py > /tmp/table.md
@@ -19,6 +20,7 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
+KEPT = ROOT / "docs" / "data" / "paper"
 
 
 def _json(path: Path) -> dict:
@@ -57,7 +59,7 @@ def image_cell(record: dict, sizes: dict[str, int]) -> str:
 def cost() -> str:
     """Build time and size of every image record together (sizes as recorded when built, each
     with its framework layer: a repository pinned by date resolves its own framework versions)."""
-    records = [_json(p) for p in sorted((RESULTS / "images").glob("*.json")) if not p.name.endswith(".repaired.json")]
+    records = [_json(p) for p in sorted(KEPT.glob("*.image.json"))]
     built = [r for r in records if r.get("status") == "ok"]
     frameworks = {r.get("framework_image") for r in built if r.get("framework_image")}
     disk = sum(r.get("size_bytes") or 0 for r in built)
@@ -68,16 +70,24 @@ def cost() -> str:
 
 
 def side_by_side() -> pd.DataFrame:
-    frames = [pd.read_csv(p) for p in sorted((RESULTS / "paper").glob("side_by_side-*.csv"))]
+    frames = [pd.read_csv(p) for p in sorted(KEPT.glob("*.csv")) if not p.name.endswith(".mined.csv")]
     if not frames:
-        return pd.DataFrame(columns=["repo", "task_id", "authors_gold", "gold_here", "usable_here"])
+        return pd.DataFrame(columns=["repo", "task_id", "authors_gold", "gold_here", "usable_here", "gold_s", "null_s"])
     return pd.concat(frames).drop_duplicates(["repo", "source_id"], keep="last")
 
 
-def median_seconds(slug: str, model: str) -> str:
-    """Median wall time of one run of a task (gold or null) in the side-by-side runs."""
-    runs = [json.loads(line) for p in (RESULTS / "paper").glob(f"{slug}-*.{model}.jsonl") for line in p.open()]
-    return f"{pd.Series([r['duration_s'] for r in runs]).median():.1f}" if runs else "-"
+def median_seconds(ran: pd.DataFrame) -> str:
+    """Median over the sampled tasks of each task's median gold and null run, in seconds."""
+    return " / ".join(f"{ran[c].median():.1f}" if ran[c].notna().any() else "-" for c in ("gold_s", "null_s"))
+
+
+def mined_cell(slug: str) -> str:
+    """Usable of the workflow's seeded sample of mined tasks, and the causes of the rest."""
+    path = KEPT / f"{slug}.mined.csv"
+    if not path.is_file():
+        return "-"
+    mined = pd.read_csv(path)
+    return f"{int(mined['usable'].sum())}/{len(mined)}"
 
 
 def table() -> pd.DataFrame:
@@ -94,7 +104,7 @@ def table() -> pd.DataFrame:
         rows.append({
             "repository": repo,
             "commit": (clone.get("sha") or "")[:7] or clone.get("error", "-"),
-            "environment": image_cell(_json(RESULTS / "images" / f"{slug}.json"), sizes),
+            "environment": image_cell(_json(KEPT / f"{slug}.image.json"), sizes),
             "tests": _lines(mine / "tests.jsonl"),
             "mined tasks": _lines(mine / "functions.jsonl"),
             "authors' named (present)": f"{int(a['named'])} ({int(a['named_present'])})" if a is not None else "-",
@@ -102,7 +112,8 @@ def table() -> pd.DataFrame:
                 f"{int(a['found_by_mining'])}/{int(a['functions_present'])}" if a is not None else "-"
             ),
             "sampled here": len(ran) or "-",
-            "gold / null s (median)": f"{median_seconds(slug, 'gold')} / {median_seconds(slug, 'null')}",
+            "mined sample usable": mined_cell(slug),
+            "gold / null s (median)": median_seconds(ran) if len(ran) else "- / -",
             "gold passes: theirs / here (no test failing) / usable here": (
                 f"{int((ran['authors_gold'] == 'pass').sum())} / {int(ran['gold_no_failure'].sum())}"
                 f" / {int(ran['usable_here'].sum())}" if len(ran) else "-"

@@ -588,6 +588,7 @@ class ImageRecord(Record):
     environment: Environment | None = None  # how the dependencies were found, resolved and repaired
     framework_image: str | None = None  # the shared framework layer it builds on, if any
     size_bytes: int | None = None
+    extensions: str | None = None  # the checkout's own extension modules: built in place, or why not
 
 
 class DeclaredRequirement(Record):

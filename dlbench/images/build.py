@@ -43,6 +43,8 @@ from dlbench.deps.resolve import IndexUnavailable, Lock, ResolutionError, Target
 from dlbench.deps.tree import disk_tree
 from dlbench.images import layers
 from dlbench.images.envcheck import RemovedName, check_script, missing_modules
+from dlbench.images.extensions import SYSTEM_PACKAGES as EXTENSION_PACKAGES
+from dlbench.images.extensions import ExtensionBuild, build_outcome, build_script, extension_build
 from dlbench.images.layers import REPO_DIR, RUNNER_UID, SUPPORT_DIR, DownloadFailed, StepFailed
 from dlbench.records import DeclaredRequirement, DroppedRequirement, Environment, ImageRecord, ImageStatus, RepairStep
 
@@ -68,6 +70,7 @@ MISSING_BASE_HINT = (
     "`docker pull python:3.11-slim` and set evaluate.base_image to it"
 )
 LOG_TAIL_LINES = 25
+EXTENSIONS_LABEL = "dlbench.extensions"  # how the checkout's own extension modules were built, or why not
 STEP_INPUTS = f"{layers.BUILD_DIR}/in"  # where an install step finds its input files
 FAILED_BUILD = re.compile(r"Failed to (?:build|download|prepare|fetch)[^`]*`(?P<name>[A-Za-z0-9._-]+)")
 
@@ -381,7 +384,9 @@ def _build_locked(client, record: ImageRecord, checkout: Path, support: Mapping[
     """The framework layer (shared) and the project layer for one lock, reused when built."""
     pins = framework_pins(lock, cfg)
     packages = system_packages_for(pins, cfg)
-    tag, digest = project_tag(record.repo, record.base_image_id, lock.pins, record.sha, support, packages)
+    extensions = extension_build(checkout, set(lock.versions()))
+    recipe = [*packages, *(extensions.hash_parts() if extensions else ())]
+    tag, digest = project_tag(record.repo, record.base_image_id, lock.pins, record.sha, support, recipe)
     record = record.model_copy(update={"tag": tag, "recipe_hash": digest})
     framework = (
         _framework_layer(client, record.base_image_id, pins, packages, lock, downloads, target, out) if pins else None
@@ -390,16 +395,16 @@ def _build_locked(client, record: ImageRecord, checkout: Path, support: Mapping[
     if existing:
         out.write(f"# reused {tag} ({existing})\n")
         return _with_image(client, record, existing, framework, reused=True)
-    image_id = _project_layer(client, framework or record.base_image_id, tag, checkout, support, lock, downloads, target, out, record)  # fmt: skip
+    image_id = _project_layer(client, framework or record.base_image_id, tag, checkout, support, lock, downloads, target, out, record, extensions)  # fmt: skip
     out.write(f"# built {tag} ({image_id})\n")
     return _with_image(client, record, image_id, framework, reused=False)
 
 
 def _with_image(client, record: ImageRecord, image_id: str, framework: str | None, reused: bool) -> ImageRecord:
-    size = client.images.get(image_id).attrs.get("Size")
-    return record.model_copy(
-        update={"image_id": image_id, "framework_image": framework, "reused": reused, "size_bytes": size}
-    )
+    attrs = client.images.get(image_id).attrs
+    extensions = ((attrs.get("Config") or {}).get("Labels") or {}).get(EXTENSIONS_LABEL)
+    update = {"image_id": image_id, "framework_image": framework, "reused": reused, "size_bytes": attrs.get("Size")}
+    return record.model_copy(update=update | {"extensions": extensions})
 
 
 def _framework_layer(client, base_id: str, pins: list[str], packages: list[str], lock: Lock, downloads: Path, target: Target, out: IO[str]) -> str:  # fmt: skip
@@ -421,11 +426,24 @@ def _build_framework_layer(client, base_id: str, tag: str, pins: list[str], pack
     return tag
 
 
-def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mapping[str, bytes], lock: Lock, downloads: Path, target: Target, out: IO[str], record: ImageRecord) -> str:  # fmt: skip
+def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mapping[str, bytes], lock: Lock, downloads: Path, target: Target, out: IO[str], record: ImageRecord, extensions: ExtensionBuild | None) -> str:  # fmt: skip
     tree = partial(layers.copy_tree_into, checkout=checkout, support_files=support)
-    container = _install_step(client, parent, f"-r {STEP_INPUTS}/lock.txt", {"lock.txt": "\n".join(lock.pins) + "\n"}, downloads, target, out, tree)  # fmt: skip
+    packages = EXTENSION_PACKAGES if extensions else ()
+    container = _install_step(client, parent, f"-r {STEP_INPUTS}/lock.txt", {"lock.txt": "\n".join(lock.pins) + "\n"}, downloads, target, out, tree, packages)  # fmt: skip
     labels = {layers.LABEL: "project", "dlbench.repo": record.repo, "dlbench.sha": record.sha}
-    return layers.commit_layer(container, tag, labels, runtime=True)
+    image_id = layers.commit_layer(container, tag, labels, runtime=True)
+    return image_id if extensions is None else _extensions_layer(client, tag, extensions, downloads, target, out, labels)  # fmt: skip
+
+
+def _extensions_layer(client, tag: str, extensions: ExtensionBuild, downloads: Path, target: Target, out: IO[str], labels: Mapping[str, str]) -> str:  # fmt: skip
+    """The checkout's declared extension modules built in place on top of the project layer
+    (``images/extensions.py``); a failed build leaves them out, its cause in the image's label."""
+    out.write(f"\n# building the checkout's extension modules in place ({' '.join(extensions.requirements) or 'no build requirements outside the lock'})\n")  # fmt: skip
+    start = time.monotonic()
+    container = layers.run_step(client, tag, build_script(extensions), {}, downloads, Path(uv_binary()), host_ca_bundle(), out, target.index_environment())  # fmt: skip
+    note = build_outcome(container.logs().decode(errors="replace"), time.monotonic() - start)
+    out.write(f"# extensions: {note}\n")
+    return layers.commit_layer(container, tag, {**labels, EXTENSIONS_LABEL: note}, runtime=True)
 
 
 def _install_step(client, parent: str, args: str, inputs: Mapping[str, str], downloads: Path, target: Target, out: IO[str], before_start: Callable | None = None, system_packages: Sequence[str] = ()):  # fmt: skip

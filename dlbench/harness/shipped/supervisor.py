@@ -50,6 +50,7 @@ PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 REPORT_FD = 3
 COPY_LINK_BYTES = 1 << 20  # sandboxed: larger files are symlinked to the read-only original
+EXTENSION_SUFFIXES = (".so", ".pyd")  # compiled modules a project builds in place (images/extensions.py)
 EVENT_LIMIT = 16 << 20
 TAIL_BYTES = 8192
 CHECKED_SUFFIXES = (".py", ".pyc", ".pth", ".ini", ".cfg", ".toml")
@@ -647,13 +648,26 @@ def _rebase(path: str, old: str, new: str) -> str:
     return new + path[len(old) :] if path == old or path.startswith(old + os.sep) else path
 
 
+def _shadows_source(path: str) -> bool:
+    """A compiled module named like a Python file beside it (``m.cpython-311-….so`` by ``m.py``,
+    a project that compiles its own sources): Python would import it instead of the file."""
+    folder, name = os.path.split(path)
+    return os.path.isfile(os.path.join(folder, name.split(".", 1)[0] + ".py"))
+
+
 def _copy_tree(src: str, dst: str, link_large: bool) -> list[str]:
     """Copy ``src`` to ``dst``; ``link_large``: large data files are symlinked instead (never
-    code: the candidate's process cannot read the original). The files linked."""
+    source code: the candidate's process cannot read the original), and so are the project's
+    built extension modules (the sandbox's ``/tmp`` cannot map code). The files linked."""
     linked = []
 
     def copy(s: str, d: str) -> None:
-        if link_large and os.path.getsize(s) > COPY_LINK_BYTES and not s.endswith(dlbench_guard.CODE_SUFFIXES):
+        if s.endswith(EXTENSION_SUFFIXES) and _shadows_source(s):
+            return  # never imported in place of the source, where the candidate's code goes
+        if link_large and s.endswith(EXTENSION_SUFFIXES):
+            os.symlink(s, d)
+            linked.append(s)
+        elif link_large and os.path.getsize(s) > COPY_LINK_BYTES and not s.endswith(dlbench_guard.CODE_SUFFIXES):
             os.symlink(s, d)
             linked.append(s)
         else:
