@@ -27,13 +27,14 @@ from dlbench.records import AuthorsTask, CloneRecord
 from dlbench.store import read_json, read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIGS = {  # name → (reach, tested_by, min_tests)
-    "direct/focused/3 (default)": ("direct", "focused", 3),
-    "direct/focused/1": ("direct", "focused", 1),
-    "direct/reached/1": ("direct", "reached", 1),
-    "transitive/focused/3": ("transitive", "focused", 3),
-    "transitive/focused/1": ("transitive", "focused", 1),
-    "transitive/reached/1": ("transitive", "reached", 1),
+CONFIGS = {  # name → (reach, tested_by, min_tests, test_helpers)
+    "direct/focused/3 (default)": ("direct", "focused", 3, False),
+    "direct/focused/1": ("direct", "focused", 1, False),
+    "direct/reached/1": ("direct", "reached", 1, False),
+    "transitive/focused/3": ("transitive", "focused", 3, False),
+    "transitive/focused/1": ("transitive", "focused", 1, False),
+    "transitive/reached/1": ("transitive", "reached", 1, False),
+    "transitive/focused/1 + test helpers": ("transitive", "focused", 1, True),
 }
 
 
@@ -46,10 +47,11 @@ def present_functions(rows: list[AuthorsTask]) -> dict[str, set[tuple[str, str]]
     return present
 
 
-def measure(clone: CloneRecord, wanted: set[tuple[str, str]]) -> list[dict]:
+def measure(clone: CloneRecord, wanted: set[tuple[str, str]], configs: list[str]) -> list[dict]:
     rows = []
-    for name, (reach, tested_by, min_tests) in CONFIGS.items():
-        cfg = MineConfig(reach=reach, tested_by=tested_by, min_tests=min_tests)
+    for name in configs:
+        reach, tested_by, min_tests, helpers = CONFIGS[name]
+        cfg = MineConfig(reach=reach, tested_by=tested_by, min_tests=min_tests, test_helpers=helpers)
         start = time.monotonic()
         result = mine(Path(ROOT / clone.path), clone.full_name, clone.sha, min_tests, cfg,
                       ROOT / StorageConfig().parse_cache, dates=False)  # fmt: skip
@@ -65,6 +67,9 @@ def measure(clone: CloneRecord, wanted: set[tuple[str, str]]) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repos", nargs="*", help="short names (default: every repository with authors' tasks)")
+    parser.add_argument("--configs", nargs="*", choices=list(CONFIGS), default=list(CONFIGS), metavar="NAME",
+                        help="mining configurations to measure (default: all)")  # fmt: skip
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "data" / "authors_recall.csv")
     args = parser.parse_args()
     present = present_functions(read_jsonl(ROOT / "results/authors/tasks.jsonl", AuthorsTask))
     clones = {
@@ -73,8 +78,8 @@ def main() -> None:
     chosen = [
         r for r in sorted(present) if not args.repos or r.rpartition("/")[2].lower() in {n.lower() for n in args.repos}
     ]
-    table = pd.DataFrame([row for repo in chosen if repo in clones for row in measure(clones[repo], present[repo])])
-    out = ROOT / "docs" / "data" / "authors_recall.csv"
+    table = pd.DataFrame([row for repo in chosen if repo in clones for row in measure(clones[repo], present[repo], args.configs)])
+    out = args.out
     out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(out, index=False)
     overall = table.groupby("config")[["present", "found", "tasks"]].sum()

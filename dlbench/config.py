@@ -113,6 +113,12 @@ class MineConfig(Section):
         description="'direct': functions test code calls; 'transitive': also the repository functions "
         "they call, transitively, with the same tests.",
     )
+    test_helpers: bool = Field(
+        False,
+        description="Functions of test helper modules (support modules in a tests folder that hold no tests "
+        "and are no conftest: tests/utils.py) are task candidates too, reached by the tests that call them "
+        "(the DL-Bench authors chose some: PennyLane's gate_data, Laplace's tests/utils.py).",
+    )
     dynamic_check: bool = Field(
         False,
         description="Run each repository's tests once in its image with a tracer (rule trace_tests) and drop "

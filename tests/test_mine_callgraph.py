@@ -682,3 +682,45 @@ def test_a_framework_base_reached_through_an_alias_module_dispatches(tmp_path):
         "lib/core.py:ImageModule.__call__",
         "lib/core.py:Rot180.forward",
     ]
+
+
+HELPERS = {
+    "lib/ops.py": """
+        def scale(x, k):
+            return x * k
+    """,
+    "tests/helpers.py": """
+        from lib.ops import scale
+
+        def make_data(n):
+            return [scale(i, 2) for i in range(n)]
+    """,
+    "tests/conftest.py": """
+        import pytest
+
+        @pytest.fixture
+        def data():
+            return [1]
+    """,
+    "tests/test_ops.py": """
+        from tests.helpers import make_data
+
+        def local_helper():
+            return 3
+
+        def test_make_data(data):
+            assert make_data(local_helper()) == [0, 2, 4]
+    """,
+}
+
+
+def test_test_helper_modules_are_candidates_when_asked(tmp_path):
+    """The DL-Bench authors made tasks of functions in test helper modules (PennyLane's
+    tests/gate_data.py, Laplace's tests/utils.py): with ``mine.test_helpers`` those are
+    candidates, reached by the tests that call them; test modules and conftests never are."""
+    off = {f.task_id.split(":", 1)[1] for f in mine_tree(tmp_path / "off", HELPERS, min_tests=1).functions}
+    on = mine_tree(tmp_path / "on", HELPERS, min_tests=1, test_helpers=True)
+    made = {f.task_id.split(":", 1)[1]: f for f in on.functions}
+    assert off == {"lib/ops.py:scale"}  # the helper's own calls still count for the test
+    assert set(made) == {"lib/ops.py:scale", "tests/helpers.py:make_data"}
+    assert made["tests/helpers.py:make_data"].tests == ["tests/test_ops.py::test_make_data"]

@@ -146,6 +146,10 @@ def test_every_form_resolves_at_the_pin_with_both_sides(tmp_path: Path) -> None:
         "stage: Model Construction\ntask: \ndata: Image\n\nprompt:\nWrite `area` for the class Box.\n\n"
         f" ground Truth:blob/{checkout.sha}/tinyml/ops.py#L8\n"
     )
+    (dleval / "n.txt").write_text(
+        "stage: Model Construction\ntask: \ndata: Image\n\nprompt:\nWrite `inner`.\n\n"
+        f" ground Truth:blob/{checkout.sha}/tinyml/ops.py#L13\n"
+    )
     done = import_authors(authors_tree(tmp_path / "authors"), [checkout], dleval=dleval)
     rows = {r.source_id: r for r in done.rows}
 
@@ -163,6 +167,7 @@ def test_every_form_resolves_at_the_pin_with_both_sides(tmp_path: Path) -> None:
     )
     assert rows["Taxonomy/processed_tinymlscale7"].path == "tinyml/ops.py"  # not other.py's stub
     assert rows["t.txt"].form == "dleval" and rows["t.txt"].qualname == "Box.area"
+    assert rows["n.txt"].status != "present" and rows["n.txt"].reason.startswith("a nested function")  # never a task
 
     tasks = {t.qualname: t for t in done.tasks}
     assert set(tasks) == {"scale"}  # the methods have neither our tests nor theirs

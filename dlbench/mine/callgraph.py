@@ -56,7 +56,7 @@ from dlbench.mine.cache import LoadedRepo, load_clone
 from dlbench.mine.reach import LibraryCalls
 from dlbench.mine.specials import candidates, reflection
 from dlbench.mine.symbols import Decorator, FunctionInfo, ImportRef, Symbol
-from dlbench.mine.tests import is_test_support
+from dlbench.mine.tests import is_helper_module, is_test_support
 from dlbench.records import CallRecord, TestCase
 from dlbench.store import read_jsonl, write_jsonl
 
@@ -126,11 +126,13 @@ class CallGraph:
     ``"focused"`` keeps constructors only for tests that call nothing else.
     ``reach="transitive"`` adds the library functions those call (``LibraryCalls``)."""
 
-    def __init__(self, repo: LoadedRepo, tested_by: str = "reached", reach: str = "direct"):
+    def __init__(self, repo: LoadedRepo, tested_by: str = "reached", reach: str = "direct", test_helpers: bool = False):  # fmt: skip
         self.tested_by = tested_by
         self.table = repo.table
         self.bodies = repo.bodies
         self.support = {p for p, s in self.table.summaries.items() if is_test_support(p, s, repo.layout)}
+        # ``mine.test_helpers``: the functions of support modules that hold no tests are candidates too
+        self.helpers = {p for p in self.support if is_helper_module(p, repo.layout)} if test_helpers else set()
         self._module_fixtures: dict[str, dict[str, Symbol]] = {}
         self._effects: dict[Scope, tuple[frozenset[str], tuple[Scope, ...]]] = {}
         self._returns: dict[tuple[Symbol, Symbol | None, Context], set[Symbol]] = {}
@@ -218,9 +220,9 @@ class CallGraph:
         if target.kind != "function":
             return
         found |= self._wrapper_calls(target)
-        if target.path not in self.support:
+        if target.path not in self.support or target.path in self.helpers:
             found.add(target.key)
-        elif target.path in self.bodies:  # test code: the test module's or another support module's
+        if target.path in self.support and target.path in self.bodies:  # test code: the test module's or another support module's
             follow.append(Scope(target, self._self_for(target, scope), scope.ctx, self._arg_types(target, args, scope)))
 
     def _arg_types(self, fn: Symbol, args: Args, scope: Scope) -> tuple[tuple[str, frozenset[Symbol]], ...]:
@@ -667,7 +669,7 @@ class CallGraph:
 
 def build_calls(repo: LoadedRepo, cases: list[TestCase], name: str) -> list[CallRecord]:
     """One call record per test case; a case the project always skips reaches nothing."""
-    graph = CallGraph(repo, repo.cfg.tested_by, repo.cfg.reach)
+    graph = CallGraph(repo, repo.cfg.tested_by, repo.cfg.reach, repo.cfg.test_helpers)
     progress = Progress(len(cases), "call graph")
     records = []
     for case in cases:

@@ -34,7 +34,7 @@ from dlbench.mine.symbols import (
 )
 from dlbench.records import TestCase, TestKind
 from dlbench.store import write_jsonl
-from dlbench.testfiles import in_test_dir, named_like_test
+from dlbench.testfiles import in_test_dir, is_test_file, named_like_test
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +50,12 @@ def is_test_support(path: str, summary: ModuleSummary, layout: PytestLayout = DE
     return (
         layout.is_test_code(path) or named_like_test(path) or in_test_dir(path) or "pytest" in summary.imported_modules
     )
+
+
+def is_helper_module(path: str, layout: PytestLayout = DEFAULT_LAYOUT) -> bool:
+    """A test-support module that holds no tests and is no conftest (``tests/utils.py``,
+    ``tests/gate_data.py``): the helpers tests call, functions of the repository like others."""
+    return not (layout.is_test_code(path) or named_like_test(path) or is_test_file(path))
 
 
 def is_parametrized(decorators) -> bool:

@@ -229,10 +229,10 @@ def in_file(checkout: Path, path: str, function: str, spec: str) -> Where:
     except SyntaxError:
         return Where(path, None, "file does not parse at the pinned commit")
     named = {q: span for q, span in defs.items() if q.rpartition(".")[2] == function}
-    nested = [q for q in named if "<locals>" in q]
-    named = {q: span for q, span in named.items() if q not in nested}
-    if not named and nested:
-        return Where(path, None, f"a nested function, never a task: only module and class level ones are ({nested[0]})")
+    inner = [q for q in named if "<locals>" in q]
+    named = {q: span for q, span in named.items() if q not in inner}
+    if not named and inner:
+        return nested(path, inner[0])
     if not named:
         return Where(path, None, "function gone from the file at the pinned commit")
     return Where(path, named_in_prompt(f"`{function}` {spec}", named) or min(named), located_by="named file")
@@ -304,8 +304,15 @@ def resolve_dleval(folder: str | Path, checkouts: Mapping[str, Path]) -> list[tu
             spec=published.prompt,
         )
         found = located.qualname if not located.reason else None
+        if found and "<locals>" in found:
+            resolved.append((task, nested(located.path, found)))
+            continue
         resolved.append((task, Where(located.path, found, located.reason, "their link" if found else "")))
     return resolved
+
+
+def nested(path: str | None, qualname: str) -> Where:
+    return Where(path, None, f"a nested function, never a task: only module and class level ones are ({qualname})")
 
 
 # ---------------------------------------------------------------- records
