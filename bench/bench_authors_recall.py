@@ -78,7 +78,9 @@ def main() -> None:
     chosen = [
         r for r in sorted(present) if not args.repos or r.rpartition("/")[2].lower() in {n.lower() for n in args.repos}
     ]
-    table = pd.DataFrame([row for repo in chosen if repo in clones for row in measure(clones[repo], present[repo], args.configs)])
+    table = pd.DataFrame(
+        [row for repo in chosen if repo in clones for row in measure(clones[repo], present[repo], args.configs)]
+    )
     out = args.out
     out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(out, index=False)
