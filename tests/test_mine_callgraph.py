@@ -5,6 +5,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from dlbench.config import MineConfig
 from dlbench.mine.api import MineResult, mine
 
@@ -689,7 +691,7 @@ HELPERS = {
         def scale(x, k):
             return x * k
     """,
-    "tests/helpers.py": """
+    "tests/utils/helpers.py": """
         from lib.ops import scale
 
         def make_data(n):
@@ -702,8 +704,8 @@ HELPERS = {
         def data():
             return [1]
     """,
-    "tests/test_ops.py": """
-        from tests.helpers import make_data
+    "tests/unit/test_ops.py": """
+        from tests.utils.helpers import make_data
 
         def local_helper():
             return 3
@@ -714,13 +716,17 @@ HELPERS = {
 }
 
 
-def test_test_helper_modules_are_candidates_when_asked(tmp_path):
+@pytest.mark.parametrize("ini", ["", "[pytest]\npython_files = tests/**/*.py\n"], ids=["default", "every-file"])
+def test_test_helper_modules_are_candidates_when_asked(tmp_path, ini):
     """The DL-Bench authors made tasks of functions in test helper modules (PennyLane's
     tests/gate_data.py, Laplace's tests/utils.py): with ``mine.test_helpers`` those are
-    candidates, reached by the tests that call them; test modules and conftests never are."""
-    off = {f.task_id.split(":", 1)[1] for f in mine_tree(tmp_path / "off", HELPERS, min_tests=1).functions}
-    on = mine_tree(tmp_path / "on", HELPERS, min_tests=1, test_helpers=True)
+    candidates, reached by the tests that call them; test modules and conftests never are.
+    A module the project's ``python_files`` names but that holds no test is a helper too
+    (small-text: ``tests/**/*.py``)."""
+    files = {**HELPERS, "pytest.ini": ini}
+    off = {f.task_id.split(":", 1)[1] for f in mine_tree(tmp_path / "off", files, min_tests=1).functions}
+    on = mine_tree(tmp_path / "on", files, min_tests=1, test_helpers=True)
     made = {f.task_id.split(":", 1)[1]: f for f in on.functions}
     assert off == {"lib/ops.py:scale"}  # the helper's own calls still count for the test
-    assert set(made) == {"lib/ops.py:scale", "tests/helpers.py:make_data"}
-    assert made["tests/helpers.py:make_data"].tests == ["tests/test_ops.py::test_make_data"]
+    assert set(made) == {"lib/ops.py:scale", "tests/utils/helpers.py:make_data"}
+    assert made["tests/utils/helpers.py:make_data"].tests == ["tests/unit/test_ops.py::test_make_data"]

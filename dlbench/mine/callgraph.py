@@ -46,6 +46,7 @@ test support files are dropped.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -56,7 +57,7 @@ from dlbench.mine.cache import LoadedRepo, load_clone
 from dlbench.mine.reach import LibraryCalls
 from dlbench.mine.specials import candidates, reflection
 from dlbench.mine.symbols import Decorator, FunctionInfo, ImportRef, Symbol
-from dlbench.mine.tests import is_helper_module, is_test_support
+from dlbench.mine.tests import helper_modules, is_test_support
 from dlbench.records import CallRecord, TestCase
 from dlbench.store import read_jsonl, write_jsonl
 
@@ -126,13 +127,13 @@ class CallGraph:
     ``"focused"`` keeps constructors only for tests that call nothing else.
     ``reach="transitive"`` adds the library functions those call (``LibraryCalls``)."""
 
-    def __init__(self, repo: LoadedRepo, tested_by: str = "reached", reach: str = "direct", test_helpers: bool = False):  # fmt: skip
+    def __init__(self, repo: LoadedRepo, tested_by: str = "reached", reach: str = "direct", cases: Sequence[TestCase] | None = None):  # fmt: skip
         self.tested_by = tested_by
         self.table = repo.table
         self.bodies = repo.bodies
         self.support = {p for p, s in self.table.summaries.items() if is_test_support(p, s, repo.layout)}
-        # ``mine.test_helpers``: the functions of support modules that hold no tests are candidates too
-        self.helpers = {p for p in self.support if is_helper_module(p, repo.layout)} if test_helpers else set()
+        # ``mine.test_helpers`` (given the cases): support modules that hold none are candidates too
+        self.helpers = helper_modules(self.support, cases) if cases is not None else set()
         self._module_fixtures: dict[str, dict[str, Symbol]] = {}
         self._effects: dict[Scope, tuple[frozenset[str], tuple[Scope, ...]]] = {}
         self._returns: dict[tuple[Symbol, Symbol | None, Context], set[Symbol]] = {}
@@ -671,7 +672,7 @@ class CallGraph:
 
 def build_calls(repo: LoadedRepo, cases: list[TestCase], name: str) -> list[CallRecord]:
     """One call record per test case; a case the project always skips reaches nothing."""
-    graph = CallGraph(repo, repo.cfg.tested_by, repo.cfg.reach, repo.cfg.test_helpers)
+    graph = CallGraph(repo, repo.cfg.tested_by, repo.cfg.reach, cases if repo.cfg.test_helpers else None)
     progress = Progress(len(cases), "call graph")
     records = []
     for case in cases:

@@ -17,7 +17,7 @@ test.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from dlbench.config import MineConfig
@@ -34,7 +34,7 @@ from dlbench.mine.symbols import (
 )
 from dlbench.records import TestCase, TestKind
 from dlbench.store import write_jsonl
-from dlbench.testfiles import in_test_dir, is_test_file, named_like_test
+from dlbench.testfiles import in_test_dir, named_like_test
 
 log = logging.getLogger(__name__)
 
@@ -52,10 +52,12 @@ def is_test_support(path: str, summary: ModuleSummary, layout: PytestLayout = DE
     )
 
 
-def is_helper_module(path: str, layout: PytestLayout = DEFAULT_LAYOUT) -> bool:
-    """A test-support module that holds no tests and is no conftest (``tests/utils.py``,
-    ``tests/gate_data.py``): the helpers tests call, functions of the repository like others."""
-    return not (layout.is_test_code(path) or named_like_test(path) or is_test_file(path))
+def helper_modules(support: Iterable[str], cases: Iterable[TestCase]) -> set[str]:
+    """Test-support modules that hold no test case and are not named like test code
+    (``tests/utils.py``, ``tests/gate_data.py``; small-text's ``python_files = tests/**/*.py``
+    makes every file there a test module): the helpers tests call, repository functions like others."""
+    holding = {case.file for case in cases}
+    return {p for p in support if p not in holding and not named_like_test(p)}
 
 
 def is_parametrized(decorators) -> bool:
