@@ -2,12 +2,14 @@
 
 Runs the workflow on ``config/dlbench-paper.yaml`` up to ``results/authors/repos.csv`` (every
 repository cloned at its pin and mined; the authors' tasks of all three published forms
-resolved there) and the images of the chosen repositories, then evaluates gold and null on
-a seeded sample of the authors' named tasks of each chosen repository with ``dlbench
-evaluate`` (the same harness and sandbox as the workflow) and prints, per repository and per
-task, their gold result beside ours, with the cause of every task gold does not pass here.
-Everything lands under ``results/paper/`` and a rerun reuses images, clones and mining.
+resolved there), then one repository at a time: its image, gold and null on a seeded sample
+of its named tasks with ``dlbench evaluate`` (the same harness and sandbox as the workflow),
+with ``--mined`` the workflow's own seeded sample of its mined tasks, and prints, per task,
+their gold result beside ours, with the cause of every task gold does not pass here.
+Evaluations land under ``results/paper/`` (a rerun reuses them, with images, clones and
+mining); each repository's outcome is kept in ``docs/data/paper/`` for ``paper_table.py``.
 
+    python bench/bench_paper.py --mined --remove-images       # the whole comparison, one command
     python bench/bench_paper.py --repos kornia cleanlab --sample 20
 """
 
@@ -120,6 +122,20 @@ def mined_sample(repo: str, cores: int) -> pd.DataFrame:
     return table.assign(gold_s=median_seconds(gold), null_s=median_seconds(null))
 
 
+def remove_images(repo: str) -> None:
+    """The repository's project images (built, and repaired by gold) and their framework layers."""
+    import docker
+
+    client = docker.from_env()
+    slug = repo.replace("/", "__")
+    records = [json.loads(p.read_text()) for p in (ROOT / "results/images").glob(f"{slug}*.json")]
+    for tag in {t for r in records for t in (r.get("tag"), r.get("framework_image")) if t}:
+        try:
+            client.images.remove(tag, force=True)
+        except docker.errors.ImageNotFound:
+            pass
+
+
 def keep(repo: str, table: pd.DataFrame, mined: pd.DataFrame | None, seconds: float) -> None:
     """The repository's results under docs/data/paper/ (results/ does not outlive the machine):
     the side by side per task, the mined sample's verdicts, and the image's record."""
@@ -137,11 +153,14 @@ def keep(repo: str, table: pd.DataFrame, mined: pd.DataFrame | None, seconds: fl
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repos", nargs="+", required=True, help="short names (kornia, cleanlab, ...)")
+    parser.add_argument("--repos", nargs="+", help="short names (kornia, cleanlab, ...; default: every repository "
+                        "with a named task present)")  # fmt: skip
     parser.add_argument("--sample", type=int, default=20, help="named tasks per repository (0: all)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--mined", action="store_true", help="also the workflow's seeded sample of mined tasks")
     parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--remove-images", action="store_true",
+                        help="remove each repository's images once its runs are done (a small disk: torch images are 6-8 GB)")  # fmt: skip
     args = parser.parse_args()
 
     start = time.monotonic()
@@ -149,12 +168,13 @@ def main() -> None:
     rows = read_jsonl(ROOT / "results/authors/tasks.jsonl", AuthorsTask)
     records = {t.task_id: t for t in read_jsonl(ROOT / "results/authors/dlbench.jsonl", BenchmarkTask)}
     full = {r.repo.rpartition("/")[2].lower(): r.repo for r in rows if r.repo}
-    repos = [full[name.lower()] for name in args.repos if name.lower() in full]
-    snakemake(*(f"results/images/{repo.replace('/', '__')}.json" for repo in repos), cores=args.cores)
+    every = sorted({r.repo for r in rows if r.repo and r.form == "named" and r.status == "present"})
+    repos = [full[name.lower()] for name in args.repos if name.lower() in full] if args.repos else every
     tables = []
     for repo in repos:
-        pairs, named = chosen_tasks(rows, records, repo, args.sample, args.seed)
         began = time.monotonic()
+        snakemake(f"results/images/{repo.replace('/', '__')}.json", cores=args.cores)
+        pairs, named = chosen_tasks(rows, records, repo, args.sample, args.seed)
         tasks = [t for t, _ in pairs]
         name = (
             f"{repo.replace('/', '__')}-s{args.sample}-{args.seed}-{digest([(t.task_id, t.tests) for t in tasks])[:8]}"
@@ -168,6 +188,8 @@ def main() -> None:
         keep(repo, table, mined, time.monotonic() - began)
         if mined is not None:
             print(f"mined sample: {int(mined['usable'].sum())} of {len(mined)} usable")
+        if args.remove_images:
+            remove_images(repo)
         print(f"\n{repo}: {len(named)} named tasks, {sum(r.status == 'present' for r in named)} present, "
               f"{len(pairs)} sampled; {time.monotonic() - began:.0f} s")  # fmt: skip
         print(table.drop(columns=["repo", "dropped"]).to_string(index=False, max_colwidth=90))
