@@ -166,3 +166,39 @@ def test_neutralise_drops_conflicting_options_with_their_values(
 )  # fmt: skip
 def test_causes_in_words(text: str | None, summary: str | None, cause: str | None) -> None:
     assert describe(text, summary) == cause
+
+
+REGISTRY = """\
+registered = set()
+
+
+def register(name):
+    if name in registered:  # jax's pytree registry: a C-level table no module removal resets
+        raise ValueError(f"Duplicate registration for {name}")
+    registered.add(name)
+"""
+PLUGIN_OF_PROJECT = "import registry\nimport reglib.ops  # a plugin of the project imports it\n"
+REGLIB = {
+    "requirements.txt": "numpy\nreglib-plugin\n",
+    "reglib/__init__.py": "import registry\n\nregistry.register('reglib')\n",
+    "reglib/ops.py": "import numpy as np\nimport reglib_plugin\n\n\ndef double(x):\n    return np.asarray(x) * 2\n",
+    "tests/test_ops.py": "from reglib.ops import double\n\n\ndef test_double():\n    assert double([1, 2]).tolist() == [2, 4]\n",
+}
+
+
+def test_a_library_that_imports_the_project_is_not_preloaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PennyLane: a library its sources import (a plugin of it) imports PennyLane, whose import
+    registers its types with jax. Preloaded in the warm parent, the project's module code ran
+    there; its modules were removed before the child, the registration was not, and the
+    child's own import of the project failed on the duplicate: every gold run, at collection."""
+    site = write_tree(tmp_path / "site", {"registry.py": REGISTRY, "reglib_plugin.py": PLUGIN_OF_PROJECT})
+    checkout = write_tree(tmp_path / "reglib", REGLIB)
+    monkeypatch.setenv("PYTHONPATH", f"{site}:{checkout}")  # as the image's PYTHONPATH has /work/repo
+    task = TASK.model_copy(update={"task_id": "reg__lib:reglib/ops.py:double", "path": "reglib/ops.py", "slug": "reg__lib"})  # fmt: skip
+    with LocalSession(checkout, CFG, preload_for(checkout)) as session:
+        ready = session.start()
+    assert "numpy" in ready["preloaded"] and "reglib_plugin" not in ready["preloaded"]
+    clone = clone_of(checkout).model_copy(update={"slug": "reg__lib"})
+    gens = [Generation(task_id=task.task_id, model="gold", technique="t", sample=k, code=GOLD) for k in range(2)]
+    runs = evaluate_repo(clone, {task.task_id: task}, gens, None, "local", CFG, 1, tmp_path / "out")
+    assert all(r.status == EvalStatus.PASS for r in runs), [(r.status, r.detail, r.causes) for r in runs]

@@ -24,6 +24,7 @@ import base64
 import ctypes
 import gc
 import hashlib
+import importlib.machinery
 import importlib.metadata
 import importlib.util
 import json
@@ -140,15 +141,16 @@ class Supervisor:
         """Import third-party modules once (those that start threads are refused: forking
         after that can deadlock), and let pytest load what a real run loads."""
         loaded, starters = [], []
-        for name in (m for m in modules if m not in skip):
-            before = _thread_count()
-            if _import(name):
-                loaded.append(name)
-            if _thread_count() > before:
-                starters.append(name)
-        if _thread_count() > 1 and (starters or loaded):  # all starters at once: one restart, not one each
-            raise ForkUnsafe(starters or loaded)
-        self._warm_up()
+        with OwnModulesBlocked(self.repo):
+            for name in (m for m in modules if m not in skip):
+                before = _thread_count()
+                if _import(name):
+                    loaded.append(name)
+                if _thread_count() > before:
+                    starters.append(name)
+            if _thread_count() > 1 and (starters or loaded):  # all starters at once: one restart, not one each
+                raise ForkUnsafe(starters or loaded)
+            self._warm_up()
         for name, module in list(sys.modules.items()):  # the project's own must not leak into children
             if (getattr(module, "__file__", None) or "").startswith(self.repo + os.sep):
                 del sys.modules[name]
@@ -488,6 +490,33 @@ class ForkUnsafe(Exception):
 def home_env(home: str) -> dict[str, str]:
     """HOME and the cache and settings directories programs derive from it, under ``home``."""
     return {name: os.path.join(home, rel) if rel else home for name, rel in HOME_ENV.items()}
+
+
+class OwnModulesBlocked:
+    """While preloading, the project's own modules cannot be imported: a library that imports
+    the project (a plugin of it) is then not preloaded, and each child imports both fresh. Run
+    in the warm parent, the project's module code would leave side effects that outlive its
+    modules, removed before any child starts: jax's pytree registry refused PennyLane's second
+    registration of its types in every child, so every gold run of PennyLane ended at collection."""
+
+    def __init__(self, repo: str):
+        self.prefix = repo + os.sep
+
+    def find_spec(self, fullname: str, path=None, target=None):
+        if "." in fullname:
+            return None  # a submodule follows its package
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        where = spec and (spec.origin or next(iter(spec.submodule_search_locations or ()), None))
+        if where and where.startswith(self.prefix):
+            raise ImportError(f"{fullname} is the project's own: imported by each candidate, never preloaded")
+        return None
+
+    def __enter__(self) -> OwnModulesBlocked:
+        sys.meta_path.insert(0, self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        sys.meta_path.remove(self)
 
 
 def _import(name: str) -> bool:
