@@ -730,3 +730,58 @@ def test_test_helper_modules_are_candidates_when_asked(tmp_path, ini):
     assert off == {"lib/ops.py:scale"}  # the helper's own calls still count for the test
     assert set(made) == {"lib/ops.py:scale", "tests/utils/helpers.py:make_data"}
     assert made["tests/utils/helpers.py:make_data"].tests == ["tests/unit/test_ops.py::test_make_data"]
+
+
+MODULES = {
+    "net/layers.py": """
+        import torch
+
+
+        def position_embedding(dim, pos):
+            return pos * dim
+
+
+        class Embedding(torch.nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.dim = dim
+
+            def forward(self, x):
+                return position_embedding(self.dim, x)
+
+
+        class Unused(torch.nn.Module):
+            def forward(self, x):
+                return x
+    """,
+    "net/model.py": """
+        import torch
+
+        from net.layers import Embedding, Unused
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = Embedding(4)
+                self.spare = Unused()
+
+            def forward(self, x):
+                return self.embed(x)
+    """,
+    "tests/test_model.py": """
+        from net.model import Model
+
+        def test_model():
+            assert Model()(2) == 8
+    """,
+}
+
+
+def test_transitive_reach_follows_modules_held_in_attributes(tmp_path):
+    """Models are built of modules held in attributes: ``self.embed(x)`` in ``Model.forward``
+    runs ``Embedding.forward`` (set in ``__init__`` as ``self.embed = Embedding(4)``), which
+    runs ``position_embedding`` (torchgeo's DOFA). ``Unused``, held but never called, is not."""
+    reached = calls_of(mine_tree(tmp_path, MODULES, reach="transitive"))["tests/test_model.py::test_model"]
+    assert "net/layers.py:Embedding.forward" in reached and "net/layers.py:position_embedding" in reached
+    assert "net/layers.py:Unused.forward" not in reached

@@ -70,8 +70,6 @@ SETUP_FUNCTIONS = ("setup_function", "teardown_function")
 NOT_FIXTURES = frozenset({"self", "cls", "request"})
 ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
 PROPERTY_DECORATORS = frozenset({"property", "cached_property", "setter", "getter", "deleter"})
-# (base prefix, base suffix, method): frameworks whose ``__call__`` runs a user method.
-FRAMEWORK_DISPATCH = (("torch.", ".Module", "forward"), ("keras", ".Layer", "call"), ("keras", ".Model", "call"))
 
 
 class Context(NamedTuple):  # tuples: scopes key every cache of the graph and hash in C
@@ -366,7 +364,7 @@ class CallGraph:
                 return self._member_targets(local, rest, scope, depth) | self._value_members(values, rest)
             target = self.resolve_name(scope, expr[1])
             if target is None and (enum := self._enum_member(scope, expr[1])) is not None:
-                return self._instance_call(enum)  # ``Events.COMPLETED(every=2)``
+                return self.table.instance_call(enum)  # ``Events.COMPLETED(every=2)``
             return {target} if target is not None else set()
         if expr[0] == "attr":
             if expr[1] == ("call", ("n", "super")):
@@ -374,7 +372,7 @@ class CallGraph:
             classes = self.type_of(expr[1], scope, depth + 1)
             return {m for c in classes if (m := self.table.method(c, expr[2])) is not None}
         if expr[0] == "call":  # ``make()(x)``, ``@engine.on(event)``: calling what a call returned
-            instances = {m for c in self.type_of(expr, scope, depth + 1) for m in self._instance_call(c)}
+            instances = {m for c in self.type_of(expr, scope, depth + 1) for m in self.table.instance_call(c)}
             return instances | self._returned_functions(expr[1], scope, depth + 1)
         return set()
 
@@ -398,7 +396,7 @@ class CallGraph:
     def _member_targets(self, classes: set[Symbol], attrs: list[str], scope: Scope, depth: int) -> set[Symbol]:
         """Calling ``obj.a.b()``: walk instance attributes, then look the method up."""
         if not attrs:  # calling the instance itself
-            return {m for c in classes for m in self._instance_call(c)}
+            return {m for c in classes for m in self.table.instance_call(c)}
         for attr in attrs[:-1]:
             classes = self._attr_types(classes, attr, scope.ctx, depth + 1)
         return {m for c in classes if (m := self.table.method(c, attrs[-1])) is not None}
@@ -410,18 +408,6 @@ class CallGraph:
         if len(attrs) > 1:
             return set()
         return {m for v in values if v.kind == "class" and (m := self.table.method(v, attrs[0])) is not None}
-
-    def _instance_call(self, cls: Symbol) -> set[Symbol]:
-        """``obj(...)``: the class's ``__call__``, and the method a framework's ``__call__``
-        dispatches to (torch ``nn.Module`` → ``forward``, Keras ``Layer`` → ``call``), which a
-        repository ``__call__`` on the way reaches through ``super().__call__`` (kornia's
-        ``ImageModule.__call__`` converts the inputs, then torch runs ``forward``)."""
-        found = {own} if (own := self.table.method(cls, "__call__")) is not None else set()
-        for base in self.table.external_bases(cls):
-            for prefix, suffix, method in FRAMEWORK_DISPATCH:
-                if base.startswith(prefix) and base.endswith(suffix) and (target := self.table.method(cls, method)):
-                    found.add(target)
-        return found
 
     def _super_targets(self, scope: Scope, name: str) -> set[Symbol]:
         owner = scope.fn.qualname.rpartition(".")[0]

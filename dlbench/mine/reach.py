@@ -36,6 +36,7 @@ class LibraryCalls:
         self.table = table
         self.support = support  # test-support files: their functions are never candidates
         self._names: dict[str, dict[str, Called]] = {}
+        self._attrs: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {}
         self._callees: dict[tuple[str, bool], frozenset[str]] = {}
 
     def closure(self, keys: Iterable[str], classes: Iterable[Symbol] = ()) -> set[str]:
@@ -90,8 +91,8 @@ class LibraryCalls:
             owner = qualname.rpartition(".")[0]
             called = self._called_names(path).get(qualname, Called((), ()))
             names = called.nested if nested else called.every
-            targets = (self._resolve(path, owner, name) for name in names)
-            found = frozenset(t.key for t in map(self._as_function, targets) if self._candidate(t))
+            targets = (t for name in names for t in self._targets(path, owner, name))
+            found = frozenset(t.key for t in targets if self._candidate(t))
             self._callees[key, nested] = found
         return self._callees[key, nested]
 
@@ -104,6 +105,28 @@ class LibraryCalls:
             return self.table.method(target, "__init__")
         return target
 
+    def _targets(self, path: str, owner: str, dotted: str) -> list[Symbol]:
+        """What calling ``dotted`` in a function of ``path`` (a method of ``owner``) runs."""
+        target = self._as_function(self._resolve(path, owner, dotted))
+        if target is not None:
+            return [target]
+        head, _, attr = dotted.partition(".")
+        if owner and head == "self" and attr and "." not in attr:
+            return self._attribute_calls(Symbol("class", path, owner), attr)
+        return []
+
+    def _attribute_calls(self, cls: Symbol, attr: str) -> list[Symbol]:
+        """``self.attr(...)`` where a method of the class (or a base) set ``self.attr = C(...)``:
+        what calling a ``C`` runs (a torch module's ``forward``: models are built of modules
+        held in attributes, ``self.patch_embed(x, waves)`` in torchgeo's DOFA)."""
+        found = []
+        for item in self.table.mro(cls):
+            for name in self._attributes(item.path).get(item.qualname, {}).get(attr, ()):
+                made = self.table.resolve(item.path, name)
+                if made is not None and made.kind == "class":
+                    found += sorted(self.table.instance_call(made))
+        return found
+
     def _resolve(self, path: str, owner: str, dotted: str) -> Symbol | None:
         head, _, attr = dotted.partition(".")
         if owner and attr and "." not in attr and head in ("self", "cls"):
@@ -113,11 +136,43 @@ class LibraryCalls:
             return next((m for b in bases if (m := self.table.method(b, attr)) is not None), None)
         return self.table.resolve(path, dotted)
 
+    def _attributes(self, path: str) -> dict[str, dict[str, tuple[str, ...]]]:
+        if path not in self._attrs:
+            self._attrs[path] = _file_attributes(self.root / path)
+        return self._attrs[path]
+
     def _called_names(self, path: str) -> dict[str, Called]:
         """Per top-level function and method of the file, the dotted names it calls."""
         if path not in self._names:
             self._names[path] = _file_calls(self.root / path)
         return self._names[path]
+
+
+def _file_attributes(path: Path) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Per class of the file, per attribute its methods set to a call's result
+    (``self.attr = C(...)``), the dotted names called."""
+    try:
+        tree = parse_ast(read_source(path))
+    except (Unparsable, OSError):
+        return {}
+    found: dict[str, dict[str, tuple[str, ...]]] = {}
+    for node in (n for n in module_level(tree.body) if isinstance(n, ast.ClassDef)):
+        attrs: dict[str, tuple[str, ...]] = {}
+        for item in ast.walk(node):
+            if (
+                isinstance(item, ast.Assign)
+                and isinstance(item.value, ast.Call)
+                and (made := dotted_name(item.value.func))
+            ):
+                for target in item.targets:
+                    if (
+                        isinstance(target, ast.Attribute)
+                        and isinstance(target.value, ast.Name)
+                        and target.value.id == "self"
+                    ):
+                        attrs[target.attr] = (*attrs.get(target.attr, ()), made)
+        found[node.name] = attrs
+    return found
 
 
 class Called(NamedTuple):

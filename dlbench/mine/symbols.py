@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 MAX_ALIAS_HOPS = 8  # re-exports and aliases followed for an external name
 # (base prefix, base suffix, inherited entry point, the subclass's method it runs)
 INHERITED_DISPATCH = (("torch.autograd", ".Function", "apply", "forward"),)
+# (base prefix, base suffix, method): frameworks whose ``__call__`` runs a user method.
+FRAMEWORK_DISPATCH = (("torch.", ".Module", "forward"), ("keras", ".Layer", "call"), ("keras", ".Model", "call"))
 
 
 def list_python_files(root: Path, unreadable: dict[str, str] | None = None) -> list[str]:
@@ -730,6 +732,18 @@ class SymbolTable:
             if name in info.method_aliases:
                 return Symbol("function", item.path, f"{item.qualname}.{info.method_aliases[name]}")
         return self._inherited_dispatch(cls, name)
+
+    def instance_call(self, cls: Symbol) -> set[Symbol]:
+        """``obj(...)``: the class's ``__call__``, and the method a framework's ``__call__``
+        dispatches to (torch ``nn.Module`` → ``forward``, Keras ``Layer`` → ``call``), which a
+        repository ``__call__`` on the way reaches through ``super().__call__`` (kornia's
+        ``ImageModule.__call__`` converts the inputs, then torch runs ``forward``)."""
+        found = {own} if (own := self.method(cls, "__call__")) is not None else set()
+        for base in self.external_bases(cls):
+            for prefix, suffix, method in FRAMEWORK_DISPATCH:
+                if base.startswith(prefix) and base.endswith(suffix) and (target := self.method(cls, method)):
+                    found.add(target)
+        return found
 
     def _inherited_dispatch(self, cls: Symbol, name: str) -> Symbol | None:
         """A framework method the class inherits only to run one of its own (``apply`` of a
