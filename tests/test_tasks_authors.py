@@ -39,6 +39,7 @@ PROJECT = {
         "        return 3.14159 * self.r ** 2\n"
     ),
     "tinyml/other.py": "def scale(x, k):\n    raise NotImplementedError('not this one')\n",
+    "tinyml/base.py": 'class Loss:\n    def compute(self, x):\n        """Subclasses compute."""\n        raise NotImplementedError("subclasses")\n',
     "tests/test_ops.py": "from tinyml.ops import scale\n\ndef test_scale():\n    assert scale(2, 3) == 6\n",
 }
 
@@ -150,6 +151,10 @@ def test_every_form_resolves_at_the_pin_with_both_sides(tmp_path: Path) -> None:
         "stage: Model Construction\ntask: \ndata: Image\n\nprompt:\nWrite `inner`.\n\n"
         f" ground Truth:blob/{checkout.sha}/tinyml/ops.py#L13\n"
     )
+    (dleval / "a.txt").write_text(
+        "stage: Model Construction\ntask: \ndata: Image\n\nprompt:\nWrite `compute`.\n\n"
+        f" ground Truth:blob/{checkout.sha}/tinyml/base.py#L4\n"
+    )
     done = import_authors(authors_tree(tmp_path / "authors"), [checkout], dleval=dleval)
     rows = {r.source_id: r for r in done.rows}
 
@@ -168,6 +173,7 @@ def test_every_form_resolves_at_the_pin_with_both_sides(tmp_path: Path) -> None:
     assert rows["Taxonomy/processed_tinymlscale7"].path == "tinyml/ops.py"  # not other.py's stub
     assert rows["t.txt"].form == "dleval" and rows["t.txt"].qualname == "Box.area"
     assert rows["n.txt"].status != "present" and rows["n.txt"].reason.startswith("a nested function")  # never a task
+    assert rows["a.txt"].status != "present" and rows["a.txt"].reason.startswith("an abstract stub")  # null is gold
 
     tasks = {t.qualname: t for t in done.tasks}
     assert set(tasks) == {"scale"}  # the methods have neither our tests nor theirs

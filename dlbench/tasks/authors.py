@@ -311,6 +311,26 @@ def resolve_dleval(folder: str | Path, checkouts: Mapping[str, Path]) -> list[tu
     return resolved
 
 
+def only_raises(file: Path, qualname: str) -> bool:
+    """The definition's body, its docstring aside, is one ``raise NotImplementedError``: a
+    base class's abstract method (deepchem's ``Loss._create_pytorch_loss``; subclasses and
+    their tests never run it)."""
+    source = file.read_text(encoding="utf-8", errors="replace")
+    span = definitions(source).get(qualname)
+    try:
+        node = (
+            ast.parse(textwrap.dedent("\n".join(source.splitlines()[span[0] - 1 : span[1]]))).body[0] if span else None
+        )
+    except SyntaxError:
+        return False
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+    raised = body[0].exc if len(body) == 1 and isinstance(body[0], ast.Raise) else None
+    name = raised.func if isinstance(raised, ast.Call) else raised
+    return isinstance(name, ast.Name) and name.id == "NotImplementedError"
+
+
 def nested(path: str | None, qualname: str) -> Where:
     return Where(path, None, f"a nested function, never a task: only module and class level ones are ({qualname})")
 
@@ -488,6 +508,8 @@ def _row(task: Published, where: Where, by_name: Mapping[str, Checkout]) -> Auth
     checkout = by_name.get(task.repo_name.lower())
     if checkout is None:
         return row(task, where, None, {})
+    if where.qualname and where.path and only_raises(checkout.path / where.path, where.qualname):
+        where = Where(where.path, None, f"an abstract stub, never a task: its body only raises NotImplementedError, the null answer ({where.qualname})")  # fmt: skip
     return row(
         replace(task, tests=tuple(rebased(task.tests, checkout.path))), where, checkout.full_name, checkout.mined
     )
