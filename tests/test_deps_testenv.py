@@ -56,8 +56,21 @@ import os
 if os.environ.get("PKG_BACKEND") != "numpy":
     raise RuntimeError("set PKG_BACKEND: run the tests through pkg.tests.run_tests")
 """
+GPU_WORKFLOW = """\
+name: GPU tests
+env:
+  TORCH_VERSION: 2.3.0
+jobs:
+  gpu-tests:
+    runs-on: [self-hosted, gpu]
+    env:
+      SUITE: gpu
+    steps:
+      - run: python -m pytest -m "${{ env.SUITE }}" tests
+"""
 FILES = {
     ".github/workflows/tests.yml": WORKFLOW,
+    ".github/workflows/tests-gpu.yml": GPU_WORKFLOW,
     "pkg/__init__.py": "",
     "pkg/core.py": "def one():\n    return 1\n",
     "pkg/tests/__init__.py": "",
@@ -80,7 +93,7 @@ def test_variables_from_every_kind_of_runner(tmp_path: Path) -> None:
         "NOX_LEVEL": "2",
         "NOX_RUN": "3",
         "TOX_LEVEL": "4",
-    }  # not: matrix values, secrets, HOME, an install step's, a credential, {toxinidir}
+    }  # not: matrix values, secrets, HOME, an install step's, a credential, {toxinidir}, a GPU job's
 
 
 def test_a_suite_that_needs_its_runners_variable_passes_gold(tmp_path: Path) -> None:
