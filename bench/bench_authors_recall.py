@@ -70,8 +70,9 @@ def main() -> None:
     parser.add_argument("--configs", nargs="*", choices=list(CONFIGS), default=list(CONFIGS), metavar="NAME",
                         help="mining configurations to measure (default: all)")  # fmt: skip
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "data" / "authors_recall.csv")
+    parser.add_argument("--authors", type=Path, default=ROOT / "results/authors/tasks.jsonl", help="their tasks at the pins")
     args = parser.parse_args()
-    present = present_functions(read_jsonl(ROOT / "results/authors/tasks.jsonl", AuthorsTask))
+    present = present_functions(read_jsonl(args.authors, AuthorsTask))
     clones = {
         c.full_name: c for c in (read_json(p, CloneRecord) for p in sorted((ROOT / "results/repos").glob("*.json")))
     }
