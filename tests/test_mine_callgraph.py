@@ -447,6 +447,7 @@ def test_calling_a_torch_module_reaches_forward(tmp_path):
     files = {
         "net/__init__.py": "",
         "net/layers.py": """
+            import torch
             import torch.nn as nn
             from torch import nn as tnn
 
@@ -471,15 +472,21 @@ def test_calling_a_torch_module_reaches_forward(tmp_path):
             class Plain:
                 def forward(self, x):
                     return x
+
+
+            class Spline(torch.distributions.Transform):
+                def _call(self, x):
+                    return x
         """,
         "tests/test_net.py": """
-            from net.layers import Block, Head, Plain
+            from net.layers import Block, Head, Plain, Spline
 
             def test_call():
                 Block(2)(1)
                 head = Head()
                 head(1)
                 Plain()(1)
+                Spline()(1)
         """,
     }
     assert calls_of(mine_tree(tmp_path, files))["tests/test_net.py::test_call"] == [
@@ -487,6 +494,7 @@ def test_calling_a_torch_module_reaches_forward(tmp_path):
         "net/layers.py:Block.forward",
         "net/layers.py:Head.__call__",
         "net/layers.py:Head.forward",  # a module's own __call__ still ends in torch's, which runs forward
+        "net/layers.py:Spline._call",  # a torch distribution's Transform runs _call (pyro's splines)
     ]
 
 

@@ -38,7 +38,12 @@ MAX_ALIAS_HOPS = 8  # re-exports and aliases followed for an external name
 # (base prefix, base suffix, inherited entry point, the subclass's method it runs)
 INHERITED_DISPATCH = (("torch.autograd", ".Function", "apply", "forward"),)
 # (base prefix, base suffix, method): frameworks whose ``__call__`` runs a user method.
-FRAMEWORK_DISPATCH = (("torch.", ".Module", "forward"), ("keras", ".Layer", "call"), ("keras", ".Model", "call"))
+FRAMEWORK_DISPATCH = (
+    ("torch.", ".Module", "forward"),
+    ("torch.distributions", ".Transform", "_call"),
+    ("keras", ".Layer", "call"),
+    ("keras", ".Model", "call"),
+)
 
 
 def list_python_files(root: Path, unreadable: dict[str, str] | None = None) -> list[str]:
