@@ -15,8 +15,10 @@ call graph only. Writes ``docs/data/authors_recall.csv``.
 from __future__ import annotations
 
 import argparse
+import re
 import time
 from collections import defaultdict
+from functools import cache
 from pathlib import Path
 
 import pandas as pd
@@ -25,6 +27,7 @@ from dlbench.config import MineConfig, StorageConfig
 from dlbench.mine.api import mine
 from dlbench.records import AuthorsTask, CloneRecord
 from dlbench.store import read_json, read_jsonl
+from dlbench.testfiles import is_test_support_file
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = {  # name → (reach, tested_by, min_tests, test_helpers)
@@ -47,6 +50,19 @@ def present_functions(rows: list[AuthorsTask]) -> dict[str, set[tuple[str, str]]
     return present
 
 
+def named_by_a_test(checkout: Path, key: str) -> bool:
+    """Whether any test-support file of the checkout names the function (the last part of
+    its qualname): one no test file names is reached, if at all, only through other code."""
+    name = key.rpartition(":")[2].rpartition(".")[2]
+    return re.search(rf"\b{re.escape(name)}\b", test_text(checkout)) is not None
+
+
+@cache
+def test_text(checkout: Path) -> str:
+    files = (p for p in sorted(checkout.rglob("*.py")) if is_test_support_file(p.relative_to(checkout).as_posix()))
+    return "\n".join(p.read_text(errors="replace") for p in files)
+
+
 def measure(clone: CloneRecord, wanted: set[tuple[str, str]], configs: list[str]) -> list[dict]:
     rows = []
     for name in configs:
@@ -56,9 +72,11 @@ def measure(clone: CloneRecord, wanted: set[tuple[str, str]], configs: list[str]
         result = mine(Path(ROOT / clone.path), clone.full_name, clone.sha, min_tests, cfg,
                       ROOT / StorageConfig().parse_cache, dates=False)  # fmt: skip
         made = {(f.path, f.qualname) for f in result.functions}
+        missed = sorted(f"{path}:{qualname}" for path, qualname in wanted - made)
         rows.append({
             "repo": clone.full_name, "config": name, "present": len(wanted), "found": len(wanted & made),
-            "tasks": len(made), "seconds": round(time.monotonic() - start, 1),
+            "tasks": len(made), "seconds": round(time.monotonic() - start, 1), "missed": " ".join(missed),
+            "missed_named_by_no_test": " ".join(m for m in missed if not named_by_a_test(ROOT / clone.path, m)),
         })  # fmt: skip
         print(f"{clone.full_name:38} {name:28} {len(wanted & made):4}/{len(wanted):<4} tasks {len(made):5}", flush=True)
     return rows
@@ -70,7 +88,9 @@ def main() -> None:
     parser.add_argument("--configs", nargs="*", choices=list(CONFIGS), default=list(CONFIGS), metavar="NAME",
                         help="mining configurations to measure (default: all)")  # fmt: skip
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "data" / "authors_recall.csv")
-    parser.add_argument("--authors", type=Path, default=ROOT / "results/authors/tasks.jsonl", help="their tasks at the pins")
+    parser.add_argument(
+        "--authors", type=Path, default=ROOT / "results/authors/tasks.jsonl", help="their tasks at the pins"
+    )
     args = parser.parse_args()
     present = present_functions(read_jsonl(args.authors, AuthorsTask))
     clones = {
