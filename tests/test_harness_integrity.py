@@ -400,6 +400,54 @@ def test_an_installed_plugin_that_ends_the_session_is_set_aside(
     assert '"ev": "set_aside", "plugin": "fakeplug"' in events and "NoneType" in events
 
 
+RERUNS = """\
+import _pytest.runner
+
+
+class Reruns:
+    # Like flaky: runs each test through its own call_and_report, restored after the test.
+    def pytest_runtest_protocol(self, item, nextitem):
+        original = _pytest.runner.call_and_report
+
+        def call_and_report(item, when, log=True, **kwds):
+            return original(item, when, log, **kwds)
+
+        _pytest.runner.call_and_report = call_and_report
+        try:
+            _pytest.runner.runtestprotocol(item, nextitem=nextitem)
+        finally:
+            _pytest.runner.call_and_report = original
+        return True
+
+
+PLUGIN = Reruns()
+pytest_runtest_protocol = PLUGIN.pytest_runtest_protocol
+"""
+
+
+def test_an_installed_plugin_that_replaces_pytest_internals_is_set_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PennyLane's image has ``flaky``, which runs every test through its own ``call_and_report``:
+    the integrity layers cannot tell that from a forgery, so every gold run was a violation. The
+    warm-up run finds the plugins that replace pytest's internals; they are left out of every
+    run, with a note, and a wrong answer still fails."""
+    from dlbench.harness.evaluate import evidence_dir
+
+    site = write_tree(tmp_path / "site", {
+        "reruns/__init__.py": RERUNS,
+        "reruns-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: reruns\nVersion: 1.0\n",
+        "reruns-1.0.dist-info/entry_points.txt": "[pytest11]\nreruns = reruns\n",
+    })  # fmt: skip
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    record, task = project_task(tmp_path, ONE_FILES, "one", [ONE_TEST], ONE)
+    gold, wrong = run_local(record, task, [("gold", ONE), ("m", "def one():\n    return 2\n")], tmp_path / "ev")
+    assert gold.status == EvalStatus.PASS, (gold.status, gold.detail)
+    assert wrong.status == EvalStatus.FAIL, (wrong.status, wrong.detail)
+    events = (evidence_dir(tmp_path / "ev", "o__r", gen(task, ONE, model="gold")) / "events.jsonl").read_text()
+    assert '"ev": "set_aside", "plugin": "reruns"' in events and "runner.call_and_report" in events
+
+
 SUBTESTS = """\
 import unittest
 

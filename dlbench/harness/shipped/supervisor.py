@@ -128,6 +128,7 @@ class Supervisor:
         self.pytest = pytest
         self.entry_plugins = _entry_point_plugins()
         self.entry_folders = _plugin_folders(self.entry_plugins or [])
+        self.patchers: dict[str, list[str]] = {}  # set aside: -p module → the internals it replaces
         self.counter = 0
         self.child = 0
         self.reaped: dict[int, int] = {}
@@ -176,7 +177,9 @@ class Supervisor:
             os.dup2(null, 1), os.dup2(null, 2)
             os.chdir(warm)
             args = [f"--rootdir={warm}", f"--basetemp={os.path.join(warm, 'basetemp')}", *NO_PLUGINS]
-            self.pytest.main([*args, warm], plugins=[self.plugin])
+            watch = InternalsWatch(self.plugin)
+            self.pytest.main([*args, warm], plugins=[self.plugin, watch])
+            self._set_aside(watch.replaced)
         finally:
             sys.stdout.flush(), sys.stderr.flush()
             os.dup2(saved[0], 1), os.dup2(saved[1], 2)
@@ -305,6 +308,9 @@ class Supervisor:
         """pytest, once more without the tests below each conftest that cannot be imported (a
         broken conftest costs the tests under it: a collection error with its cause), and without
         an installed plugin whose hook ended the session before collection (with a note)."""
+        for module, names in self.patchers.items():
+            cause = f"it replaces pytest's {', '.join(names)} while a test runs; verdicts come from pytest's own"
+            self.plugin.send({"ev": "set_aside", "plugin": module, "cause": cause})
         for _ in range(MAX_BROKEN_CONFTESTS):
             code = int(self.pytest.main(args, plugins=[self.plugin]))
             failing = self.plugin.internal_error() if code == INTERNAL_ERROR else None
@@ -324,6 +330,18 @@ class Supervisor:
             self.plugin.send({"ev": "collect_error", "nodeid": folder, "exc": broken[1], "text": broken[1]})
             args = kept
         return code
+
+    def _set_aside(self, replaced: dict[str, str]) -> None:
+        """Installed plugins that replace pytest's internals while a test runs are left out of
+        every run (``flaky`` reruns tests through its own ``call_and_report``: the integrity
+        layers cannot tell it from a forgery, and PennyLane's every gold run was a violation)."""
+        for name, file in replaced.items():
+            module = self._plugin_of([file])
+            if module is not None:
+                self.patchers.setdefault(module, []).append(name)
+        if self.entry_plugins is not None:
+            pairs = zip(self.entry_plugins[::2], self.entry_plugins[1::2], strict=True)
+            self.entry_plugins = [arg for flag, m in pairs if m not in self.patchers for arg in (flag, m)]
 
     def _plugin_of(self, files: list[str]) -> str | None:
         """The installed plugin (a ``-p`` module of ``entry_plugins``) whose code a traceback runs through."""
@@ -490,6 +508,22 @@ class ForkUnsafe(Exception):
 def home_env(home: str) -> dict[str, str]:
     """HOME and the cache and settings directories programs derive from it, under ``home``."""
     return {name: os.path.join(home, rel) if rel else home for name, rel in HOME_ENV.items()}
+
+
+class InternalsWatch:
+    """A pytest plugin for the warm-up run: which watched pytest internals (``plugin._watched``)
+    another plugin has replaced while a test runs, and the file of each replacement."""
+
+    def __init__(self, plugin: types.ModuleType):
+        self.plugin = plugin
+        self.baseline = plugin.fingerprints()
+        self.replaced: dict[str, str] = {}
+
+    def pytest_runtest_call(self, item) -> None:  # noqa: ANN001 - pytest's Item
+        for name, obj in self.plugin._watched().items():
+            if self.plugin._fingerprint(obj) != self.baseline.get(name):
+                code = getattr(getattr(getattr(obj, "fget", obj), "__func__", obj), "__code__", None)
+                self.replaced[name] = code.co_filename if code is not None else ""
 
 
 class OwnModulesBlocked:
