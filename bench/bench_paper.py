@@ -27,6 +27,8 @@ import pandas as pd
 
 from dlbench.generate.code_mutants import null_body
 from dlbench.generate.techniques import REFERENCE
+from dlbench.harness.code import digest as code_digest
+from dlbench.harness.code import grader_files, support_files
 from dlbench.harness.validate import validation_table
 from dlbench.records import AuthorsTask, BenchmarkTask, Evaluation, task_id_for
 from dlbench.store import digest, iter_jsonl, read_jsonl
@@ -34,7 +36,10 @@ from dlbench.store import digest, iter_jsonl, read_jsonl
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "config" / "dlbench-paper.yaml"
 OUT = ROOT / "results" / "paper"
-KEPT = ROOT / "docs" / "data" / "paper"  # what a later session's tables are built from (results/ is not kept)
+KEPT = ROOT / "docs" / "data" / "paper"
+HARNESS = code_digest(
+    support_files() | grader_files()
+)  # what a later session's tables are built from (results/ is not kept)
 
 
 def snakemake(*targets: str, cores: int) -> None:
@@ -176,9 +181,9 @@ def main() -> None:
         snakemake(f"results/images/{repo.replace('/', '__')}.json", cores=args.cores)
         pairs, named = chosen_tasks(rows, records, repo, args.sample, args.seed)
         tasks = [t for t, _ in pairs]
-        name = (
-            f"{repo.replace('/', '__')}-s{args.sample}-{args.seed}-{digest([(t.task_id, t.tests) for t in tasks])[:8]}"
-        )
+        # keyed by the tasks, their tests and the harness (new harness code evaluates anew)
+        key = digest([[(t.task_id, t.tests) for t in tasks], HARNESS])[:8]
+        name = f"{repo.replace('/', '__')}-s{args.sample}-{args.seed}-{key}"
         gold, null = evaluate(tasks, name, "gold", 2), evaluate(tasks, name, "null", 2)
         table = side_by_side(pairs, gold, null).assign(repo=repo)
         table["gold_s"] = [median_seconds([e for e in gold if e.task_id == t.task_id]) for t in tasks]
