@@ -85,6 +85,12 @@ def test_extensions_are_read_from_setup_py_and_build_requirements_outside_the_lo
     assert extension_build(torch, locked={"torch"}).requirements == ("ninja",)  # torch's builds use it when found
     plain = write_tree(tmp_path / "p", {"setup.py": "from setuptools import setup\nsetup(name='p')\n"})
     assert extension_build(plain, locked=set()) is None
+    empty = write_tree(tmp_path / "e", {"setup.py": 'from setuptools import setup\nsetup(**{"ext_modules": []})\n'})
+    assert extension_build(empty, locked=set()) is None  # umap's: nothing to build
+    called = write_tree(
+        tmp_path / "c", {"setup.py": "from setuptools import setup\nsetup(ext_modules=get_extensions())\n"}
+    )
+    assert extension_build(called, locked=set()) is not None  # pytorch3d's
     assert extension_build(tmp_path / "none", locked=set()) is None
 
 

@@ -26,7 +26,11 @@ from dlbench.deps.imports import any_imports, distribution_for
 from dlbench.images.layers import BUILD_DIR, REPO_DIR, VENV_PYTHON
 from dlbench.parsing import Unparsable, read_source
 
-MARKERS = re.compile(r"\bext_modules\b|\bcythonize\s*\(|\b(?:Cpp|CUDA|Pybind11)?Extension\s*\(")
+# An extension built (``cythonize(...)``, ``Extension(...)``), or ``ext_modules`` given anything
+# but an empty list (pytorch3d: ``ext_modules=get_extensions()``; umap's ``"ext_modules": []`` builds none).
+MARKERS = re.compile(
+    r"\bcythonize\s*\(|\b(?:Cpp|CUDA|Pybind11)?Extension\s*\(|\bext_modules\b[\"']?\s*[:=](?!\s*\[\s*\])"
+)
 SYSTEM_PACKAGES = ("g++", "python3-dev")
 # Tools a build system uses when it finds them, by what setup.py imports (torch's builds
 # compile in parallel with ninja, one file at a time without it).
