@@ -202,3 +202,32 @@ def test_a_library_that_imports_the_project_is_not_preloaded(tmp_path: Path, mon
     gens = [Generation(task_id=task.task_id, model="gold", technique="t", sample=k, code=GOLD) for k in range(2)]
     runs = evaluate_repo(clone, {task.task_id: task}, gens, None, "local", CFG, 1, tmp_path / "out")
     assert all(r.status == EvalStatus.PASS for r in runs), [(r.status, r.detail, r.causes) for r in runs]
+
+
+def test_children_may_set_the_start_method_a_preloaded_library_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A library that asks for multiprocessing's start method fixes it; preloaded in the warm
+    parent, a test module's ``set_start_method("spawn")`` then failed in every child ("context
+    has already been set": PennyLane's default_qubit tests). Children start unset, as a fresh
+    interpreter does."""
+    site = write_tree(tmp_path / "site", {"mpask.py": "import multiprocessing\n\nmultiprocessing.get_start_method()\n"})
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    files = {
+        "requirements.txt": "mpask\n",
+        "lib/__init__.py": "",
+        "lib/ops.py": "def double(x):\n    return [2 * v for v in x]\n",
+        "tests/test_ops.py": (
+            "from multiprocessing import set_start_method\n\nfrom lib.ops import double\n\n"
+            'set_start_method("spawn")\n\n\ndef test_double():\n    assert double([1, 2]) == [2, 4]\n'
+        ),
+    }
+    checkout = write_tree(tmp_path / "mp", files)
+    gold = "def double(x):\n    return [2 * v for v in x]\n"
+    task = TASK.model_copy(update={"task_id": "mp__lib:lib/ops.py:double", "slug": "mp__lib", "ground_truth": gold})
+    with LocalSession(checkout, CFG, preload_for(checkout)) as session:
+        assert "mpask" in session.start()["preloaded"]
+    clone = clone_of(checkout).model_copy(update={"slug": "mp__lib"})
+    gens = [Generation(task_id=task.task_id, model="gold", technique="t", code=gold)]
+    [run] = evaluate_repo(clone, {task.task_id: task}, gens, None, "local", CFG, 1, tmp_path / "out")
+    assert run.status == EvalStatus.PASS, (run.status, run.detail, run.causes)

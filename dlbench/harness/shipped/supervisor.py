@@ -28,6 +28,7 @@ import importlib.machinery
 import importlib.metadata
 import importlib.util
 import json
+import multiprocessing
 import os
 import re
 import resource
@@ -142,6 +143,7 @@ class Supervisor:
         """Import third-party modules once (those that start threads are refused: forking
         after that can deadlock), and let pytest load what a real run loads."""
         loaded, starters = [], []
+        unset = multiprocessing.context._default_context._actual_context is None
         with OwnModulesBlocked(self.repo):
             for name in (m for m in modules if m not in skip):
                 before = _thread_count()
@@ -152,6 +154,8 @@ class Supervisor:
             if _thread_count() > 1 and (starters or loaded):  # all starters at once: one restart, not one each
                 raise ForkUnsafe(starters or loaded)
             self._warm_up()
+        if unset:  # a library that asked for the start method fixed it: children start as a fresh interpreter
+            multiprocessing.context._default_context._actual_context = None  # (PennyLane's tests set "spawn")
         for name, module in list(sys.modules.items()):  # the project's own must not leak into children
             if (getattr(module, "__file__", None) or "").startswith(self.repo + os.sep):
                 del sys.modules[name]
