@@ -133,7 +133,8 @@ def remove_images(repo: str) -> None:
 
     client = docker.from_env()
     slug = repo.replace("/", "__")
-    records = [json.loads(p.read_text()) for p in (ROOT / "results/images").glob(f"{slug}*.json")]
+    paths = [ROOT / "results/images" / f"{slug}{suffix}.json" for suffix in ("", ".repaired")]
+    records = [json.loads(p.read_text()) for p in paths if p.is_file()]
     for tag in {t for r in records for t in (r.get("tag"), r.get("framework_image")) if t}:
         try:
             client.images.remove(tag, force=True)
@@ -151,7 +152,7 @@ def keep(repo: str, table: pd.DataFrame, mined: pd.DataFrame | None, seconds: fl
         mined.to_csv(KEPT / f"{slug}.mined.csv", index=False)
     image = ROOT / "results/images" / f"{slug}.json"
     record = json.loads(image.read_text()) if image.is_file() else {}
-    fields = ("status", "error", "tag", "build_seconds", "size_bytes", "framework_image")
+    fields = ("status", "error", "tag", "build_seconds", "size_bytes", "framework_image", "extensions")
     summary = {k: record.get(k) for k in fields} | {"seconds": round(seconds), "commit": record.get("sha")}
     (KEPT / f"{slug}.image.json").write_text(json.dumps(summary, indent=1) + "\n")
 

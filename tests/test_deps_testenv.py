@@ -61,8 +61,8 @@ name: GPU tests
 env:
   TORCH_VERSION: 2.3.0
 jobs:
-  gpu-tests:
-    runs-on: [self-hosted, gpu]
+  accelerated:
+    runs-on: [single-gpu-x64]
     env:
       SUITE: gpu
     steps:

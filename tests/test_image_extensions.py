@@ -4,8 +4,9 @@ imagededup's tests import a Cython module its setup.py builds; the project layer
 checkout on the path without installing it, so that module never existed and those tasks
 failed gold. The synthetic project here compiles a Cython helper and, as some projects do,
 its own Python module too: the helper must import in the sandbox (from the image, since the
-sandbox's /tmp cannot map code) and the compiled copy of the task's module must never be
-imported in place of the candidate's source (a wrong answer would then pass as gold).
+sandbox's /tmp cannot map code), and the compiled copy of the task's module, and the C it
+was generated as, must never reach a candidate (imported in place of its source a wrong
+answer would pass as gold; read, they hand it the reference).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import dlbench
+import docker
 from dlbench.config import EvaluateConfig
 from dlbench.harness.evaluate import evaluate_generations
 from dlbench.images.extensions import FAILED, build_outcome, extension_build
@@ -150,10 +152,18 @@ def test_docker_extensions_built_in_place_import_in_the_sandbox_and_never_shadow
     project = write_tree(tmp_path / "fastcalc", FILES)
     record = build_project_image(project, SLUG, "0" * 40, CFG.base_image, tmp_path / "build.log", support_files())
     assert record.status == ImageStatus.OK, record.error
-    assert record.extensions and record.extensions.startswith("built 2 extension module(s)"), (
+    assert record.extensions and record.extensions.startswith("built 1 extension module(s)"), (
         record.extensions,
         (tmp_path / "build.log").read_text()[-3000:],
     )
+    # The module compiled from core.py (the reference, importable as fastcalc.core) and the C
+    # Cython generated from it (core.py quoted line by line) are gone; _fast's module stays.
+    listing = docker.from_env().containers.run(
+        record.tag, ["ls", "/work/repo/fastcalc"], remove=True, network_mode="none"
+    )
+    names = listing.decode().split()
+    assert [n for n in names if n.endswith(".so")] == ["_fast.cpython-311-x86_64-linux-gnu.so"], names
+    assert not [n for n in names if n.endswith(".c")], names
     results = _evaluate(project, record, tmp_path)
     assert results["gold"].passed, (results["gold"].status, results["gold"].detail, results["gold"].causes)
     # The compiled core.py is left out of the copy: the wrong total runs, and fails.

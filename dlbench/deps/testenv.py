@@ -78,13 +78,12 @@ def _yaml(path: Path) -> dict:
 
 
 def _jobs(doc: dict) -> list[dict]:
-    """The workflow's jobs but those on accelerators: their settings are for hardware the
-    sandbox has not (PennyLane's GPU workflow sets ``SUITE: gpu``)."""
+    """The workflow's jobs but those on accelerators (by the job's key, name or runner):
+    their settings are for hardware the sandbox has not (PennyLane's ``gpu-tests`` job on
+    ``single-gpu-x64`` sets ``SUITE: gpu``)."""
     jobs = doc.get("jobs")
-    every = [j for j in jobs.values() if isinstance(j, dict)] if isinstance(jobs, dict) else []
-    return [
-        j for j in every if not ACCELERATOR.search(f"{doc.get('name', '')} {j.get('name', '')} {j.get('runs-on', '')}")
-    ]
+    every = [(key, j) for key, j in jobs.items() if isinstance(j, dict)] if isinstance(jobs, dict) else []
+    return [j for key, j in every if not ACCELERATOR.search(f"{key} {j.get('name', '')} {j.get('runs-on', '')}")]
 
 
 def _testing_steps(job: dict) -> list[dict]:

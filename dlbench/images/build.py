@@ -432,15 +432,15 @@ def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mappi
     container = _install_step(client, parent, f"-r {STEP_INPUTS}/lock.txt", {"lock.txt": "\n".join(lock.pins) + "\n"}, downloads, target, out, tree, packages)  # fmt: skip
     labels = {layers.LABEL: "project", "dlbench.repo": record.repo, "dlbench.sha": record.sha}
     image_id = layers.commit_layer(container, tag, labels, runtime=True)
-    return image_id if extensions is None else _extensions_layer(client, tag, extensions, downloads, target, out, labels)  # fmt: skip
+    return image_id if extensions is None else _extensions_layer(client, tag, extensions, lock, downloads, target, out, labels)  # fmt: skip
 
 
-def _extensions_layer(client, tag: str, extensions: ExtensionBuild, downloads: Path, target: Target, out: IO[str], labels: Mapping[str, str]) -> str:  # fmt: skip
+def _extensions_layer(client, tag: str, extensions: ExtensionBuild, lock: Lock, downloads: Path, target: Target, out: IO[str], labels: Mapping[str, str]) -> str:  # fmt: skip
     """The checkout's declared extension modules built in place on top of the project layer
     (``images/extensions.py``); a failed build leaves them out, its cause in the image's label."""
     out.write(f"\n# building the checkout's extension modules in place ({' '.join(extensions.requirements) or 'no build requirements outside the lock'})\n")  # fmt: skip
     start = time.monotonic()
-    container = layers.run_step(client, tag, build_script(extensions), {}, downloads, Path(uv_binary()), host_ca_bundle(), out, target.index_environment())  # fmt: skip
+    container = layers.run_step(client, tag, build_script(extensions), {"lock.txt": "\n".join(lock.pins) + "\n"}, downloads, Path(uv_binary()), host_ca_bundle(), out, target.index_environment())  # fmt: skip
     note = build_outcome(container.logs().decode(errors="replace"), time.monotonic() - start)
     out.write(f"# extensions: {note}\n")
     return layers.commit_layer(container, tag, {**labels, EXTENSIONS_LABEL: note}, runtime=True)

@@ -36,6 +36,22 @@ SYSTEM_PACKAGES = ("g++", "python3-dev")
 # compile in parallel with ninja, one file at a time without it).
 HELPERS = {"torch": ("ninja",)}
 BUILD_DEPS = "/tmp/dlbench-build-deps"
+START = "/tmp/dlbench-build-start"  # its time tells what the build wrote
+LOCK = f"{BUILD_DIR}/in/lock.txt"
+BUILD_TIMEOUT_S = 2400  # within the step's own limit: a build that long is left out, not retried
+# A module compiled from a Python source of the checkout (Cython compiles ``.py`` files too)
+# would hand a candidate the reference compiled, importable under its own name: its file
+# names the source it came from, and it is removed. (The generated C, which quotes the
+# source line by line, is gone with everything else the build wrote.)
+DROP_COMPILED_SOURCES = """
+import pathlib, re, sys
+start = pathlib.Path(sys.argv[1]).stat().st_mtime
+sources = {str(p) for p in pathlib.Path(".").rglob("*.py")}
+for so in pathlib.Path(".").rglob("*.so"):
+    if so.stat().st_mtime >= start and {m.decode() for m in re.findall(rb"[\\w./-]+[.]py\\b", so.read_bytes())} & sources:
+        so.unlink()
+        print("removed, compiled from a Python source:", so)
+"""
 BUILD_TEMP = "/tmp/dlbench-build-temp"
 LOG = "/tmp/dlbench-build-ext.log"
 FAILED = "extension build failed"
@@ -59,7 +75,10 @@ def extension_build(checkout: Path, locked: set[str]) -> ExtensionBuild | None:
     setup = checkout / "setup.py"
     if not setup.is_file():
         return None
-    source = read_source(setup)
+    try:
+        source = read_source(setup)
+    except (OSError, Unparsable):
+        return None
     if not MARKERS.search(source):
         return None
     wanted = [*_build_system_requires(checkout), *_setup_imports(source, checkout)]
@@ -74,10 +93,11 @@ def extension_build(checkout: Path, locked: set[str]) -> ExtensionBuild | None:
 def _build_system_requires(checkout: Path) -> list[str]:
     try:
         data = tomllib.loads(read_source(checkout / "pyproject.toml"))
-    except (OSError, tomllib.TOMLDecodeError):
+    except (OSError, Unparsable, tomllib.TOMLDecodeError):
         return []
-    requires = data.get("build-system", {}).get("requires", [])
-    return [r for r in requires if isinstance(r, str)]
+    system = data.get("build-system")
+    requires = system.get("requires") if isinstance(system, dict) else None
+    return [r for r in requires if isinstance(r, str)] if isinstance(requires, list) else []
 
 
 def _setup_imports(source: str, checkout: Path) -> list[str]:
@@ -93,20 +113,26 @@ def _setup_imports(source: str, checkout: Path) -> list[str]:
 
 
 def build_script(build: ExtensionBuild) -> str:
-    """The shell step: build requirements into a throw-away folder, the extensions in place,
-    then the folder gone. It always succeeds (a failed build only leaves the extensions out):
-    its last line says what happened (``build_outcome``)."""
+    """The shell step: build requirements (held to the lock's versions) into a throw-away
+    folder, the extensions in place within ``BUILD_TIMEOUT_S``, then everything the build
+    wrote but the extension modules removed, and every module compiled from a Python source
+    (``DROP_COMPILED_SOURCES``). It always succeeds (a failed build only leaves the
+    extensions out): its last line says what happened (``build_outcome``)."""
     install = (
-        f"{BUILD_DIR}/uv pip install --python {VENV_PYTHON} --target {BUILD_DEPS} {' '.join(map(shlex.quote, build.requirements))} && "
+        f"{BUILD_DIR}/uv pip install --python {VENV_PYTHON} --target {BUILD_DEPS} -c {LOCK} "
+        f"{' '.join(map(shlex.quote, build.requirements))} && "
         if build.requirements
         else ""
     )
     env = f"PYTHONPATH={BUILD_DEPS}:{REPO_DIR} PATH={BUILD_DEPS}/bin:$PATH MAX_JOBS=$(nproc)"
+    built = f"find . -newer {START} -name '*.so' | wc -l"
     return (
-        f"set -e; cd {REPO_DIR}; if ( {install}env {env} {VENV_PYTHON} setup.py build_ext --inplace "
-        f"--build-temp {BUILD_TEMP} --build-lib {BUILD_TEMP}/lib ) > {LOG} 2>&1; then ok=1; else ok=0; fi; "
-        f"tail -n 40 {LOG}; rm -rf {BUILD_DEPS} {BUILD_TEMP} {LOG}; "
-        f"if [ $ok = 1 ]; then echo \"{BUILT} $(find . -name '*.so' -newer setup.py | wc -l)\"; else echo {FAILED}; fi"
+        f"set -e; cd {REPO_DIR}; touch {START}; if ( {install}env {env} timeout {BUILD_TIMEOUT_S} {VENV_PYTHON} "
+        f"setup.py build_ext --inplace --build-temp {BUILD_TEMP} --build-lib {BUILD_TEMP}/lib ) > {LOG} 2>&1; "
+        f"then ok=1; else ok=0; fi; tail -n 40 {LOG}; rm -rf {BUILD_DEPS} {BUILD_TEMP} {LOG}; "
+        f"find . -newer {START} -type f ! -name '*.so' -print -delete; "
+        f"{VENV_PYTHON} -c {shlex.quote(DROP_COMPILED_SOURCES)} {START}; "
+        f'if [ $ok = 1 ]; then echo "{BUILT} $({built})"; else echo {FAILED}; fi'
     )
 
 
