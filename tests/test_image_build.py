@@ -279,11 +279,12 @@ def test_recipe_works_on_a_slim_like_base(engine, slim_like, tmp_path: Path) -> 
 def test_steps_left_by_an_interrupted_build_are_removed_once_stale(engine, base) -> None:
     from dlbench.images.layers import remove_finished_steps
 
-    left = engine.containers.run(base, ["true"], labels={"dlbench.build": "1"}, detach=True)
+    own = f"test-{os.getpid()}"  # never another build's steps: one exited may be being committed
+    left = engine.containers.run(base, ["true"], labels={"dlbench.build": own}, detach=True)
     left.wait(timeout=60)
-    remove_finished_steps(engine)
+    remove_finished_steps(engine, label=own)
     engine.containers.get(left.id)  # exited seconds ago: a parallel build may still be committing it
-    assert remove_finished_steps(engine, older_than_s=0) >= 1
+    assert remove_finished_steps(engine, older_than_s=0, label=own) == 1
     with pytest.raises(docker.errors.NotFound):
         engine.containers.get(left.id)
 

@@ -145,11 +145,12 @@ def run_step(
         return container
 
 
-def remove_finished_steps(client: docker.DockerClient, older_than_s: float = STALE_STEP_S) -> int:
+def remove_finished_steps(client: docker.DockerClient, older_than_s: float = STALE_STEP_S, label: str = "1") -> int:
     """Remove build and check containers an interrupted build left: exited long enough ago
-    that no build running in parallel is still committing them."""
+    that no build running in parallel is still committing them (``label``: the step label's
+    value, so a test removes only its own)."""
     exited = client.containers.list(
-        all=True, filters={"label": f"{STEP_LABEL}=1", "status": "exited"}, ignore_removed=True
+        all=True, filters={"label": f"{STEP_LABEL}={label}", "status": "exited"}, ignore_removed=True
     )
     now = datetime.now(UTC)
     stale = [c for c in exited if (now - _finished_at(c)).total_seconds() > older_than_s]
