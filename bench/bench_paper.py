@@ -30,16 +30,14 @@ from dlbench.generate.techniques import REFERENCE
 from dlbench.harness.code import digest as code_digest
 from dlbench.harness.code import grader_files, support_files
 from dlbench.harness.validate import validation_table
-from dlbench.records import AuthorsTask, BenchmarkTask, Evaluation, task_id_for
+from dlbench.records import AuthorsTask, BenchmarkTask, Evaluation, repo_slug, task_id_for
 from dlbench.store import digest, iter_jsonl, read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "config" / "dlbench-paper.yaml"
 OUT = ROOT / "results" / "paper"
-KEPT = ROOT / "docs" / "data" / "paper"
-HARNESS = code_digest(
-    support_files() | grader_files()
-)  # what a later session's tables are built from (results/ is not kept)
+KEPT = ROOT / "docs" / "data" / "paper"  # what a later session's tables are built from (results/ is not kept)
+HARNESS = code_digest(support_files() | grader_files())  # new harness code evaluates anew
 
 
 def snakemake(*targets: str, cores: int) -> None:
@@ -117,7 +115,7 @@ def median_seconds(runs: list[Evaluation]) -> float | None:
 def mined_sample(repo: str, cores: int) -> pd.DataFrame:
     """Gold validity of the workflow's own seeded sample of the repository's mined tasks
     (``evaluate.sample_tasks`` of the paper config): gold and null through the workflow's rules."""
-    slug = repo.replace("/", "__")
+    slug = repo_slug(repo)
     paths = [ROOT / f"results/evaluations/{model}/{REFERENCE}/{slug}.jsonl" for model in ("gold", "null")]
     snakemake(*(str(p.relative_to(ROOT)) for p in paths), cores=cores)
     gold, null = (read_jsonl(p, Evaluation) if p.is_file() else [] for p in paths)
@@ -132,7 +130,7 @@ def remove_images(repo: str) -> None:
     import docker
 
     client = docker.from_env()
-    slug = repo.replace("/", "__")
+    slug = repo_slug(repo)
     paths = [ROOT / "results/images" / f"{slug}{suffix}.json" for suffix in ("", ".repaired")]
     records = [json.loads(p.read_text()) for p in paths if p.is_file()]
     for tag in {t for r in records for t in (r.get("tag"), r.get("framework_image")) if t}:
@@ -146,7 +144,7 @@ def keep(repo: str, table: pd.DataFrame, mined: pd.DataFrame | None, seconds: fl
     """The repository's results under docs/data/paper/ (results/ does not outlive the machine):
     the side by side per task, the mined sample's verdicts, and the image's record."""
     KEPT.mkdir(parents=True, exist_ok=True)
-    slug = repo.replace("/", "__")
+    slug = repo_slug(repo)
     table.to_csv(KEPT / f"{slug}.csv", index=False)
     if mined is not None:
         mined.to_csv(KEPT / f"{slug}.mined.csv", index=False)
@@ -179,12 +177,11 @@ def main() -> None:
     tables = []
     for repo in repos:
         began = time.monotonic()
-        snakemake(f"results/images/{repo.replace('/', '__')}.json", cores=args.cores)
+        snakemake(f"results/images/{repo_slug(repo)}.json", cores=args.cores)
         pairs, named = chosen_tasks(rows, records, repo, args.sample, args.seed)
         tasks = [t for t, _ in pairs]
-        # keyed by the tasks, their tests and the harness (new harness code evaluates anew)
         key = digest([[(t.task_id, t.tests) for t in tasks], HARNESS])[:8]
-        name = f"{repo.replace('/', '__')}-s{args.sample}-{args.seed}-{key}"
+        name = f"{repo_slug(repo)}-s{args.sample}-{args.seed}-{key}"
         gold, null = evaluate(tasks, name, "gold", 2), evaluate(tasks, name, "null", 2)
         table = side_by_side(pairs, gold, null).assign(repo=repo)
         table["gold_s"] = [median_seconds([e for e in gold if e.task_id == t.task_id]) for t in tasks]
@@ -201,7 +198,7 @@ def main() -> None:
         print(table.drop(columns=["repo", "dropped"]).to_string(index=False, max_colwidth=90))
     if tables:
         every = pd.concat(tables)
-        chosen = "+".join(repo.replace("/", "__") for repo in repos)
+        chosen = "+".join(repo_slug(repo) for repo in repos)
         every.to_csv(OUT / f"side_by_side-{chosen}-s{args.sample}-{args.seed}.csv", index=False)
         by_repo = every.groupby("repo").agg(
             sampled=("task_id", "size"),

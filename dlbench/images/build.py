@@ -45,7 +45,7 @@ from dlbench.images import layers
 from dlbench.images.envcheck import RemovedName, check_script, missing_modules
 from dlbench.images.extensions import SYSTEM_PACKAGES as EXTENSION_PACKAGES
 from dlbench.images.extensions import ExtensionBuild, build_outcome, build_script, extension_build
-from dlbench.images.layers import REPO_DIR, RUNNER_UID, SUPPORT_DIR, DownloadFailed, StepFailed
+from dlbench.images.layers import REPO_DIR, RUNNER_UID, STEP_INPUTS, SUPPORT_DIR, DownloadFailed, StepFailed
 from dlbench.records import DeclaredRequirement, DroppedRequirement, Environment, ImageRecord, ImageStatus, RepairStep
 
 __all__ = [
@@ -71,7 +71,6 @@ MISSING_BASE_HINT = (
 )
 LOG_TAIL_LINES = 25
 EXTENSIONS_LABEL = "dlbench.extensions"  # how the checkout's own extension modules were built, or why not
-STEP_INPUTS = f"{layers.BUILD_DIR}/in"  # where an install step finds its input files
 FAILED_BUILD = re.compile(r"Failed to (?:build|download|prepare|fetch)[^`]*`(?P<name>[A-Za-z0-9._-]+)")
 
 
@@ -419,7 +418,7 @@ def _framework_layer(client, base_id: str, pins: list[str], packages: list[str],
 
 def _build_framework_layer(client, base_id: str, tag: str, pins: list[str], packages: list[str], lock: Lock, downloads: Path, target: Target, out: IO[str]) -> str:  # fmt: skip
     out.write(f"# framework layer {tag}: installing {' '.join(pins + packages)}\n")
-    inputs = {"frameworks.txt": "\n".join(pins) + "\n", "lock.txt": "\n".join(lock.pins) + "\n"}
+    inputs = {"frameworks.txt": "\n".join(pins) + "\n", **lock_input(lock)}
     container = _install_step(client, base_id, f"-r {STEP_INPUTS}/frameworks.txt -c {STEP_INPUTS}/lock.txt", inputs, downloads, target, out, system_packages=packages)  # fmt: skip
     labels = {layers.LABEL: "framework", layers.FRAMEWORKS_LABEL: " ".join(pins), layers.BASE_LABEL: base_id}
     layers.commit_layer(container, tag, labels, runtime=False)
@@ -429,7 +428,7 @@ def _build_framework_layer(client, base_id: str, tag: str, pins: list[str], pack
 def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mapping[str, bytes], lock: Lock, downloads: Path, target: Target, out: IO[str], record: ImageRecord, extensions: ExtensionBuild | None) -> str:  # fmt: skip
     tree = partial(layers.copy_tree_into, checkout=checkout, support_files=support)
     packages = EXTENSION_PACKAGES if extensions else ()
-    container = _install_step(client, parent, f"-r {STEP_INPUTS}/lock.txt", {"lock.txt": "\n".join(lock.pins) + "\n"}, downloads, target, out, tree, packages)  # fmt: skip
+    container = _install_step(client, parent, f"-r {STEP_INPUTS}/lock.txt", lock_input(lock), downloads, target, out, tree, packages)  # fmt: skip
     labels = {layers.LABEL: "project", "dlbench.repo": record.repo, "dlbench.sha": record.sha}
     image_id = layers.commit_layer(container, tag, labels, runtime=True)
     return image_id if extensions is None else _extensions_layer(client, tag, extensions, lock, downloads, target, out, labels)  # fmt: skip
@@ -440,10 +439,15 @@ def _extensions_layer(client, tag: str, extensions: ExtensionBuild, lock: Lock, 
     (``images/extensions.py``); a failed build leaves them out, its cause in the image's label."""
     out.write(f"\n# building the checkout's extension modules in place ({' '.join(extensions.requirements) or 'no build requirements outside the lock'})\n")  # fmt: skip
     start = time.monotonic()
-    container = layers.run_step(client, tag, build_script(extensions), {"lock.txt": "\n".join(lock.pins) + "\n"}, downloads, Path(uv_binary()), host_ca_bundle(), out, target.index_environment())  # fmt: skip
+    container = layers.run_step(client, tag, build_script(extensions), lock_input(lock), downloads, Path(uv_binary()), host_ca_bundle(), out, target.index_environment())  # fmt: skip
     note = build_outcome(container.logs().decode(errors="replace"), time.monotonic() - start)
     out.write(f"# extensions: {note}\n")
     return layers.commit_layer(container, tag, {**labels, EXTENSIONS_LABEL: note}, runtime=True)
+
+
+def lock_input(lock: Lock) -> dict[str, str]:
+    """The lock as a step's input file ``STEP_INPUTS/lock.txt``."""
+    return {"lock.txt": "\n".join(lock.pins) + "\n"}
 
 
 def _install_step(client, parent: str, args: str, inputs: Mapping[str, str], downloads: Path, target: Target, out: IO[str], before_start: Callable | None = None, system_packages: Sequence[str] = ()):  # fmt: skip

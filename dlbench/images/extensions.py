@@ -23,7 +23,7 @@ from pathlib import Path
 
 from dlbench.deps.declared import canonical_name
 from dlbench.deps.imports import any_imports, distribution_for
-from dlbench.images.layers import BUILD_DIR, REPO_DIR, VENV_PYTHON
+from dlbench.images.layers import BUILD_DIR, REPO_DIR, STEP_INPUTS, VENV_PYTHON
 from dlbench.parsing import Unparsable, read_source
 
 # An extension built (``cythonize(...)``, ``Extension(...)``), or ``ext_modules`` given anything
@@ -37,7 +37,7 @@ SYSTEM_PACKAGES = ("g++", "python3-dev")
 HELPERS = {"torch": ("ninja",)}
 BUILD_DEPS = "/tmp/dlbench-build-deps"
 START = "/tmp/dlbench-build-start"  # its time tells what the build wrote
-LOCK = f"{BUILD_DIR}/in/lock.txt"
+LOCK = f"{STEP_INPUTS}/lock.txt"  # images.build.lock_input
 BUILD_TIMEOUT_S = 2400  # within the step's own limit: a build that long is left out, not retried
 # A module compiled from a Python source of the checkout (Cython compiles ``.py`` files too)
 # would hand a candidate the reference compiled, importable under its own name: its file

@@ -37,6 +37,7 @@ REPO_DIR = "/work/repo"
 SUPPORT_DIR = "/opt/dlbench"
 VENV_PYTHON = "/opt/venv/bin/python"
 BUILD_DIR = "/opt/dlbench-build"  # mounted during a build step only
+STEP_INPUTS = f"{BUILD_DIR}/in"  # where a build step finds its input files (run_step's ``inputs``)
 CACHE_DIR = "/opt/dlbench-cache"
 BUILD_TIMEOUT_S = 3600
 NETWORK_FAILURE = re.compile(

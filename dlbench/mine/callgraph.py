@@ -221,9 +221,8 @@ class CallGraph:
         found |= self._wrapper_calls(target)
         if target.path not in self.support or target.path in self.helpers:
             found.add(target.key)
-        if (
-            target.path in self.support and target.path in self.bodies
-        ):  # test code: the test module's or another support module's
+        # test code (the test module's or another support module's, a helper too): followed
+        if target.path in self.support and target.path in self.bodies:
             follow.append(Scope(target, self._self_for(target, scope), scope.ctx, self._arg_types(target, args, scope)))
 
     def _arg_types(self, fn: Symbol, args: Args, scope: Scope) -> tuple[tuple[str, frozenset[Symbol]], ...]:

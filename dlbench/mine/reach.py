@@ -35,8 +35,7 @@ class LibraryCalls:
         self.root = root
         self.table = table
         self.support = support  # test-support files: their functions are never candidates
-        self._names: dict[str, dict[str, Called]] = {}
-        self._attrs: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {}
+        self._files: dict[str, FileCalls] = {}
         self._callees: dict[tuple[str, bool], frozenset[str]] = {}
 
     def closure(self, keys: Iterable[str], classes: Iterable[Symbol] = ()) -> set[str]:
@@ -137,42 +136,32 @@ class LibraryCalls:
         return self.table.resolve(path, dotted)
 
     def _attributes(self, path: str) -> dict[str, dict[str, tuple[str, ...]]]:
-        if path not in self._attrs:
-            self._attrs[path] = _file_attributes(self.root / path)
-        return self._attrs[path]
+        """Per class of the file, per attribute its methods set to a call's result
+        (``self.attr = C(...)``), the dotted names called."""
+        return self._file(path).attributes
 
     def _called_names(self, path: str) -> dict[str, Called]:
         """Per top-level function and method of the file, the dotted names it calls."""
-        if path not in self._names:
-            self._names[path] = _file_calls(self.root / path)
-        return self._names[path]
+        return self._file(path).calls
+
+    def _file(self, path: str) -> FileCalls:
+        if path not in self._files:
+            self._files[path] = _file_calls(self.root / path)
+        return self._files[path]
 
 
-def _file_attributes(path: Path) -> dict[str, dict[str, tuple[str, ...]]]:
-    """Per class of the file, per attribute its methods set to a call's result
-    (``self.attr = C(...)``), the dotted names called."""
-    try:
-        tree = parse_ast(read_source(path))
-    except (Unparsable, OSError):
-        return {}
-    found: dict[str, dict[str, tuple[str, ...]]] = {}
-    for node in (n for n in module_level(tree.body) if isinstance(n, ast.ClassDef)):
-        attrs: dict[str, tuple[str, ...]] = {}
-        for item in ast.walk(node):
-            if (
-                isinstance(item, ast.Assign)
-                and isinstance(item.value, ast.Call)
-                and (made := dotted_name(item.value.func))
-            ):
-                for target in item.targets:
-                    if (
-                        isinstance(target, ast.Attribute)
-                        and isinstance(target.value, ast.Name)
-                        and target.value.id == "self"
-                    ):
-                        attrs[target.attr] = (*attrs.get(target.attr, ()), made)
-        found[node.name] = attrs
-    return found
+def _self_attributes(node: ast.ClassDef) -> dict[str, tuple[str, ...]]:
+    """Attribute → the dotted names of the calls a method of the class assigns it."""
+    attrs: dict[str, tuple[str, ...]] = {}
+    for item in ast.walk(node):
+        if not (isinstance(item, ast.Assign) and isinstance(item.value, ast.Call)):
+            continue
+        made = dotted_name(item.value.func)
+        for target in item.targets:
+            is_self = isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+            if made and is_self and target.value.id == "self":
+                attrs[target.attr] = (*attrs.get(target.attr, ()), made)
+    return attrs
 
 
 class Called(NamedTuple):
@@ -186,19 +175,25 @@ def _owner(key: str) -> Symbol | None:
     return Symbol("class", path, owner) if owner else None
 
 
-def _file_calls(path: Path) -> dict[str, Called]:
+class FileCalls(NamedTuple):
+    calls: dict[str, Called]  # per top-level function and method
+    attributes: dict[str, dict[str, tuple[str, ...]]]  # per class (``_self_attributes``)
+
+
+def _file_calls(path: Path) -> FileCalls:
     try:
         tree = parse_ast(read_source(path))
     except (Unparsable, OSError):
-        return {}
-    found: dict[str, Called] = {}
+        return FileCalls({}, {})
+    found = FileCalls({}, {})
     for node in module_level(tree.body):  # guarded definitions too, like the symbol table
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            found[node.name] = _calls_in(node)
+            found.calls[node.name] = _calls_in(node)
         elif isinstance(node, ast.ClassDef):
+            found.attributes[node.name] = _self_attributes(node)
             for item in node.body:
                 if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
-                    found[f"{node.name}.{item.name}"] = _calls_in(item)
+                    found.calls[f"{node.name}.{item.name}"] = _calls_in(item)
     return found
 
 

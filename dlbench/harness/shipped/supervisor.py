@@ -726,6 +726,10 @@ def _shadows_source(path: str) -> bool:
     return os.path.isfile(os.path.join(folder, name.split(".", 1)[0] + ".py"))
 
 
+def _large_data(path: str) -> bool:
+    return os.path.getsize(path) > COPY_LINK_BYTES and not path.endswith(dlbench_guard.CODE_SUFFIXES)
+
+
 def _copy_tree(src: str, dst: str, link_large: bool) -> list[str]:
     """Copy ``src`` to ``dst``; ``link_large``: large data files are symlinked instead (never
     source code: the candidate's process cannot read the original), and so are the project's
@@ -735,10 +739,7 @@ def _copy_tree(src: str, dst: str, link_large: bool) -> list[str]:
     def copy(s: str, d: str) -> None:
         if s.endswith(EXTENSION_SUFFIXES) and _shadows_source(s):
             return  # never imported in place of the source, where the candidate's code goes
-        if link_large and s.endswith(EXTENSION_SUFFIXES):
-            os.symlink(s, d)
-            linked.append(s)
-        elif link_large and os.path.getsize(s) > COPY_LINK_BYTES and not s.endswith(dlbench_guard.CODE_SUFFIXES):
+        if link_large and (s.endswith(EXTENSION_SUFFIXES) or _large_data(s)):
             os.symlink(s, d)
             linked.append(s)
         else:
