@@ -119,6 +119,14 @@ class MineConfig(Section):
         "and are no conftest: tests/utils.py) are task candidates too, reached by the tests that call them "
         "(the DL-Bench authors chose some: PennyLane's gate_data, Laplace's tests/utils.py).",
     )
+    max_tests: int = Field(
+        0,
+        ge=0,
+        description="A task keeps at most this many of the tests reaching it (0: all): first those whose own code "
+        "calls it (with transitive reach, the rest reach it through other functions), then those reaching the "
+        "fewest other repository functions, which check it most directly. A function every test reaches through "
+        "the library (PennyLane's convert_like: 1,426 tests) otherwise runs them all for every candidate.",
+    )
     dynamic_check: bool = Field(
         False,
         description="Run each repository's tests once in its image with a tracer (rule trace_tests) and drop "

@@ -124,6 +124,7 @@ class CallRecord(Record):
     repo: str
     node_id: str
     calls: list[str]
+    direct: list[str] | None = None  # transitive reach: what the test's own code calls (None: all of calls)
 
 
 class FunctionRecord(Record):

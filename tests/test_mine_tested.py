@@ -131,3 +131,32 @@ def test_transitive_reach_adds_library_helpers(tmp_path):
         FIT,
     ]
     assert all(set(direct[node]) <= set(calls) for node, calls in transitive.items())
+
+
+def test_max_tests_keeps_the_tests_that_call_a_function_most_directly(tmp_path):
+    """``scale`` runs in every test, but only test_scale_* call it: with ``max_tests`` they are
+    kept, the one reaching fewest other functions first; the rest reach it through ``fit``."""
+    files = dict(LIB)
+    files["tests/test_scale.py"] = """
+        from lib import Model
+        from lib._helpers import _normalize, scale
+
+        def test_scale_alone():
+            scale(1)
+
+        def test_scale_among_others():
+            _normalize(scale(1))
+    """
+    options = {"tested_by": "called", "reach": "transitive"}
+    everything = mine_tree(tmp_path / "all", files, min_tests=1, **options)
+    capped = mine_tree(tmp_path / "capped", files, min_tests=1, max_tests=1, **options)
+    two = mine_tree(tmp_path / "two", files, min_tests=1, max_tests=2, **options)
+
+    def tests(result, qualname):
+        return next(f.tests for f in result.functions if f.qualname == qualname)
+
+    assert len(tests(everything, "scale")) == 6  # four through fit or the constructor
+    assert tests(capped, "scale") == ["tests/test_scale.py::test_scale_alone"]
+    assert tests(two, "scale") == ["tests/test_scale.py::test_scale_alone", "tests/test_scale.py::test_scale_among_others"]
+    assert tests(capped, "Model.fit") == ["tests/test_model.py::TestSetUp::test_fit"]  # ties: by node id
+    assert {c.node_id: c.direct for c in capped.calls}["tests/test_scale.py::test_scale_alone"] == ["lib/_helpers.py:scale"]

@@ -79,6 +79,11 @@ class Context(NamedTuple):  # tuples: scopes key every cache of the graph and ha
     cls: Symbol | None
 
 
+class Reached(NamedTuple):
+    calls: list[str]  # every repository function the test reaches
+    direct: list[str] | None  # transitive reach: those its own code calls (None: all of calls)
+
+
 class Scope(NamedTuple):
     fn: Symbol  # the test-code function whose body is read
     self_cls: Symbol | None  # what ``self`` is an instance of
@@ -143,8 +148,9 @@ class CallGraph:
 
     # ---------------------------------------------------------------- per test
 
-    def reached(self, case: TestCase) -> list[str]:
-        """Sorted ``path:qualname`` of the repository functions the test reaches."""
+    def reached(self, case: TestCase) -> Reached:
+        """Sorted ``path:qualname`` of the repository functions the test reaches and, with
+        transitive reach, of those its own code calls (the rest run through them)."""
         ctx = Context(case.file, Symbol("class", case.file, case.class_name) if case.class_name else None)
         entry = self.table.method(ctx.cls, case.name) if ctx.cls else Symbol("function", case.file, case.name)
         if entry is None:
@@ -171,7 +177,9 @@ class CallGraph:
         }
         if self.tested_by == "focused":
             found = self._focused(found)
-        return sorted(self.library.closure(found, built) if self.transitive else found)
+        if not self.transitive:
+            return Reached(sorted(found), None)
+        return Reached(sorted(self.library.closure(found, built)), sorted(found))
 
     @staticmethod
     def _focused(found: set[str]) -> set[str]:
@@ -661,8 +669,8 @@ def build_calls(repo: LoadedRepo, cases: list[TestCase], name: str) -> list[Call
     progress = Progress(len(cases), "call graph")
     records = []
     for case in cases:
-        calls = [] if case.skipped else graph.reached(case)
-        records.append(CallRecord(repo=name, node_id=case.node_id, calls=calls))
+        calls, direct = Reached([], None) if case.skipped else graph.reached(case)
+        records.append(CallRecord(repo=name, node_id=case.node_id, calls=calls, direct=direct))
         progress.advance()
     return records
 

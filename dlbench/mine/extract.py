@@ -70,13 +70,28 @@ def tests_by_function(calls: list[CallRecord]) -> dict[str, list[str]]:
     return {key: sorted(ids) for key, ids in reached.items()}
 
 
+def most_direct(tests: dict[str, list[str]], calls: list[CallRecord], max_tests: int) -> dict[str, list[str]]:
+    """At most ``max_tests`` tests per function (0: all): those whose own code calls it first,
+    then those reaching the fewest other repository functions (they check it most directly)."""
+    if not max_tests:
+        return tests
+    size = {c.node_id: len(c.calls) for c in calls}
+    own = {c.node_id: frozenset(c.direct if c.direct is not None else c.calls) for c in calls}
+
+    def rank(key: str, node_id: str) -> tuple[bool, int, str]:
+        return key not in own[node_id], size[node_id], node_id
+
+    return {key: sorted(sorted(ids, key=lambda n: rank(key, n))[:max_tests]) for key, ids in tests.items()}
+
+
 def extract_functions(
     repo: LoadedRepo, calls: list[CallRecord], name: str, sha: str | None, min_tests: int, dates: bool = True
 ) -> tuple[list[FunctionRecord], list[SkippedRecord]]:
-    """Records of every function reached by ``min_tests`` or more tests, by path and line,
-    and of those libcst could not extract, with why; ``dates`` blames each file at ``sha``
+    """Records of every function reached by ``min_tests`` or more tests, by path and line
+    (with at most ``mine.max_tests`` of them, the most direct), and of those libcst could not extract, with why; ``dates`` blames each file at ``sha``
     for ``first_added``/``last_modified``."""
-    chosen = {k: ids for k, ids in tests_by_function(calls).items() if len(ids) >= min_tests}
+    reached = {k: ids for k, ids in tests_by_function(calls).items() if len(ids) >= min_tests}
+    chosen = most_direct(reached, calls, repo.cfg.max_tests)
     by_path: dict[str, list[str]] = defaultdict(list)
     for key in chosen:
         path, _, qualname = key.partition(":")
