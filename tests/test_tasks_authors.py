@@ -210,3 +210,16 @@ def test_a_trajectory_without_a_message_leaves_the_task_unnamed(tmp_path: Path, 
     (tree / "results" / "agentic_trajectories" / "DLBench_1.jsonl").write_text(broken)
     rows = {r.source_id: r for r in import_authors(tree, [project(tmp_path)]).rows}
     assert rows["DLBench/1"].status == "unresolved"
+
+
+def test_a_parametrized_test_id_keeps_the_spaces_of_its_parameters() -> None:
+    """pytest prints a string parameter as it is, spaces included; cut at the first space the
+    id names no test (GPflow's ``test_changepoints_init_fail[locations0-1.0-Number``)."""
+    line = "../p/GPflow/GPflow/tests/test_k.py::test_fail[loc0-Number of kernels \\\\(3\\\\) is wrong] PASSED [ 80%]"
+    related = "{'FAILED ../p/x/tests/t.py::test_a[a b]', 'FAILED ../p/x/tests/t.py::test_b'}"
+    assert taxonomy_test_ids(f"{line}\n{related}\ntests/t.py::test_cut[no end") == (
+        "../p/GPflow/GPflow/tests/test_k.py::test_fail[loc0-Number of kernels \\\\(3\\\\) is wrong]",
+        "../p/x/tests/t.py::test_a[a b]",
+        "../p/x/tests/t.py::test_b",
+        "tests/t.py::test_cut",  # cut short: the whole test
+    )

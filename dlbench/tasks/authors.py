@@ -42,7 +42,9 @@ log = logging.getLogger(__name__)
 PROMPT_SOURCE = "authors"
 _NAMED = re.compile(r"Implement the function `(?P<function>[^`]+)` in `(?P<path>[^`]+)`[^:]*:\s*(?P<spec>.*)", re.S)
 _STEM = re.compile(r"^processed_(?:classes-)?(?P<rest>.+?)(?P<number>\d+)$")
-_TEST_ID = re.compile(r"(?P<id>[\w./-]+\.py::[^\s'\",}]+)")
+# A parametrized id runs to the "]" that ends it, spaces and all (pytest prints
+# "test_init_fail[loc0-Number of kernels \\(3\\) must be ...] PASSED"); one cut short keeps the test whole.
+_TEST_ID = re.compile(r"(?P<id>[\w./-]+\.py::[^\s'\",}\[]+(?:\[[^\n]*?\](?=[\s'\",}]|$))?)")
 SIMILAR_ENOUGH = 0.6  # a definition less like the authors' reference than this is not theirs
 
 
