@@ -793,3 +793,48 @@ def test_transitive_reach_follows_modules_held_in_attributes(tmp_path):
     reached = calls_of(mine_tree(tmp_path, MODULES, reach="transitive"))["tests/test_model.py::test_model"]
     assert "net/layers.py:Embedding.forward" in reached and "net/layers.py:position_embedding" in reached
     assert "net/layers.py:Unused.forward" not in reached
+
+
+HANDED = {
+    "fit/__init__.py": "",
+    "fit/losses.py": """
+        class Loss:
+            def __init__(self, particles=1):
+                self.particles = particles
+
+            def loss_and_grads(self, x):
+                return self._loss(x)
+
+            def _loss(self, x):
+                return x
+
+
+        class Unbuilt:
+            def loss_and_grads(self, x):
+                return -x
+    """,
+    "fit/svi.py": """
+        class SVI:
+            def __init__(self, loss):
+                self.loss_and_grads = loss.loss_and_grads
+
+            def step(self, x):
+                return self.loss_and_grads(x)
+    """,
+    "tests/test_svi.py": """
+        from fit.losses import Loss
+        from fit.svi import SVI
+
+        def test_step():
+            assert SVI(Loss()).step(2) == 2
+    """,
+}
+
+
+def test_transitive_reach_follows_bound_methods_an_object_was_handed(tmp_path):
+    """``SVI`` keeps the bound method of the loss it was handed and calls it in ``step``
+    (pyro): the test built a ``Loss``, so its ``loss_and_grads`` and what that calls run;
+    ``Unbuilt``'s method of the same name does not."""
+    reached = calls_of(mine_tree(tmp_path, HANDED, reach="transitive"))["tests/test_svi.py::test_step"]
+    assert {"fit/losses.py:Loss.loss_and_grads", "fit/losses.py:Loss._loss"} <= set(reached)
+    assert "fit/losses.py:Unbuilt.loss_and_grads" not in reached

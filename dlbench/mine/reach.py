@@ -48,7 +48,7 @@ class LibraryCalls:
         work = list(found)
         while work:
             key = work.pop()
-            for callee in self.callees(key) | self._overrides(key, live):
+            for callee in self.callees(key) | self._overrides(key, live) | self._bound_calls(key, live):
                 if callee in found:
                     continue
                 found.add(callee)
@@ -67,6 +67,18 @@ class LibraryCalls:
         if not attrs or base is None:
             return frozenset()
         targets = (self.table.method(c, a) for c in live if c != base and base in self.table.mro(c) for a in attrs)
+        return frozenset(t.key for t in targets if self._candidate(t))
+
+    def _bound_calls(self, key: str, live: set[Symbol]) -> frozenset[str]:
+        """``self.attr(...)`` where a method of the class (or a base) set ``self.attr = p.m``, a
+        bound method of an object it was handed: ``m`` of the live classes (pyro's ``SVI`` keeps
+        ``loss.loss_and_grads`` and calls it in ``step``; the test built the loss)."""
+        owner = _owner(key)
+        attrs = self._self_calls(key)
+        if owner is None or not attrs:
+            return frozenset()
+        methods = {m for c in self.table.mro(owner) for a in attrs for m in self._file(c.path).bound.get(c.qualname, {}).get(a, ())}
+        targets = (self.table.method(c, m) for c in live for m in methods)
         return frozenset(t.key for t in targets if self._candidate(t))
 
     def _self_calls(self, key: str) -> tuple[str, ...]:
@@ -164,6 +176,22 @@ def _self_attributes(node: ast.ClassDef) -> dict[str, tuple[str, ...]]:
     return attrs
 
 
+def _bound_attributes(node: ast.ClassDef) -> dict[str, tuple[str, ...]]:
+    """Attribute → the method names a method of the class assigns it from one of its
+    parameters (``self.attr = param.m``: a bound method of an object the caller passed)."""
+    attrs: dict[str, tuple[str, ...]] = {}
+    for method in (n for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
+        params = {a.arg for a in [*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs]} - {"self", "cls"}
+        for item in ast.walk(method):
+            value = item.value if isinstance(item, ast.Assign) else None
+            if not (isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in params):
+                continue
+            for target in item.targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                    attrs[target.attr] = (*attrs.get(target.attr, ()), value.attr)
+    return attrs
+
+
 class Called(NamedTuple):
     every: tuple[str, ...]  # dotted callees anywhere in the function
     nested: tuple[str, ...]  # dotted callees inside its nested functions
@@ -178,19 +206,21 @@ def _owner(key: str) -> Symbol | None:
 class FileCalls(NamedTuple):
     calls: dict[str, Called]  # per top-level function and method
     attributes: dict[str, dict[str, tuple[str, ...]]]  # per class (``_self_attributes``)
+    bound: dict[str, dict[str, tuple[str, ...]]]  # per class (``_bound_attributes``)
 
 
 def _file_calls(path: Path) -> FileCalls:
     try:
         tree = parse_ast(read_source(path))
     except (Unparsable, OSError):
-        return FileCalls({}, {})
-    found = FileCalls({}, {})
+        return FileCalls({}, {}, {})
+    found = FileCalls({}, {}, {})
     for node in module_level(tree.body):  # guarded definitions too, like the symbol table
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             found.calls[node.name] = _calls_in(node)
         elif isinstance(node, ast.ClassDef):
             found.attributes[node.name] = _self_attributes(node)
+            found.bound[node.name] = _bound_attributes(node)
             for item in node.body:
                 if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
                     found.calls[f"{node.name}.{item.name}"] = _calls_in(item)
