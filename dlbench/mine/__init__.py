@@ -5,3 +5,15 @@ Floors inside the package: ``symbols`` (per-file ``ast`` summaries and name reso
 (libcst over the files holding functions under test) + ``history`` (git blame dates);
 ``cache`` stores per-file summaries by content hash; ``api`` runs the whole chain.
 """
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+
+def code_digest() -> str:
+    """Digest of the mining code: the workflow passes it as a param, so new mining code remines
+    (the parse cache keeps that to the call graph and extraction)."""
+    files = sorted(Path(__file__).parent.glob("*.py"))
+    return hashlib.sha256(b"".join(f.name.encode() + hashlib.sha256(f.read_bytes()).digest() for f in files)).hexdigest()[:16]

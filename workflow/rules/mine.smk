@@ -6,7 +6,10 @@
 # image with a tracer; with mine.dynamic_check, check_functions drops the tasks whose
 # listed tests never executed them (recorded in untraced.jsonl).
 
+from dlbench.mine import code_digest
+
 STATIC_FUNCTIONS = "results/mine/{repo}/functions.static.jsonl"
+MINING = code_digest()  # new mining code remines
 
 
 rule find_tests:
@@ -17,6 +20,7 @@ rule find_tests:
     params:
         mine=CFG.mine,
         storage=CFG.storage,
+        mining=MINING,
     log:
         "logs/find_tests/{repo}.log",
     benchmark:
@@ -39,6 +43,8 @@ rule call_graph:
         storage=CFG.storage,
         tested_by=CFG.mine.tested_by,
         reach=CFG.mine.reach,
+        test_helpers=CFG.mine.test_helpers,
+        mining=MINING,
     log:
         "logs/call_graph/{repo}.log",
     benchmark:
@@ -63,6 +69,8 @@ rule extract_functions:
         mine=CFG.mine,
         storage=CFG.storage,
         min_tests=CFG.mine.min_tests,
+        max_tests=CFG.mine.max_tests,
+        mining=MINING,
     log:
         "logs/extract_functions/{repo}.log",
     benchmark:
