@@ -157,6 +157,11 @@ def test_max_tests_keeps_the_tests_that_call_a_function_most_directly(tmp_path):
 
     assert len(tests(everything, "scale")) == 6  # four through fit or the constructor
     assert tests(capped, "scale") == ["tests/test_scale.py::test_scale_alone"]
-    assert tests(two, "scale") == ["tests/test_scale.py::test_scale_alone", "tests/test_scale.py::test_scale_among_others"]
+    assert tests(two, "scale") == [
+        "tests/test_scale.py::test_scale_alone",
+        "tests/test_scale.py::test_scale_among_others",
+    ]
     assert tests(capped, "Model.fit") == ["tests/test_model.py::TestSetUp::test_fit"]  # ties: by node id
-    assert {c.node_id: c.direct for c in capped.calls}["tests/test_scale.py::test_scale_alone"] == ["lib/_helpers.py:scale"]
+    assert {c.node_id: c.direct for c in capped.calls}["tests/test_scale.py::test_scale_alone"] == [
+        "lib/_helpers.py:scale"
+    ]

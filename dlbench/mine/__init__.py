@@ -16,4 +16,6 @@ def code_digest() -> str:
     """Digest of the mining code: the workflow passes it as a param, so new mining code remines
     (the parse cache keeps that to the call graph and extraction)."""
     files = sorted(Path(__file__).parent.glob("*.py"))
-    return hashlib.sha256(b"".join(f.name.encode() + hashlib.sha256(f.read_bytes()).digest() for f in files)).hexdigest()[:16]
+    return hashlib.sha256(
+        b"".join(f.name.encode() + hashlib.sha256(f.read_bytes()).digest() for f in files)
+    ).hexdigest()[:16]

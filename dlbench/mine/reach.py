@@ -77,7 +77,12 @@ class LibraryCalls:
         attrs = self._self_calls(key)
         if owner is None or not attrs:
             return frozenset()
-        methods = {m for c in self.table.mro(owner) for a in attrs for m in self._file(c.path).bound.get(c.qualname, {}).get(a, ())}
+        methods = {
+            m
+            for c in self.table.mro(owner)
+            for a in attrs
+            for m in self._file(c.path).bound.get(c.qualname, {}).get(a, ())
+        }
         targets = (self.table.method(c, m) for c in live for m in methods)
         return frozenset(t.key for t in targets if self._candidate(t))
 
@@ -181,13 +186,22 @@ def _bound_attributes(node: ast.ClassDef) -> dict[str, tuple[str, ...]]:
     parameters (``self.attr = param.m``: a bound method of an object the caller passed)."""
     attrs: dict[str, tuple[str, ...]] = {}
     for method in (n for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
-        params = {a.arg for a in [*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs]} - {"self", "cls"}
+        params = {a.arg for a in [*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs]} - {
+            "self",
+            "cls",
+        }
         for item in ast.walk(method):
             value = item.value if isinstance(item, ast.Assign) else None
-            if not (isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in params):
+            if not (
+                isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in params
+            ):
                 continue
             for target in item.targets:
-                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                ):
                     attrs[target.attr] = (*attrs.get(target.attr, ()), value.attr)
     return attrs
 
