@@ -8,14 +8,12 @@ Floors inside the package: ``symbols`` (per-file ``ast`` summaries and name reso
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
+
+from dlbench.harness.code import digest
 
 
 def code_digest() -> str:
     """Digest of the mining code: the workflow passes it as a param, so new mining code remines
-    (the parse cache keeps that to the call graph and extraction)."""
-    files = sorted(Path(__file__).parent.glob("*.py"))
-    return hashlib.sha256(
-        b"".join(f.name.encode() + hashlib.sha256(f.read_bytes()).digest() for f in files)
-    ).hexdigest()[:16]
+    (the parse cache keeps that to the call graph and extraction), as the harness's digest re-evaluates."""
+    return digest({f.name: f.read_bytes() for f in Path(__file__).parent.glob("*.py")})

@@ -88,8 +88,8 @@ def extract_functions(
     repo: LoadedRepo, calls: list[CallRecord], name: str, sha: str | None, min_tests: int, dates: bool = True
 ) -> tuple[list[FunctionRecord], list[SkippedRecord]]:
     """Records of every function reached by ``min_tests`` or more tests, by path and line
-    (with at most ``mine.max_tests`` of them, the most direct), and of those libcst could not extract, with why; ``dates`` blames each file at ``sha``
-    for ``first_added``/``last_modified``."""
+    (with at most ``mine.max_tests`` of them, the most direct), and of those libcst could not
+    extract, with why; ``dates`` blames each file at ``sha`` for ``first_added``/``last_modified``."""
     reached = {k: ids for k, ids in tests_by_function(calls).items() if len(ids) >= min_tests}
     chosen = most_direct(reached, calls, repo.cfg.max_tests)
     by_path: dict[str, list[str]] = defaultdict(list)

@@ -171,13 +171,11 @@ def _self_attributes(node: ast.ClassDef) -> dict[str, tuple[str, ...]]:
     """Attribute → the dotted names of the calls a method of the class assigns it."""
     attrs: dict[str, tuple[str, ...]] = {}
     for item in ast.walk(node):
-        if not (isinstance(item, ast.Assign) and isinstance(item.value, ast.Call)):
-            continue
-        made = dotted_name(item.value.func)
-        for target in item.targets:
-            is_self = isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
-            if made and is_self and target.value.id == "self":
-                attrs[target.attr] = (*attrs.get(target.attr, ()), made)
+        made = (
+            dotted_name(item.value.func) if isinstance(item, ast.Assign) and isinstance(item.value, ast.Call) else None
+        )
+        for attr in _self_targets(item) if made else ():
+            attrs[attr] = (*attrs.get(attr, ()), made)
     return attrs
 
 
@@ -186,24 +184,23 @@ def _bound_attributes(node: ast.ClassDef) -> dict[str, tuple[str, ...]]:
     parameters (``self.attr = param.m``: a bound method of an object the caller passed)."""
     attrs: dict[str, tuple[str, ...]] = {}
     for method in (n for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
-        params = {a.arg for a in [*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs]} - {
-            "self",
-            "cls",
-        }
+        params = {a.arg for a in [*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs]}
+        params -= {"self", "cls"}
         for item in ast.walk(method):
             value = item.value if isinstance(item, ast.Assign) else None
-            if not (
-                isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in params
-            ):
-                continue
-            for target in item.targets:
-                if (
-                    isinstance(target, ast.Attribute)
-                    and isinstance(target.value, ast.Name)
-                    and target.value.id == "self"
-                ):
-                    attrs[target.attr] = (*attrs.get(target.attr, ()), value.attr)
+            if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in params:
+                for attr in _self_targets(item):
+                    attrs[attr] = (*attrs.get(attr, ()), value.attr)
     return attrs
+
+
+def _self_targets(assign: ast.Assign) -> list[str]:
+    """The attributes an assignment sets on ``self``."""
+    return [
+        t.attr
+        for t in assign.targets
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+    ]
 
 
 class Called(NamedTuple):
