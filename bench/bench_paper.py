@@ -27,17 +27,16 @@ import pandas as pd
 
 from dlbench.generate.code_mutants import null_body
 from dlbench.generate.techniques import REFERENCE
-from dlbench.harness.code import digest as code_digest
 from dlbench.harness.code import grader_files, support_files
 from dlbench.harness.validate import validation_table
 from dlbench.records import AuthorsTask, BenchmarkTask, Evaluation, repo_slug, task_id_for
-from dlbench.store import digest, iter_jsonl, read_jsonl
+from dlbench.store import digest, files_digest, iter_jsonl, read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "config" / "dlbench-paper.yaml"
 OUT = ROOT / "results" / "paper"
 KEPT = ROOT / "docs" / "data" / "paper"  # what a later session's tables are built from (results/ is not kept)
-HARNESS = code_digest(support_files() | grader_files())  # new harness code evaluates anew
+HARNESS = files_digest(support_files() | grader_files())  # new harness code evaluates anew
 
 
 def snakemake(*targets: str, cores: int) -> None:

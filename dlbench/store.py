@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TypeVar
@@ -34,6 +34,13 @@ def canonical_json(value: object) -> str:
 def digest(value: object) -> str:
     """sha256 hex digest of ``value``'s canonical JSON: the key of cached and logged content."""
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def files_digest(files: Mapping[str, bytes]) -> str:
+    """Short digest of named file contents: code whose change must redo work (a workflow param)."""
+    return hashlib.sha256(
+        "".join(f"{n} {hashlib.sha256(d).hexdigest()}\n" for n, d in sorted(files.items())).encode()
+    ).hexdigest()[:16]
 
 
 @contextmanager

@@ -11,6 +11,7 @@ import pytest
 from dlbench.harness.evaluate import candidate_hash, evaluate_repo, evidence_dir
 from dlbench.harness.local import candidate_env
 from dlbench.records import CloneRecord, EvalStatus, Generation
+from dlbench.store import files_digest
 from tests.test_harness_run import CFG, GOLD_RELU, OPS, RELU, TASKS, clone, gen, hostile  # noqa: F401 (clone: fixture)
 
 SCREENED = CFG.model_copy(update={"screen": True})
@@ -126,16 +127,16 @@ def test_changed_grader_changes_the_candidate_hash_and_the_rule_digest(
 ) -> None:
     from dlbench.harness import code
 
-    before, rule_before = candidate_hash(RELU, OPS, "local", CFG), code.digest(code.grader_files())
+    before, rule_before = candidate_hash(RELU, OPS, "local", CFG), files_digest(code.grader_files())
     for name in code.GRADER_FILES:  # the support files stay where they are (code.SHIPPED)
         (tmp_path / name).write_bytes((code.HERE / name).read_bytes())
     monkeypatch.setattr(code, "HERE", tmp_path)
-    assert candidate_hash(RELU, OPS, "local", CFG) == before and code.digest(code.grader_files()) == rule_before
+    assert candidate_hash(RELU, OPS, "local", CFG) == before and files_digest(code.grader_files()) == rule_before
     for name in code.GRADER_FILES:
         original = (tmp_path / name).read_bytes()
         (tmp_path / name).write_bytes(original + b"\n# changed\n")
         assert candidate_hash(RELU, OPS, "local", CFG) != before, name
-        assert code.digest(code.grader_files()) != rule_before, name
+        assert files_digest(code.grader_files()) != rule_before, name
         (tmp_path / name).write_bytes(original)
 
 

@@ -7,8 +7,6 @@ digests as params, so a new dlbench rebuilds images and re-evaluates exactly whe
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Mapping
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -27,12 +25,6 @@ def support_files() -> dict[str, bytes]:
 
 def grader_files() -> dict[str, bytes]:
     return _read(HERE, GRADER_FILES)
-
-
-def digest(files: Mapping[str, bytes]) -> str:
-    return hashlib.sha256(
-        "".join(f"{n} {hashlib.sha256(d).hexdigest()}\n" for n, d in sorted(files.items())).encode()
-    ).hexdigest()[:16]
 
 
 def _read(folder: Path, names: tuple[str, ...]) -> dict[str, bytes]:

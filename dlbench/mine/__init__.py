@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dlbench.harness.code import digest
+from dlbench.store import files_digest
 
 
 def code_digest() -> str:
     """Digest of the mining code: the workflow passes it as a param, so new mining code remines
     (the parse cache keeps that to the call graph and extraction), as the harness's digest re-evaluates."""
-    return digest({f.name: f.read_bytes() for f in Path(__file__).parent.glob("*.py")})
+    return files_digest({f.name: f.read_bytes() for f in Path(__file__).parent.glob("*.py")})

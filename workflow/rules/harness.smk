@@ -1,6 +1,7 @@
 # Sandboxed evaluation: project images, candidate evaluation, benchmark validation.
 # Logic lives in dlbench.harness; these rules only map files to calls.
-from dlbench.harness.code import digest, grader_files, support_files
+from dlbench.harness.code import grader_files, support_files
+from dlbench.store import files_digest
 
 
 rule build_image:
@@ -15,7 +16,7 @@ rule build_image:
         storage=CFG.storage,  # the machine's download cache
         recipe=CFG.images.model_dump(mode="json"),  # a changed environment recipe rebuilds
         base_image=CFG.evaluate.base_image,  # and so does another base
-        runner=digest(support_files()),  # and a new supervisor or plugin (they ship in the image)
+        runner=files_digest(support_files()),  # and a new supervisor or plugin (they ship in the image)
     resources:
         docker=1,
     log:
@@ -31,7 +32,7 @@ rule build_image:
 # What decides an evaluation's verdicts (not how fast they come): a change re-evaluates.
 EVALUATE_PARAMS = dict(
     backend=BACKEND,
-    harness=digest(support_files() | grader_files()),  # new harness code re-evaluates
+    harness=files_digest(support_files() | grader_files()),  # new harness code re-evaluates
     evaluate=CFG.evaluate,
     # limits, screen, gold runs, task sample
     limits=CFG.evaluate.model_dump(mode="json", exclude={"jobs", "backend", "preload"}),
