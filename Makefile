@@ -45,7 +45,7 @@ run: $(STAMP)
 ## The whole test suite (unit, integration, Docker, end-to-end workflow).
 test: $(STAMP)-stage system-deps
 	@if docker info >/dev/null 2>&1; then $(MAKE) base-image; fi
-	$(BIN)/python -m pytest -n 2 --dist loadgroup -q tests
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -q --durations=15 tests
 
 ## Static checks (CI runs them before the tests): ruff's lint rules, the formatter's layout
 ## with imports sorted (`make format` writes it), and Snakemake's own lint of the rules.

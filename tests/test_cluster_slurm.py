@@ -58,7 +58,7 @@ def test_failing_job_fails_the_run_with_its_log(slurm, tmp_path):
 def test_sample_workflow_matches_local_run(slurm, tmp_path):
     local = project_copy(tmp_path / "local")
     cluster = project_copy(tmp_path / "cluster")
-    # Reference models only keep the cluster run short; both runs use the same config.
+    # Reference models on two repositories keep the cluster run short; both runs use the same config.
     args = ["--configfile", "tests/data/reference_only.yaml"]
     ran_local = snakemake(local, "results/tables.csv", "--cores", "2", *args, timeout=1200)
     assert ran_local.returncode == 0, ran_local.stderr[-4000:]
