@@ -550,7 +550,7 @@ def test_preload_for_maps_requirements_to_modules(tmp_path: Path) -> None:
     (tmp_path / "requirements.txt").write_text(
         "scikit-learn>=1.2\ntorch==2.0 ; python_version>'3'\ntensorflow\nPyYAML\n-e .\nnumpy\n"
     )
-    assert preload_for(tmp_path) == ("numpy", "pytest", "sklearn", "torch", "yaml")
+    assert preload_for(tmp_path) == ("numpy", "pytest", "sklearn", "torch", "tensorflow", "yaml")
 
 
 def kill_during_the_run(client, owner: str, stop: threading.Event) -> None:

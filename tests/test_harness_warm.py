@@ -4,6 +4,7 @@ modules it refuses (their import starts a thread), its sealed home, and the pure
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -12,22 +13,35 @@ import pytest
 from dlbench.config import EvaluateConfig
 from dlbench.harness.evaluate import evaluate_repo
 from dlbench.harness.local import LocalSession
-from dlbench.harness.run import preload_for
+from dlbench.harness.run import Candidate, preload_for
 from dlbench.harness.shipped.plugin import neutralise
 from dlbench.harness.verdict import describe
 from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, EvalStatus, Generation
 from tests.test_mine_callgraph import write_tree
 
 SLUG = "warm__lib"
+# Imports that start a thread: one parks (TensorFlow's and jax's do), one keeps working.
 THREADY = """\
 import threading
-import time
 
-threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
+threading.Thread(target=threading.Event().wait, daemon=True).start()
+"""
+BUSY = """\
+import hashlib
+import threading
+
+
+def churn():
+    block = bytes(1 << 20)
+    while True:
+        hashlib.sha256(block).digest()
+
+
+threading.Thread(target=churn, daemon=True).start()
 """
 FILES = {
     "lib/__init__.py": "",
-    "lib/ops.py": "import numpy as np\nimport thready\n\n\ndef double(x):\n    return np.asarray(x) * 2\n",
+    "lib/ops.py": "import numpy as np\nimport thready\nimport busy\n\n\ndef double(x):\n    return np.asarray(x) * 2\n",
     "tests/test_ops.py": "from lib.ops import double\n\n\ndef test_double():\n    assert double([1, 2]).tolist() == [2, 4]\n",
 }
 GOLD = "def double(x):\n    return np.asarray(x) * 2\n"
@@ -47,22 +61,27 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def thready_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A third-party module whose import starts a thread, importable by the supervisor."""
+    """Third-party modules whose imports start threads, importable by the supervisor."""
     site = tmp_path / "site"
     site.mkdir()
     (site / "thready.py").write_text(THREADY)
+    (site / "busy.py").write_text(BUSY)
     monkeypatch.setenv("PYTHONPATH", str(site))
 
 
-def test_preload_imports_the_projects_modules_and_refuses_thread_starters(
+def test_preload_imports_the_projects_modules_and_refuses_imports_whose_threads_stay_busy(
     checkout: Path, thready_installed: None
 ) -> None:
     with LocalSession(checkout, CFG, preload_for(checkout)) as session:
         ready = session.start()
+        result = session.run(Candidate.make(TASK.task_id, {}, TASK.tests))
     assert "numpy" in ready["preloaded"]  # found in the project's sources, installed
-    assert "thready" not in ready["preloaded"] and "thready" in ready["not_preloaded"]
+    assert "thready" in ready["preloaded"]  # its thread parks: a fork copies no lock it holds
+    assert "busy" not in ready["preloaded"] and "busy" in ready["not_preloaded"]
+    reports = [e for e in map(json.loads, result.events) if e["ev"] == "report" and e["nodeid"] == TASK.tests[0]]
+    assert [e["outcome"] for e in reports] == ["passed"] * 3, result.output  # setup, call, teardown in a child
     later = LocalSession(checkout, CFG, preload_for(checkout))
-    assert "thready" in later.learned_skip()  # the next supervisor of this project starts without it
+    assert later.learned_skip() == ("busy",)  # the next supervisor of this project starts without it
     with LocalSession(checkout, CFG.model_copy(update={"preload": False}), ()) as session:
         assert session.start()["preloaded"] == []
 
@@ -231,3 +250,36 @@ def test_children_may_set_the_start_method_a_preloaded_library_asked_for(
     gens = [Generation(task_id=task.task_id, model="gold", technique="t", code=gold)]
     [run] = evaluate_repo(clone, {task.task_id: task}, gens, None, "local", CFG, 1, tmp_path / "out")
     assert run.status == EvalStatus.PASS, (run.status, run.detail, run.causes)
+
+
+PARKED_OR_BUSY = """\
+import ctypes, hashlib, sys, threading
+sys.path.insert(0, "/opt/dlbench")
+import supervisor
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # not dumpable, as the supervisor makes itself
+threading.Thread(target=threading.Event().wait, daemon=True).start()
+print("parked", supervisor._threads_idle(3.0))
+def churn():
+    block = bytes(1 << 20)
+    while True:
+        hashlib.sha256(block).digest()
+threading.Thread(target=churn, daemon=True).start()
+print("busy", supervisor._threads_idle(1.0))
+"""
+
+
+@pytest.mark.docker
+def test_the_sandboxed_supervisor_tells_a_parked_thread_from_a_busy_one(require_docker: None, tmp_path: Path) -> None:
+    """In the sandbox the supervisor is a non-root, non-dumpable process without capabilities:
+    what it reads of its threads there must still tell TensorFlow's parked thread from work."""
+    import docker
+    from dlbench.harness.code import support_files
+    from dlbench.harness.sandbox import container_options
+
+    for name, data in support_files().items():
+        (tmp_path / name).write_bytes(data)
+    tmp_path.chmod(0o755)  # the sandbox's user reads it
+    options = container_options(CFG) | {"detach": False, "remove": True, "labels": {}}
+    options["volumes"] = {str(tmp_path): {"bind": "/opt/dlbench", "mode": "ro"}}
+    out = docker.from_env().containers.run(CFG.base_image, ["python3", "-c", PARKED_OR_BUSY], **options)
+    assert out.decode().split() == ["parked", "True", "busy", "False"], out

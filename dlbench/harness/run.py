@@ -31,14 +31,12 @@ REPLY_GRACE_S = 30.0  # beyond the candidate's own limit: copying, start-up, cle
 START_TIMEOUT_S = 300.0  # container start and preloading a framework stack on a loaded machine
 STOP_POLL_S = 1.0  # how often a reader looks whether its session was closed (wait_readable)
 PRELOAD = ("numpy", "pytest")
-# Import names that differ from distribution names; frameworks that start threads at import
-# are not preloaded (a fork after that can deadlock), the child imports them itself (the
-# supervisor also refuses any module whose import starts a thread).
+# Import names that differ from distribution names. The supervisor refuses a module whose
+# import starts a thread that stays busy (a fork then can deadlock): the child imports it.
 IMPORT_NAMES = {
     "scikit-learn": "sklearn", "pillow": "PIL", "opencv-python": "cv2", "pyyaml": "yaml", "scikit-image": "skimage",
     "tensorflow-cpu": "tensorflow", "tensorflow-gpu": "tensorflow",
 }  # fmt: skip
-FORK_UNSAFE = ("tensorflow", "jax", "jaxlib", "keras")
 NO_LANDLOCK = (
     "the container's kernel offers no Landlock, so candidates could read the reference in the original checkout; "
     "use Linux 5.13+ with Landlock enabled, or set evaluate.hide_reference: if_available"
@@ -98,14 +96,14 @@ def preload_for(checkout: Path) -> tuple[str, ...]:
         requirements = []
     names = [re.split(r"[\s\[<>=!~;@]", r.strip(), maxsplit=1)[0].lower() for r in requirements]
     modules = [IMPORT_NAMES.get(n, n.replace("-", "_")) for n in names if n]
-    return tuple(dict.fromkeys(m for m in [*PRELOAD, *modules] if m not in FORK_UNSAFE))
+    return tuple(dict.fromkeys([*PRELOAD, *modules]))
 
 
 def preload_args(preload: tuple[str, ...], discover: bool, skip: tuple[str, ...] = ()) -> list[str]:
     """Supervisor arguments: modules to import once, whether to add the project's own
     third-party imports (``evaluate.preload``), and those never to import before forking
-    (``FORK_UNSAFE`` and ``skip``: found starting threads by an earlier supervisor)."""
-    never = [arg for name in dict.fromkeys([*FORK_UNSAFE, *skip]) for arg in ("--skip-preload", name)]
+    (``skip``: an earlier supervisor found them starting threads that stay busy)."""
+    never = [arg for name in dict.fromkeys(skip) for arg in ("--skip-preload", name)]
     return ["--preload", ",".join(preload), *(["--discover"] if discover else []), *never]
 
 

@@ -38,6 +38,7 @@ import signal
 import stat
 import sys
 import tempfile
+import threading
 import time
 import types
 
@@ -75,6 +76,10 @@ SCAN_FILES = 5000  # source files read to find the project's third-party imports
 NO_PLUGINS = ("-p", "no:cacheprovider", "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:terminal")
 # A module that cannot be collected must not stop the task's tests in other modules.
 RUN_ARGS = ("--capture=no", "--continue-on-collection-errors")
+# A thread asleep in the kernel (waiting on a condition, for I/O, a timer) that used no CPU time
+# over this window is parked: it holds no lock a forked child could need (TensorFlow's, jax's).
+QUIET_WINDOW_S = 0.05
+SETTLE_S = 3.0  # how long preloading waits for the threads an import started to go idle
 # A throw-away project run once at start-up, so pytest's lazy imports happen before forking.
 WARM_UP = {
     "pyproject.toml": '[tool.pytest.ini_options]\naddopts = ""\n',
@@ -140,19 +145,21 @@ class Supervisor:
         self.guarded: tuple[list[str], tuple[str, ...]] | None = None  # (readable_roots, library_prefixes)
 
     def preload(self, modules: list[str], skip: list[str]) -> list[str]:
-        """Import third-party modules once (those that start threads are refused: forking
-        after that can deadlock), and let pytest load what a real run loads."""
-        loaded, starters = [], []
+        """Import third-party modules once, and let pytest load what a real run loads. Modules
+        whose imports start threads that do not go idle are refused (forking while a thread
+        runs can copy a lock it holds: the child deadlocks); TensorFlow's and jax's park."""
+        loaded, busy = [], []
         unset = multiprocessing.context._default_context._actual_context is None
         with OwnModulesBlocked(self.repo):
             for name in (m for m in modules if m not in skip):
-                before = _thread_count()
+                before = set(_other_threads())
                 if _import(name):
                     loaded.append(name)
-                if _thread_count() > before:
-                    starters.append(name)
-            if _thread_count() > 1 and (starters or loaded):  # all starters at once: one restart, not one each
-                raise ForkUnsafe(starters or loaded)
+                started = set(_other_threads()) - before
+                if started and not _threads_idle(SETTLE_S, started):
+                    busy.append(name)
+            if busy:  # all at once: one restart, not one each
+                raise ForkUnsafe(busy)
             self._warm_up()
         if unset:  # a library that asked for the start method fixed it: children start as a fresh interpreter
             multiprocessing.context._default_context._actual_context = None  # (PennyLane's tests set "spawn")
@@ -276,6 +283,7 @@ class Supervisor:
         out_r, out_w = os.pipe()
         rep_r, rep_w = os.pipe()
         sys.stdout.flush(), sys.stderr.flush()
+        _threads_idle(SETTLE_S)  # a preloaded library's thread woke up (a timer): fork once it parks again
         pid = self.child = os.fork()
         if pid == 0:  # the child never returns
             os.close(out_r), os.close(rep_r)
@@ -569,8 +577,41 @@ def _import(name: str) -> bool:
         return False
 
 
-def _thread_count() -> int:
-    return len(_listdir("/proc/self/task"))
+def _threads_idle(within: float, only: set[str] | None = None) -> bool:
+    """Whether every other thread of this process (or those of ``only`` still alive) is idle,
+    parked in a blocking system call and using no CPU time over ``QUIET_WINDOW_S``, at some
+    moment ``within`` seconds; at once when there is none."""
+    deadline = time.monotonic() + within
+    while True:
+        before = {tid: s for tid, s in _other_threads().items() if only is None or tid in only}
+        if not before:
+            return True
+        time.sleep(QUIET_WINDOW_S)
+        after = {tid: s for tid, s in _other_threads().items() if tid in before}
+        if _parked(before) and before == after:
+            return True
+        if time.monotonic() > deadline:
+            return False
+
+
+def _other_threads() -> dict[str, tuple[str, ...]]:
+    """Each thread but the calling one: its state and CPU time so far, from its ``stat`` (its
+    ``syscall`` file is not readable once the supervisor is not dumpable). A thread whose file
+    cannot be read counts as running."""
+    me = str(threading.get_native_id())
+    found = {}
+    for tid in (t for t in _listdir("/proc/self/task") if t != me):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            found[tid] = (fields[0], *fields[11:13])  # state, utime, stime
+        except (OSError, IndexError):
+            found[tid] = ("R",)
+    return found
+
+
+def _parked(threads: dict[str, tuple[str, ...]]) -> bool:
+    return all(state == "S" for state, *_ in threads.values())
 
 
 def project_imports(repo: str) -> list[str]:
@@ -890,7 +931,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--discover", action="store_true", help="also preload the project's installed third-party imports"
     )
-    parser.add_argument("--skip-preload", action="append", default=[], help="never preload (it started a thread)")
+    parser.add_argument(
+        "--skip-preload", action="append", default=[], help="never preload (it started a thread that stays busy)"
+    )
     parser.add_argument("--sandboxed", action="store_true", help="alone in a container: may kill every other process")
     args = parser.parse_args(argv)
     sup = Supervisor(args.repo, args.work, args.plugin, args.sandboxed)
