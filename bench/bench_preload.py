@@ -9,7 +9,12 @@ candidate, the time the tests themselves report, and the per-candidate overhead:
 time beyond the tests' own (target with preloading: <= 0.5 s), and whether both modes gave
 the same verdicts.
 
+With ``--tasks`` the same two modes run gold on a real repository's tasks instead (a task
+file ``bench_paper.py`` wrote, its clone and image records from the workflow's
+``results/``, the paper config's limits): GPflow's TensorFlow is the case.
+
     python bench/bench_preload.py [--samples 3]
+    python bench/bench_preload.py --tasks results/paper/GPflow__GPflow-s20-0-<key>.tasks.jsonl
 """
 
 from __future__ import annotations
@@ -22,12 +27,15 @@ import textwrap
 import time
 from pathlib import Path
 
-from dlbench.config import EvaluateConfig
+from dlbench.config import EvaluateConfig, load_config_file
 from dlbench.harness.evaluate import evaluate_repo, evidence_dir
 from dlbench.harness.run import preload_for
 from dlbench.harness.sandbox import DockerSession, support_files
 from dlbench.images.build import build_project_image
-from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, Generation, ImageStatus
+from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, Generation, ImageRecord, ImageStatus
+from dlbench.store import read_jsonl
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SLUG = "bench__tinytorch"
 FUNCTIONS = {
@@ -111,9 +119,8 @@ def measure(mode: str, cfg: EvaluateConfig, clone: CloneRecord, tasks, gens, ima
     results = evaluate_repo(clone, {t.task_id: t for t in tasks}, gens, image, "docker", cfg, 1, evidence)
     total = time.monotonic() - began
     n = len(gens)
-    tests = (
-        sum(json.loads((evidence_dir(evidence, SLUG, g) / "run.json").read_text())["test_seconds"] for g in gens) / n
-    )
+    runs = [evidence_dir(evidence, clone.slug, g) / "run.json" for g in gens]
+    tests = sum(json.loads(r.read_text())["test_seconds"] for r in runs if r.is_file()) / n
     per_candidate = (total - start_s) / n
     return {
         "mode": mode, "preloaded": preloaded, "start_s": start_s, "per_candidate_s": per_candidate,
@@ -128,10 +135,47 @@ def report(row: dict) -> None:
     )
 
 
+def compare(cfg: EvaluateConfig, clone: CloneRecord, tasks, gens, image, work: Path) -> None:
+    """Both modes on the same candidates, their figures, and whether the verdicts agree."""
+    rows = [
+        measure(mode, cfg.model_copy(update={"preload": on}), clone, tasks, gens, image, work / mode)
+        for mode, on in (("preload", True), ("no preload", False))
+    ]
+    for row in rows:
+        report(row)
+    warm, cold = rows
+    print(f"overhead saved by preloading: {cold['overhead_s'] - warm['overhead_s']:.3f} s per candidate "
+          f"({cold['overhead_s'] / warm['overhead_s']:.1f}x less); target with preloading <= 0.5 s")  # fmt: skip
+    statuses = [[e.status for e in row["results"]] for row in rows]
+    passing = {m: sum(e.passed for e, g in zip(warm["results"], gens) if g.model == m) for m in ("gold", "null")}
+    print(f"verdicts identical in both modes: {statuses[0] == statuses[1]}; gold passes {passing['gold']}, "
+          f"null {passing['null']} of {sum(g.model == 'gold' for g in gens)} gold candidates")  # fmt: skip
+
+
+def real_repository(task_file: Path, samples: int) -> None:
+    """Gold of a real repository's tasks, with and without preloading, in its workflow image."""
+    tasks = read_jsonl(task_file, BenchmarkTask)
+    slug = tasks[0].slug
+    clone = CloneRecord.model_validate_json((ROOT / "results/repos" / f"{slug}.json").read_text())
+    image = ImageRecord.model_validate_json((ROOT / "results/images" / f"{slug}.json").read_text())
+    cfg = load_config_file(ROOT / "config/dlbench-paper.yaml", ROOT).evaluate
+    gens = [
+        Generation(task_id=t.task_id, model="gold", technique="reference", sample=k, code=t.ground_truth)
+        for t in tasks
+        for k in range(samples)
+    ]
+    print(f"{slug}: {len(tasks)} tasks, {len(gens)} gold candidates per mode, image {image.tag}")
+    with tempfile.TemporaryDirectory(prefix="bench-preload-") as tmp:
+        compare(cfg, clone, tasks, gens, image, Path(tmp))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=3, help="candidates per task and reference model")
+    parser.add_argument("--tasks", type=Path, help="a real repository's task file (JSON Lines of BenchmarkTask)")
     args = parser.parse_args()
+    if args.tasks:
+        return real_repository(args.tasks, args.samples)
     with tempfile.TemporaryDirectory(prefix="bench-preload-") as tmp:
         checkout = Path(tmp) / "tinytorch"
         for rel, text in project_files().items():
@@ -147,19 +191,7 @@ def main() -> None:
             raise SystemExit(f"image build failed: {image.error}")
         tasks, gens = tasks_and_candidates(sha, args.samples)
         print(f"tinytorch: {len(tasks)} tasks, {len(gens)} candidates (gold + null) per mode, image {image.tag}")
-        rows = [
-            measure(mode, cfg.model_copy(update={"preload": on}), clone, tasks, gens, image, Path(tmp) / mode)
-            for mode, on in (("preload", True), ("no preload", False))
-        ]
-        for row in rows:
-            report(row)
-        warm, cold = rows
-        print(f"overhead saved by preloading: {cold['overhead_s'] - warm['overhead_s']:.3f} s per candidate "
-              f"({cold['overhead_s'] / warm['overhead_s']:.1f}x less); target with preloading <= 0.5 s")  # fmt: skip
-        statuses = [[e.status for e in row["results"]] for row in rows]
-        passing = {m: sum(e.passed for e, g in zip(warm["results"], gens) if g.model == m) for m in ("gold", "null")}
-        print(f"verdicts identical in both modes: {statuses[0] == statuses[1]}; gold passes {passing['gold']}, null {passing['null']}"
-              f" of {len(gens) // 2} each")  # fmt: skip
+        compare(cfg, clone, tasks, gens, image, Path(tmp))
 
 
 if __name__ == "__main__":

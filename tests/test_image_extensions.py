@@ -3,8 +3,8 @@
 imagededup's tests import a Cython module its setup.py builds; the project layer puts the
 checkout on the path without installing it, so that module never existed and those tasks
 failed gold. The synthetic project here compiles a Cython helper and, as some projects do,
-its own Python module too: the helper must import in the sandbox (from the image, since the
-sandbox's /tmp cannot map code), and the compiled copy of the task's module, and the C it
+its own Python module too: the helper must import in the sandbox (linked from the image),
+a test may load native code it wrote to its temporary folder (torch.compile's kernels), and the compiled copy of the task's module, and the C it
 was generated as, must never reach a candidate (imported in place of its source a wrong
 answer would pass as gold; read, they hand it the reference).
 """
@@ -55,6 +55,10 @@ def total(xs):
     return s
 """
 TESTS = """\
+import importlib.util
+import shutil
+
+import fastcalc._fast
 from fastcalc.core import total
 
 
@@ -64,6 +68,15 @@ def test_total():
 
 def test_empty():
     assert total([]) == 0.0
+
+
+def test_a_kernel_the_test_compiled(tmp_path):
+    # as torch.compile's inductor does: native code written to the temporary folder, then loaded
+    shutil.copyfile(fastcalc._fast.__file__, tmp_path / "_fast.so")
+    spec = importlib.util.spec_from_file_location("_fast", tmp_path / "_fast.so")
+    kernel = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kernel)
+    assert kernel.add(total([1.0]), 2.0) == 3.0
 """
 FILES = {
     "setup.py": SETUP,
@@ -122,7 +135,8 @@ def _task() -> BenchmarkTask:
     return BenchmarkTask(
         task_id=f"{SLUG}:fastcalc/core.py:total", repo="proj/fastcalc", sha="0" * 40, path="fastcalc/core.py",
         function="total", class_name=None, signature="def total(xs)", prompt="", ground_truth=GOLD,
-        tests=["tests/test_core.py::test_total", "tests/test_core.py::test_empty"], stage=None, task=None, data=None,
+        tests=["tests/test_core.py::test_total", "tests/test_core.py::test_empty", "tests/test_core.py::test_a_kernel_the_test_compiled"],
+        stage=None, task=None, data=None,
         first_added=None, last_modified=None, qualname="total", slug=SLUG, start_line=4, end_line=8,
     )  # fmt: skip
 

@@ -80,7 +80,10 @@ def container_options(cfg: EvaluateConfig, test_env: Mapping[str, str] | None = 
         "nano_cpus": int(cfg.cpus * 1e9),
         "pids_limit": cfg.pids,
         "read_only": True,
-        "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={TMPFS_MB}m,mode=1777"},
+        # exec: tests load native code they compile at run time (torch.compile's kernels). noexec
+        # stops no candidate: ctypes runs anonymous executable memory, a subprocess another
+        # interpreter (and the audit hook sees both, as it sees a loaded library)
+        "tmpfs": {"/tmp": f"rw,exec,nosuid,nodev,size={TMPFS_MB}m,mode=1777"},
         "shm_size": f"{SHM_MB}m",
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges"],

@@ -8,7 +8,7 @@ last step runs ``setup.py build_ext --inplace``, its build requirements (``[buil
 requires`` and what ``setup.py`` imports, less what the lock already installs) in a throw-away
 folder so the test environment stays the lock. A failed build is recorded, never fatal: only
 the tests that import the extension fail, with that cause. The harness links the built files
-into each candidate's copy (its ``/tmp`` cannot map code) and never one that would shadow a
+into each candidate's copy (not copied per candidate) and never one that would shadow a
 Python module of the same name, which is where a candidate's code goes.
 """
 

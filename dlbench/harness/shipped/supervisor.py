@@ -774,7 +774,7 @@ def _large_data(path: str) -> bool:
 def _copy_tree(src: str, dst: str, link_large: bool) -> list[str]:
     """Copy ``src`` to ``dst``; ``link_large``: large data files are symlinked instead (never
     source code: the candidate's process cannot read the original), and so are the project's
-    built extension modules (the sandbox's ``/tmp`` cannot map code). The files linked."""
+    built extension modules (large, and never the candidate's). The files linked."""
     linked = []
 
     def copy(s: str, d: str) -> None:
