@@ -250,6 +250,13 @@ class EvaluateConfig(Section):
         "within [min_timeout_s, timeout_s] (0: timeout_s for every candidate).",
     )
     min_timeout_s: float = Field(30.0, gt=0, description="The floor of a timeout scaled to gold's runtime.")
+    test_budget_s: float = Field(
+        0.0,
+        ge=0,
+        description="Seconds of gold's test time a task's tests may take for the other models: one case of "
+        "every test function, fastest first, before a second of any, while they fit (at least one test). "
+        "0: every test gold kept.",
+    )
     memory_mb: int = Field(1024, ge=64)
     cpus: float = Field(1.0, gt=0)
     pids: int = Field(128, ge=8)

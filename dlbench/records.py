@@ -431,6 +431,9 @@ class Evaluation(Record):
     # Items that ran under a listed id without being it (parametrized cases, methods of a
     # listed class) → outcome: how a task keeps the cases of a test gold ran only in part.
     cases: dict[str, TestOutcome] = Field(default_factory=dict)
+    # Node id (a listed test or a case of one) → seconds its setup, call and teardown took:
+    # gold's are what ``evaluate.test_budget_s`` spends.
+    durations: dict[str, float] = Field(default_factory=dict)
     # What candidate code was seen doing (reading the task's tests, replacing library functions,
     # registering hooks, code from writable places): gold's are what other models may also do.
     observed: list[str] = Field(default_factory=list)

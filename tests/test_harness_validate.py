@@ -8,7 +8,14 @@ import pandas as pd
 import pytest
 
 from dlbench.config import EvaluateConfig
-from dlbench.harness.testset import failing_every_run, gold_test_sets, passes_on, sample_task_ids, scaled_timeouts
+from dlbench.harness.testset import (
+    failing_every_run,
+    gold_test_sets,
+    passes_on,
+    sample_task_ids,
+    scaled_timeouts,
+    within_budget,
+)
 from dlbench.harness.validate import validate_tasks, validation_table
 from dlbench.records import BenchmarkTask, EvalStatus, Evaluation, TestOutcome
 from dlbench.store import write_jsonl
@@ -244,3 +251,29 @@ def test_a_test_that_needs_data_the_repository_lacks_is_dropped_with_its_path() 
     row = validation_table([task_of(list(shows))], [shown("gold", shows)], [null_of(list(shows))]).iloc[0]
     assert bool(row["usable"]) and row["tests_kept"] == 1
     assert "t.py::test_assets: needs data not in the repository: tests/data" in row["dropped"]
+
+
+def test_a_test_budget_buys_one_case_of_every_test_before_a_second_of_any() -> None:
+    """Gold's slowest complete run prices each kept test (a listed test: its cases summed); the
+    budget takes the fastest case of each test function in turn while they fit."""
+    seconds = {"t.py::test_fit[a]": 4.0, "t.py::test_fit[b]": 1.0, "t.py::test_fit[c]": 1.5,
+               "t.py::test_shape": 0.5, "t.py::test_grad": 6.0, "t.py::test_slow": 30.0}  # fmt: skip
+    listed = ["t.py::test_fit", "t.py::test_shape", "t.py::test_grad", "t.py::test_slow"]
+    cases = {c: TestOutcome.PASSED for c in seconds if "[" in c}
+    runs = [
+        with_cases(shown("gold", {t: (TestOutcome.PASSED, None) for t in listed}, r), cases, {}).model_copy(
+            update={"durations": {n: s * (1 + r) / 2 for n, s in seconds.items()}}  # run 1 is the slower
+        )
+        for r in (0, 1)
+    ]
+    tasks = {"o__r:m.py:four": task_of(listed)}
+    # test_fit listed whole costs its three cases (6.5 s); fastest first, test_shape and test_grad fill 8 s
+    assert gold_test_sets(tasks, runs, budget_s=8.0)["o__r:m.py:four"].tests == ["t.py::test_shape", "t.py::test_grad"]
+    assert gold_test_sets(tasks, runs, budget_s=0.1)["o__r:m.py:four"].tests == ["t.py::test_shape"]  # at least one
+    assert gold_test_sets(tasks, runs)["o__r:m.py:four"].tests == listed  # no budget: every kept test
+    # kept by its cases (gold ran test_fit only in part): one case of each function before a
+    # second of any, so test_grad gets in where test_fit's three cheaper cases would have taken 7 s
+    by_case = [*(c for c in seconds if "[" in c), "t.py::test_shape", "t.py::test_grad"]
+    assert within_budget(by_case, seconds, budget_s=8.0) == ["t.py::test_fit[b]", "t.py::test_shape", "t.py::test_grad"]
+    unpriced = [r.model_copy(update={"durations": {}}) for r in runs]  # recorded before durations were
+    assert gold_test_sets(tasks, unpriced, budget_s=8.0)["o__r:m.py:four"].tests == listed

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from dlbench.harness.verdict import RunResult, canary_ids, grade, node_outcome, parse_events
 from dlbench.records import EvalStatus, TestOutcome
 
@@ -43,6 +45,8 @@ def test_all_listed_tests_passed_is_a_pass() -> None:
     assert v.status == EvalStatus.PASS and v.passed
     assert v.tests == {T1: TestOutcome.PASSED, T2: TestOutcome.PASSED}
     assert v.test_seconds > 0
+    assert set(v.durations) == {T1, T2 + "[a]", T2 + "[b]"}  # each node that ran; the canaries are ours
+    assert v.test_seconds == pytest.approx(sum(v.durations.values()))
 
 
 def test_one_failing_parametrized_case_fails_the_node() -> None:

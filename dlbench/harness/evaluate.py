@@ -113,7 +113,8 @@ def evaluate_candidates(
     seen_in_gold: dict[str, frozenset[str]] = {}
     if gold is not None:
         gold_evaluations = read_jsonl(gold, Evaluation)
-        tasks, timeouts = gold_test_sets(tasks, gold_evaluations), scaled_timeouts(gold_evaluations, cfg)
+        tasks = gold_test_sets(tasks, gold_evaluations, cfg.test_budget_s)
+        timeouts = scaled_timeouts(gold_evaluations, cfg)
         seen_in_gold = observed_by_gold(gold_evaluations)
     sampled = sample_task_ids(tasks, cfg.sample_tasks, cfg.sample_seed)
     gens = [g for g in read_jsonl(generations, Generation) if g.task_id in sampled or g.task_id not in tasks]
@@ -426,6 +427,7 @@ def _record(
     evaluation = _evaluation(
         job, verdict.status, verdict.detail, backend, tests=verdict.tests, duration_s=run.wall_s,
         exception=verdict.exception, causes=verdict.causes, cases=verdict.cases, observed=verdict.observed,
+        durations=verdict.durations,
     )  # fmt: skip
     job.evidence.mkdir(parents=True, exist_ok=True)
     write_text(job.evidence / "patched.py", patched)

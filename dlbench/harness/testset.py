@@ -11,7 +11,8 @@ one. A task left with too few tests by the latter is ``gold fails`` with that ca
 parametrized test (or a listed class) that gold ran only in part keeps, by their own node
 ids, the cases gold ran: a test with a CUDA case skipped on this machine still grades its
 CPU cases. Models are graded on the tests kept, so a candidate that makes a kept test or
-case skip does not pass.
+case skip does not pass. With ``evaluate.test_budget_s`` they are graded on those of the
+kept tests that fit the budget in gold's time (``within_budget``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from itertools import zip_longest
 
 from dlbench.config import EvaluateConfig
 from dlbench.harness.protocol import selects
@@ -127,17 +129,52 @@ def passes_on(evaluation: Evaluation, kept: list[str]) -> bool:
     )
 
 
-def gold_test_sets(tasks: Mapping[str, BenchmarkTask], gold: Iterable[Evaluation]) -> dict[str, BenchmarkTask]:
+def gold_test_sets(
+    tasks: Mapping[str, BenchmarkTask], gold: Iterable[Evaluation], budget_s: float = 0.0
+) -> dict[str, BenchmarkTask]:
     """The tasks with only the tests gold kept (a task gold kept nothing of stays whole:
-    it is unusable anyway, and its candidates still get a verdict)."""
+    it is unusable anyway, and its candidates still get a verdict), within ``budget_s``
+    seconds of gold's test time when it is set (``within_budget``)."""
     by_task: dict[str, list[Evaluation]] = defaultdict(list)
     for evaluation in gold:
         by_task[evaluation.task_id].append(evaluation)
     trimmed = {}
     for task_id, task in tasks.items():
         kept = kept_tests(task.tests, dropped_tests(by_task[task_id]), by_task[task_id])
+        if budget_s:
+            kept = within_budget(kept, gold_seconds(kept, by_task[task_id]), budget_s)
         trimmed[task_id] = task.model_copy(update={"tests": kept}) if kept else task
     return trimmed
+
+
+def gold_seconds(kept: list[str], gold: list[Evaluation]) -> dict[str, float]:
+    """Each kept id's time in gold's slowest complete run (a listed test: its cases summed); an
+    id no complete run timed (gold recorded before durations were) is left out."""
+    seconds: dict[str, float] = {}
+    for e in (e for e in gold if e.status in COMPLETE and e.durations):
+        for test in kept:
+            spent = sum(s for nid, s in e.durations.items() if selects(nid, [test]))
+            seconds[test] = max(seconds.get(test, 0.0), spent)
+    return seconds
+
+
+def within_budget(kept: list[str], seconds: Mapping[str, float], budget_s: float) -> list[str]:
+    """The kept ids that fit ``budget_s`` seconds, in their order: rounds over the test functions
+    (a parametrized test's cases are one function), each giving its fastest case not yet taken,
+    so the budget buys one case of every test before a second of any; at least one id. All of
+    them when one was never timed."""
+    if any(t not in seconds for t in kept) or sum(seconds.values()) <= budget_s:
+        return kept
+    functions: dict[str, list[str]] = defaultdict(list)
+    for test in sorted(kept, key=lambda t: seconds[t]):
+        functions[test.split("[", 1)[0]].append(test)
+    chosen: set[str] = set()
+    spent = 0.0
+    for test in (t for rank in zip_longest(*functions.values()) for t in rank if t is not None):
+        if not chosen or spent + seconds[test] <= budget_s:
+            chosen.add(test)
+            spent += seconds[test]
+    return [t for t in kept if t in chosen]
 
 
 def scaled_timeouts(gold: Iterable[Evaluation], cfg: EvaluateConfig) -> dict[str, float]:

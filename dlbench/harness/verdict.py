@@ -121,6 +121,7 @@ class Verdict:
     causes: dict[str, str] = field(default_factory=dict)
     cases: dict[str, TestOutcome] = field(default_factory=dict)
     observed: list[str] = field(default_factory=list)
+    durations: dict[str, float] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -378,9 +379,12 @@ def grade(
     seen = observations(ev, screen_code)
     canary_tests = canary_ids(nonce, expected)
     tests = {node_id: node_outcome(node_id, ev.phases, ev.deselected, ev.collect_skipped) for node_id in expected}
-    seconds = sum(
-        float(p.get("duration") or 0) for nid, ph in ev.phases.items() if nid not in canary_tests for p in ph.values()
-    )
+    durations = {
+        nid: round(sum(float(p.get("duration") or 0) for p in ph.values()), 6)
+        for nid, ph in ev.phases.items()
+        if nid not in canary_tests
+    }
+    seconds = sum(durations.values())
     exception = _first_exception(expected, tests, ev)
 
     cases = case_outcomes(expected, ev)
@@ -389,7 +393,7 @@ def grade(
         causes = _causes(tests, ev) | _causes(cases, ev)
         if run.oom:  # the test that was running when the memory cgroup killed the session
             causes = {k: OUT_OF_MEMORY if v.startswith(UNFINISHED) else v for k, v in causes.items()}
-        return Verdict(status, tests, detail, exception, round(seconds, 6), causes, cases, seen)
+        return Verdict(status, tests, detail, exception, round(seconds, 6), causes, cases, seen, durations)
 
     if not expected:
         return verdict(EvalStatus.ERROR, "task lists no tests")
