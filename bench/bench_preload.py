@@ -152,12 +152,17 @@ def compare(cfg: EvaluateConfig, clone: CloneRecord, tasks, gens, image, work: P
           f"null {passing['null']} of {sum(g.model == 'gold' for g in gens)} gold candidates")  # fmt: skip
 
 
+def workflow_records(slug: str) -> tuple[CloneRecord, ImageRecord]:
+    """The repository's clone and image records as the workflow left them in ``results/``."""
+    clone = CloneRecord.model_validate_json((ROOT / "results/repos" / f"{slug}.json").read_text())
+    return clone, ImageRecord.model_validate_json((ROOT / "results/images" / f"{slug}.json").read_text())
+
+
 def real_repository(task_file: Path, samples: int) -> None:
     """Gold of a real repository's tasks, with and without preloading, in its workflow image."""
     tasks = read_jsonl(task_file, BenchmarkTask)
     slug = tasks[0].slug
-    clone = CloneRecord.model_validate_json((ROOT / "results/repos" / f"{slug}.json").read_text())
-    image = ImageRecord.model_validate_json((ROOT / "results/images" / f"{slug}.json").read_text())
+    clone, image = workflow_records(slug)
     cfg = load_config_file(ROOT / "config/dlbench-paper.yaml", ROOT).evaluate
     gens = [
         Generation(task_id=t.task_id, model="gold", technique="reference", sample=k, code=t.ground_truth)

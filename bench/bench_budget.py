@@ -1,0 +1,90 @@
+"""Benchmark: the test budget (``evaluate.test_budget_s``) on a real repository's tasks.
+
+The workflow's seeded sample of the repository's mined tasks (``evaluate.sample_tasks`` of the
+paper config), its clone and image from ``results/``: gold runs twice (each test timed), then
+seeded single-point mutants of every task gold keeps usable run against every test gold kept
+and against the tests within the budget. Prints, per test set, the median and 90th percentile
+candidate wall time, the share of it that is the tests' own time, and the mutant kill rate
+(target: the budget's within 5 points of the full set's).
+
+    python bench/bench_budget.py --repo GPflow__GPflow --budget 10 [--mutants 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+from pathlib import Path
+
+from bench_preload import ROOT, workflow_records
+
+from dlbench.config import load_config_file
+from dlbench.generate.code_mutants import MutationError, mutants
+from dlbench.harness.evaluate import evaluate_repo, observed_by_gold
+from dlbench.harness.testset import gold_test_sets, passes_on, sample_task_ids, scaled_timeouts
+from dlbench.records import BenchmarkTask, EvalStatus, Evaluation, Generation
+from dlbench.store import read_jsonl
+
+
+def sampled_tasks(slug: str, size: int, seed: int) -> dict[str, BenchmarkTask]:
+    tasks = {
+        t.task_id: t for t in read_jsonl(ROOT / "results/benchmark/dlbench.jsonl", BenchmarkTask) if t.slug == slug
+    }
+    return {i: tasks[i] for i in sorted(sample_task_ids(tasks, size, seed))}
+
+
+def mutant_generations(tasks: dict[str, BenchmarkTask], n: int) -> list[Generation]:
+    gens = []
+    for task in tasks.values():
+        try:
+            found = mutants(task.ground_truth, n, seed=task.task_id)
+        except MutationError:
+            continue
+        gens += [Generation(task_id=task.task_id, model="mutant", technique="reference", sample=k, code=m.code)
+                 for k, m in enumerate(found)]  # fmt: skip
+    return gens
+
+
+def summary(name: str, runs: list[Evaluation], tasks: dict[str, BenchmarkTask]) -> None:
+    graded = [e for e in runs if e.status != EvalStatus.INFRA_ERROR]
+    wall = sorted(e.duration_s for e in graded)
+    tests = sum(sum(e.durations.values()) for e in graded) / max(1e-9, sum(wall))
+    killed = sum(not e.passed for e in graded)
+    count = statistics.mean(len(tasks[e.task_id].tests) for e in graded)
+    print(f"{name:>12}: {len(graded)} mutants, {count:.1f} tests per task | wall median {statistics.median(wall):.2f} s, "
+          f"p90 {wall[int(0.9 * (len(wall) - 1))]:.2f} s, tests' own time {tests:.0%} | killed {killed}/{len(graded)} "
+          f"({killed / len(graded):.1%})")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repo", required=True, help="slug, e.g. GPflow__GPflow")
+    parser.add_argument("--budget", type=float, default=10.0, help="evaluate.test_budget_s to measure")
+    parser.add_argument("--mutants", type=int, default=3, help="seeded mutants per task")
+    args = parser.parse_args()
+    config = load_config_file(ROOT / "config/dlbench-paper.yaml", ROOT)
+    cfg = config.evaluate
+    tasks = sampled_tasks(args.repo, cfg.sample_tasks, cfg.sample_seed)
+    clone, image = workflow_records(args.repo)
+    gold_gens = [Generation(task_id=t, model="gold", technique="reference", run=r, code=task.ground_truth)
+                 for t, task in tasks.items() for r in range(2)]  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="bench-budget-") as tmp:
+        gold = evaluate_repo(clone, tasks, gold_gens, image, "docker", cfg, cfg.jobs, Path(tmp) / "gold")
+        usable = {
+            t: task for t, task in gold_test_sets(tasks, gold).items()
+            if all(passes_on(e, task.tests) for e in gold if e.task_id == t)
+        }  # fmt: skip
+        gens = mutant_generations({t: tasks[t] for t in usable}, args.mutants)
+        print(f"{args.repo}: {len(tasks)} sampled tasks, {len(usable)} pass gold on the tests it kept; "
+              f"{len(gens)} mutants; budget {args.budget:g} s of gold's test time")  # fmt: skip
+        timeouts, allowed = scaled_timeouts(gold, cfg), observed_by_gold(gold)
+        for name, budget in (("every test", 0.0), (f"budget {args.budget:g} s", args.budget)):
+            sets = {t: task for t, task in gold_test_sets(tasks, gold, budget).items() if t in usable}
+            runs = evaluate_repo(clone, sets, gens, image, "docker", cfg, cfg.jobs, Path(tmp) / name,
+                                 timeouts=timeouts, allowed=allowed)  # fmt: skip
+            summary(name, runs, sets)
+
+
+if __name__ == "__main__":
+    main()
