@@ -1,13 +1,14 @@
 """Benchmark: the test budget (``evaluate.test_budget_s``) on a real repository's tasks.
 
 The workflow's seeded sample of the repository's mined tasks (``evaluate.sample_tasks`` of the
-paper config), its clone and image from ``results/``: gold runs twice (each test timed), then
-seeded single-point mutants of every task gold keeps usable run against every test gold kept
-and against the tests within the budget. Prints, per test set, the median and 90th percentile
-candidate wall time, the share of it that is the tests' own time, and the mutant kill rate
-(target: the budget's within 5 points of the full set's).
+paper config; ``--sample``: the first of that ranking), with its clone, image and gold runs
+(each test timed) from ``results/`` (``bench_paper.py --mined`` leaves them there): seeded
+single-point mutants of every task gold passes run against every test gold kept and against
+the tests within the budget. Prints, per test set, the median and 90th percentile candidate
+wall time, the share of it that is the tests' own time, and the mutant kill rate (target:
+the budget's within 5 points of the full set's).
 
-    python bench/bench_budget.py --repo GPflow__GPflow --budget 10 [--mutants 3]
+    python bench/bench_budget.py --repo GPflow__GPflow --budget 10 [--sample 8] [--mutants 2]
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from bench_preload import ROOT, workflow_records
 
 from dlbench.config import load_config_file
 from dlbench.generate.code_mutants import MutationError, mutants
+from dlbench.generate.techniques import REFERENCE
 from dlbench.harness.evaluate import evaluate_repo, observed_by_gold
 from dlbench.harness.testset import gold_test_sets, passes_on, sample_task_ids, scaled_timeouts
 from dlbench.records import BenchmarkTask, EvalStatus, Evaluation, Generation
@@ -61,19 +63,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", required=True, help="slug, e.g. GPflow__GPflow")
     parser.add_argument("--budget", type=float, default=10.0, help="evaluate.test_budget_s to measure")
-    parser.add_argument("--mutants", type=int, default=3, help="seeded mutants per task")
+    parser.add_argument("--mutants", type=int, default=2, help="seeded mutants per task")
+    parser.add_argument("--sample", type=int, help="tasks of the workflow's sample (default: all of it)")
     args = parser.parse_args()
-    config = load_config_file(ROOT / "config/dlbench-paper.yaml", ROOT)
-    cfg = config.evaluate
-    tasks = sampled_tasks(args.repo, cfg.sample_tasks, cfg.sample_seed)
+    cfg = load_config_file(ROOT / "config/dlbench-paper.yaml", ROOT).evaluate
+    tasks = sampled_tasks(args.repo, args.sample or cfg.sample_tasks, cfg.sample_seed)
     clone, image = workflow_records(args.repo)
-    gold_gens = [Generation(task_id=t, model="gold", technique="reference", run=r, code=task.ground_truth)
-                 for t, task in tasks.items() for r in range(2)]  # fmt: skip
+    gold_file = ROOT / f"results/evaluations/gold/{REFERENCE}/{args.repo}.jsonl"
+    gold = [e for e in read_jsonl(gold_file, Evaluation) if e.task_id in tasks]
     with tempfile.TemporaryDirectory(prefix="bench-budget-") as tmp:
-        gold = evaluate_repo(clone, tasks, gold_gens, image, "docker", cfg, cfg.jobs, Path(tmp) / "gold")
         usable = {
             t: task for t, task in gold_test_sets(tasks, gold).items()
-            if all(passes_on(e, task.tests) for e in gold if e.task_id == t)
+            if any(e.task_id == t for e in gold) and all(passes_on(e, task.tests) for e in gold if e.task_id == t)
         }  # fmt: skip
         gens = mutant_generations({t: tasks[t] for t in usable}, args.mutants)
         print(f"{args.repo}: {len(tasks)} sampled tasks, {len(usable)} pass gold on the tests it kept; "
