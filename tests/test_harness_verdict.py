@@ -112,6 +112,18 @@ def test_canary_turned_into_a_pass_is_a_violation() -> None:
     assert v.status == EvalStatus.SANDBOX_VIOLATION and v.detail == "canary tests misreported: outcomes were altered"
 
 
+def test_a_session_fixture_failing_as_the_session_ends_is_not_the_canaries_doing() -> None:
+    """The canaries run last: a project's session-scoped check over the whole suite fails in the
+    last item's teardown (GPflow's posterior registry), and gold's run is still whole."""
+    fail, ok = canary_ids(NONCE, [T1, T2])
+    must_fail = item(fail, "failed", "AssertionError: canary")
+    ends = [*item(ok)[:2], report(ok, "failed", when="teardown", exc="AssertionError: no tests registered for X")]
+    v = verdict(session(item(T1), item(T2), must_fail, ends, canaries=False))
+    assert v.status == EvalStatus.PASS, v.detail
+    turned = [line.replace('"failed"', '"passed"') for line in must_fail]  # its call turned into a pass
+    assert verdict(session(item(T1), item(T2), turned, ends, canaries=False)).status == EvalStatus.SANDBOX_VIOLATION
+
+
 def test_missing_canaries_are_a_violation() -> None:
     v = verdict(session(item(T1), item(T2), canaries=False))
     assert v.status == EvalStatus.SANDBOX_VIOLATION
