@@ -185,7 +185,8 @@ def main() -> None:
         table = side_by_side(pairs, gold, null).assign(repo=repo)
         table["gold_s"] = [median_seconds([e for e in gold if e.task_id == t.task_id]) for t in tasks]
         table["null_s"] = [median_seconds([e for e in null if e.task_id == t.task_id]) for t in tasks]
-        tables.append(table)
+        if len(table):  # a repository with no named task at its pin (DeepReg) has only its mined sample
+            tables.append(table)
         mined = mined_sample(repo, args.cores) if args.mined else None
         keep(repo, table, mined, time.monotonic() - began)
         if mined is not None:
@@ -194,7 +195,7 @@ def main() -> None:
             remove_images(repo)
         print(f"\n{repo}: {len(named)} named tasks, {sum(r.status == 'present' for r in named)} present, "
               f"{len(pairs)} sampled; {time.monotonic() - began:.0f} s")  # fmt: skip
-        print(table.drop(columns=["repo", "dropped"]).to_string(index=False, max_colwidth=90))
+        print(table.drop(columns=["repo", "dropped"], errors="ignore").to_string(index=False, max_colwidth=90))
     if tables:
         every = pd.concat(tables)
         chosen = "+".join(repo_slug(repo) for repo in repos)
