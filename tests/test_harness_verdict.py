@@ -93,6 +93,16 @@ def test_timeout_wins_over_partial_reports() -> None:
     assert v.status == EvalStatus.TIMEOUT and v.tests[T2] == TestOutcome.MISSING
 
 
+def test_a_test_collected_but_never_reached_says_the_session_stopped_before_it() -> None:
+    """stanza's run timed out in its first test: the two after it were collected, not missing."""
+    lines = session(item(T1), finish=False, canaries=False)
+    lines[1] = json.dumps({"ev": "collected", "ids": [T1, T2 + "[a]"]})
+    v = verdict(lines, timed_out=True)
+    assert v.causes[T2] == "did not run to the end (collected, never reached: the session stopped before it)"
+    lines[1] = json.dumps({"ev": "collected", "ids": [T1]})
+    assert verdict(lines, timed_out=True).causes[T2].startswith("not found by pytest")
+
+
 def test_forged_duplicate_report_is_a_violation() -> None:
     lines = session(item(T1, "failed"), item(T2))
     lines.insert(2, report(T1, "passed"))  # written before the real one

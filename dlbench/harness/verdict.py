@@ -66,6 +66,7 @@ MISSING_MODULE = re.compile(r"No module named '([^']+)'")
 MISSING_FIXTURE = re.compile(r"fixture '([^']+)' not found")
 CAUSE_CHARS = 300
 UNFINISHED = "did not run to the end"
+STOPPED_DURING = f"{UNFINISHED} (the session stopped during the test)"
 OUT_OF_MEMORY = "out of memory: the test session was killed at the sandbox's memory limit (evaluate.memory_mb)"
 TEXT_CAUSE_CHARS = 4000  # of a run's output, searched for the cause of an aborted session
 
@@ -345,7 +346,9 @@ def _missing_cause(node_id: str, runs: list[dict], ev: Events) -> str:
     if error is not None:
         return f"{module} cannot be collected: {describe(error) or 'collection error'}"
     if runs:
-        return f"{UNFINISHED} (the session stopped during the test)"
+        return STOPPED_DURING
+    if any(selects(nid, [node_id]) for nid in ev.collected or ()):
+        return f"{UNFINISHED} (collected, never reached: the session stopped before it)"
     return "not found by pytest (no such test in the collected modules)"
 
 
@@ -404,7 +407,7 @@ def grade(
     def verdict(status: EvalStatus, detail: str | None) -> Verdict:
         causes = _causes(tests, ev) | _causes(cases, ev)
         if run.oom:  # the test that was running when the memory cgroup killed the session
-            causes = {k: OUT_OF_MEMORY if v.startswith(UNFINISHED) else v for k, v in causes.items()}
+            causes = {k: OUT_OF_MEMORY if v == STOPPED_DURING else v for k, v in causes.items()}
         return Verdict(status, tests, detail, exception, round(seconds, 6), causes, cases, seen, durations)
 
     if not expected:
