@@ -20,8 +20,9 @@ from pathlib import Path
 
 from bench_preload import ROOT, workflow_records
 
-from dlbench.config import load_config_file
-from dlbench.generate.code_mutants import MutationError, mutants
+from dlbench.config import ModelConfig, load_config_file
+from dlbench.generate.journal import Journal
+from dlbench.generate.models import GenerationJob, MutantProvider
 from dlbench.generate.techniques import REFERENCE
 from dlbench.harness.evaluate import evaluate_repo, observed_by_gold
 from dlbench.harness.testset import gold_test_sets, passes_on, sample_task_ids, scaled_timeouts
@@ -36,16 +37,11 @@ def sampled_tasks(slug: str, size: int, seed: int) -> dict[str, BenchmarkTask]:
     return {i: tasks[i] for i in sorted(sample_task_ids(tasks, size, seed))}
 
 
-def mutant_generations(tasks: dict[str, BenchmarkTask], n: int) -> list[Generation]:
-    gens = []
-    for task in tasks.values():
-        try:
-            found = mutants(task.ground_truth, n, seed=task.task_id)
-        except MutationError:
-            continue
-        gens += [Generation(task_id=task.task_id, model="mutant", technique="reference", sample=k, code=m.code)
-                 for k, m in enumerate(found)]  # fmt: skip
-    return gens
+def mutant_generations(tasks: dict[str, BenchmarkTask], n: int, work: Path) -> list[Generation]:
+    """The workflow's mutant model (``MutantProvider``), ``n`` per task."""
+    provider = MutantProvider("mutant", ModelConfig(provider="mutant", n=n))
+    job = GenerationJob("mutant", REFERENCE, "", list(tasks.values()), [], Journal(work / "journal.jsonl"))
+    return provider.generate(job)
 
 
 def summary(name: str, runs: list[Evaluation], tasks: dict[str, BenchmarkTask]) -> None:
@@ -76,7 +72,7 @@ def main() -> None:
             t: task for t, task in gold_test_sets(tasks, gold).items()
             if any(e.task_id == t for e in gold) and all(passes_on(e, task.tests) for e in gold if e.task_id == t)
         }  # fmt: skip
-        gens = mutant_generations({t: tasks[t] for t in usable}, args.mutants)
+        gens = mutant_generations({t: tasks[t] for t in usable}, args.mutants, Path(tmp))
         print(f"{args.repo}: {len(tasks)} sampled tasks, {len(usable)} pass gold on the tests it kept; "
               f"{len(gens)} mutants; budget {args.budget:g} s of gold's test time")  # fmt: skip
         timeouts, allowed = scaled_timeouts(gold, cfg), observed_by_gold(gold)

@@ -81,8 +81,8 @@ def container_options(cfg: EvaluateConfig, test_env: Mapping[str, str] | None = 
         "pids_limit": cfg.pids,
         "read_only": True,
         # exec: tests load native code they compile at run time (torch.compile's kernels). noexec
-        # stops no candidate: ctypes runs anonymous executable memory, a subprocess another
-        # interpreter (and the audit hook sees both, as it sees a loaded library)
+        # stops no candidate: ctypes runs anonymous executable memory (the audit hook reports
+        # ctypes, a loaded library among it), a subprocess runs another interpreter
         "tmpfs": {"/tmp": f"rw,exec,nosuid,nodev,size={TMPFS_MB}m,mode=1777"},
         "shm_size": f"{SHM_MB}m",
         "cap_drop": ["ALL"],

@@ -118,11 +118,14 @@ class Verdict:
     tests: dict[str, TestOutcome]
     detail: str | None = None
     exception: str | None = None
-    test_seconds: float = 0.0
     causes: dict[str, str] = field(default_factory=dict)
     cases: dict[str, TestOutcome] = field(default_factory=dict)
     observed: list[str] = field(default_factory=list)
-    durations: dict[str, float] = field(default_factory=dict)
+    durations: dict[str, float] = field(default_factory=dict)  # node id → seconds of its phases
+
+    @property
+    def test_seconds(self) -> float:
+        return round(sum(self.durations.values()), 6)
 
     @property
     def passed(self) -> bool:
@@ -399,7 +402,6 @@ def grade(
         for nid, ph in ev.phases.items()
         if nid not in canary_tests
     }
-    seconds = sum(durations.values())
     exception = _first_exception(expected, tests, ev)
 
     cases = case_outcomes(expected, ev)
@@ -408,7 +410,7 @@ def grade(
         causes = _causes(tests, ev) | _causes(cases, ev)
         if run.oom:  # the test that was running when the memory cgroup killed the session
             causes = {k: OUT_OF_MEMORY if v == STOPPED_DURING else v for k, v in causes.items()}
-        return Verdict(status, tests, detail, exception, round(seconds, 6), causes, cases, seen, durations)
+        return Verdict(status, tests, detail, exception, causes, cases, seen, durations)
 
     if not expected:
         return verdict(EvalStatus.ERROR, "task lists no tests")
