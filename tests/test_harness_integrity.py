@@ -135,6 +135,9 @@ HACKS = {
         APPROX, "import pytest, unittest.mock\nunittest.mock.patch.object(pytest, 'approx', unittest.mock.MagicMock(return_value=unittest.mock.ANY)).start()\n", WRONG,
     ),
     "math.isclose replaced": (ISCLOSE, "import math\nmath.isclose = lambda *a, **k: True\n", WRONG),
+    "math.isclose replaced by a callable object": (
+        ISCLOSE, "import math\nclass _Yes:\n    def __call__(self, *a, **k):\n        return True\nmath.isclose = _Yes()\n", WRONG,
+    ),
     "always-equal __eq__ that is not a constant": (
         EQUAL, "", "class _Same:\n    def __eq__(self, other):\n        return self is self\nreturn _Same()\n",
     ),
@@ -312,6 +315,22 @@ def test_a_plugin_that_reads_the_terminal_reporters_options_does_not_end_the_ses
     record, task = project_task(tmp_path, files, "one", [ONE_TEST], ONE)
     [result] = run_local(record, task, [("gold", ONE)], tmp_path / "ev")
     assert result.status == EvalStatus.PASS, (result.status, result.detail)
+
+
+def test_a_module_attribute_whose_getattr_raises_does_not_end_the_session(tmp_path: Path) -> None:
+    """The plugin looks for candidate code among the compared-with modules' attributes; one
+    that answers any name and raises on the next (``torch.classes``) ended stanza's sessions
+    with an INTERNALERROR."""
+    namespace = (
+        "import math\n\n\nclass Namespace:\n    def __getattr__(self, name):\n"
+        "        raise RuntimeError(f'Tried to instantiate class {name!r}')\n\n\n"
+        "def test_one():\n    math.classes = Namespace()\n    assert one() == 1\n"
+    )
+    files = ONE_FILES | {"tests/test_core.py": "from pkg.core import one\n" + namespace}
+    record, task = project_task(tmp_path, files, "one", [ONE_TEST], ONE)
+    gold, wrong = run_local(record, task, [("gold", ONE), ("m", "def one():\n    return 2\n")], tmp_path / "ev")
+    assert gold.status == EvalStatus.PASS and gold.observed == [], (gold.status, gold.detail, gold.observed)
+    assert wrong.status == EvalStatus.FAIL, (wrong.status, wrong.detail)
 
 
 EXPANDING = '''\

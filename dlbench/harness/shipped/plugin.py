@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import functools
 import hashlib
+import inspect
 import itertools
 import json
 import linecache
@@ -148,11 +149,39 @@ def _watched() -> dict[str, object]:
 
 
 def _fingerprint(obj: object) -> str:
-    target = getattr(obj, "fget", obj)  # properties: their getter
-    target = getattr(target, "__func__", target)  # classmethods
-    code = getattr(target, "__code__", None)
+    target = _function_of(obj)
+    code = target.__code__ if isinstance(target, types.FunctionType) else None
     body = code.co_code + repr(code.co_consts).encode() if code is not None else b""
     return f"{id(target):x}:{hashlib.sha1(body).hexdigest()[:12]}"
+
+
+def _function_of(obj: object) -> object:
+    """The function behind a property (its getter), a bound, class or static method, or a
+    ``functools.partial``; the object itself otherwise. Read without ``getattr``: an object's
+    own ``__getattr__`` may raise (``torch.classes`` answers any name, then raises on the next)
+    or be a candidate's code."""
+    for _ in range(4):  # a partial of a bound method, a classmethod of a partial …
+        if isinstance(obj, property):
+            obj = obj.fget
+        elif isinstance(obj, (types.MethodType, classmethod, staticmethod)):
+            obj = obj.__func__
+        elif isinstance(obj, functools.partial):
+            obj = obj.func
+        else:
+            break
+    return obj
+
+
+def _code_of(obj: object) -> types.CodeType | None:
+    """The code ``obj`` runs when called: a function's (``_function_of``), or the ``__call__``
+    of a callable object's class (a comparison helper replaced by an instance)."""
+    target = _function_of(obj)
+    if isinstance(target, types.FunctionType):
+        return target.__code__
+    if isinstance(target, type) or not callable(target):
+        return None
+    call = _function_of(inspect.getattr_static(type(target), "__call__", None))
+    return call.__code__ if isinstance(call, types.FunctionType) else None
 
 
 def fingerprints() -> dict[str, str]:
@@ -314,11 +343,10 @@ def _foreign_hooks(pm: pluggy.PluginManager) -> list[str]:
         if getattr(caller, "_hookexec", pm._hookexec) != pm._hookexec:
             found.append(f"the caller of {hook_name} was replaced")
         for impl in caller.get_hookimpls() if hasattr(caller, "get_hookimpls") else ():
-            function = getattr(impl.function, "__func__", impl.function)
-            code = getattr(function, "__code__", None)
+            code = _code_of(impl.function)
             if code is None:
                 found.append(f"a {hook_name} implementation without code ({impl.plugin_name})")
-            elif code.co_filename.startswith("<") or (origin := _candidate_origin(function)) is not None:
+            elif code.co_filename.startswith("<") or (origin := _candidate_origin(impl.function)) is not None:
                 found.append(f"a {hook_name} implementation from {origin or code.co_filename} ({impl.plugin_name})")
     return found
 
@@ -384,9 +412,9 @@ def _look_at(value: object, depth: int = 0) -> None:
             _look_at(item, 1)
         return
     kind = type(value)
-    equals = getattr(getattr(kind, "__eq__", None), "__code__", None)
+    equals = _code_of(inspect.getattr_static(kind, "__eq__", None))
     foreign = kind.__module__ == "unittest.mock" or (
-        equals is not None and (equals.co_filename.startswith("<") or _candidate_origin(kind.__eq__) is not None)
+        equals is not None and (equals.co_filename.startswith("<") or _candidate_origin(equals) is not None)
     )
     if not foreign:
         return
@@ -405,8 +433,7 @@ def _look_at(value: object, depth: int = 0) -> None:
 
 def _candidate_origin(value: object) -> str | None:
     """The candidate's file, or a writable place outside the copy, that ``value``'s code comes from."""
-    function = getattr(value, "__func__", value)
-    code = getattr(function, "__code__", None)
+    code = value if isinstance(value, types.CodeType) else _code_of(value)
     audit = _AUDIT[0]
     if not isinstance(code, types.CodeType) or audit is None:
         return None
@@ -533,7 +560,7 @@ def _expanded_case(item: pytest.Item) -> str | None:
     statically are the source's, pytest collects the copies."""
     if selects(item.nodeid, _SELECTED):
         return None
-    function = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
+    function = _function_of(getattr(item, "obj", None))
     origin = getattr(function, "place_as", None) or getattr(function, "__wrapped__", None)
     name = getattr(origin, "__name__", None)
     if not name or name == item.name or not item.name.startswith(name):
@@ -591,7 +618,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     }
     failed = _SUBTESTS_FAILED.pop(report.nodeid, None) if report.when == "call" else None
     if failed is not None and report.passed:
-        event |= {"outcome": "failed", "exc": _exception(failed), "text": _failure_text(failed)}
+        event.update(outcome="failed", exc=_exception(failed), text=_failure_text(failed))
     send(event)
     if report.when == "teardown":
         check(report.nodeid, _CONFIG[0])

@@ -56,6 +56,7 @@ COPY_LINK_BYTES = 1 << 20  # sandboxed: larger files are symlinked to the read-o
 EXTENSION_SUFFIXES = (".so", ".pyd")  # compiled modules a project builds in place (images/extensions.py)
 EVENT_LIMIT = 16 << 20
 TAIL_BYTES = 8192
+EXIT_POLL_S = 0.05  # how often a child is polled for its exit where there is no pidfd (Python < 3.9)
 CHECKED_SUFFIXES = (".py", ".pyc", ".pth", ".ini", ".cfg", ".toml")
 SCRATCH_SUBDIRS = ("tmp", "home", "basetemp")  # of OWN_DIR: anything may be written there
 SCRATCH_DIRS = ("/tmp", "/dev/shm")
@@ -355,7 +356,7 @@ class Supervisor:
             if module is not None:
                 self.patchers.setdefault(module, []).append(name)
         if self.entry_plugins is not None:
-            pairs = zip(self.entry_plugins[::2], self.entry_plugins[1::2], strict=True)
+            pairs = zip(self.entry_plugins[::2], self.entry_plugins[1::2])  # (-p, module) pairs
             self.entry_plugins = [arg for flag, m in pairs if m not in self.patchers for arg in (flag, m)]
 
     def _plugin_of(self, files: list[str]) -> str | None:
@@ -397,14 +398,19 @@ class Supervisor:
         sel = selectors.DefaultSelector()
         sel.register(out_r, selectors.EVENT_READ, "out")
         sel.register(rep_r, selectors.EVENT_READ, "rep")
-        pidfd = os.pidfd_open(pid)
-        sel.register(pidfd, selectors.EVENT_READ, "exit")
+        pidfd = _exit_fd(pid)
+        if pidfd is not None:
+            sel.register(pidfd, selectors.EVENT_READ, "exit")
         while sel.get_map():
             left = deadline - time.monotonic()
             if left <= 0 and status is None:
                 timed_out = True
                 self._kill_rest()
-            for key, _ in sel.select(timeout=max(left, 0.05) if status is None else 1.0):
+            if pidfd is None and status is None and self._exited(pid):
+                status = self._wait(pid)
+                self._kill_rest()
+            wait = max(left, 0.05) if status is None else 1.0
+            for key, _ in sel.select(timeout=wait if pidfd is not None else min(wait, EXIT_POLL_S)):
                 if key.data == "exit":
                     sel.unregister(pidfd)
                     status = self._wait(pid)
@@ -425,7 +431,8 @@ class Supervisor:
             if exceeded and status is None:
                 self._kill_rest()
         for fd in (out_r, rep_r, pidfd):
-            os.close(fd)
+            if fd is not None:
+                os.close(fd)
         output = head.decode(errors="replace")
         if total > len(head):
             output += f"\n[... {total - len(head)} bytes not kept ...]\n" + tail[
@@ -437,7 +444,7 @@ class Supervisor:
             "output_bytes": total,
             "output_exceeded": exceeded,
             "timed_out": timed_out,
-            "exit_code": os.waitstatus_to_exitcode(status) if status is not None else None,
+            "exit_code": _exit_code(status) if status is not None else None,
             "violations": [],
         }
 
@@ -483,6 +490,18 @@ class Supervisor:
                 return
             if pid == self.child:  # orphans' statuses are not needed
                 self.reaped[pid] = status
+
+    def _exited(self, pid: int) -> bool:
+        """Whether ``pid`` has exited (reaped now, its status kept for ``_wait``)."""
+        if pid in self.reaped:
+            return True
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return True
+        if done:
+            self.reaped[pid] = status
+        return bool(done)
 
     def _wait(self, pid: int) -> int:
         if pid not in self.reaped:
@@ -537,8 +556,7 @@ class InternalsWatch:
     def pytest_runtest_call(self, item) -> None:  # noqa: ANN001 - pytest's Item
         for name, obj in self.plugin._watched().items():
             if self.plugin._fingerprint(obj) != self.baseline.get(name):
-                target = getattr(obj, "fget", obj)  # a property: its getter (as plugin._fingerprint)
-                code = getattr(getattr(target, "__func__", target), "__code__", None)
+                code = self.plugin._code_of(obj)
                 self.replaced[name] = code.co_filename if code is not None else ""
 
 
@@ -616,7 +634,7 @@ def _parked(threads: dict[str, tuple[str, ...]]) -> bool:
 
 def project_imports(repo: str) -> list[str]:
     """Installed third-party top-level modules the project's sources import (preload candidates)."""
-    own = {n.removesuffix(".py") for d in (repo, os.path.join(repo, "src")) for n in _listdir(d)}
+    own = {n[:-3] if n.endswith(".py") else n for d in (repo, os.path.join(repo, "src")) for n in _listdir(d)}
     found: set[str] = set()
     for path in _python_files(repo)[:SCAN_FILES]:
         try:
@@ -624,7 +642,7 @@ def project_imports(repo: str) -> list[str]:
                 found.update(m.decode() for m in IMPORT_LINE.findall(fh.read()))
         except OSError:
             continue
-    third_party = found - own - set(sys.stdlib_module_names) - {"__future__", "conftest"}
+    third_party = found - own - _stdlib_modules() - {"__future__", "conftest"}
     return sorted(name for name in third_party if _installed(name))
 
 
@@ -884,6 +902,35 @@ def _try_flush() -> None:
             pass
 
 
+def _stdlib_modules() -> set[str]:
+    """The standard library's top-level names (``sys.stdlib_module_names`` from Python 3.10;
+    before it, the modules in the interpreter's own library folder)."""
+    names = getattr(sys, "stdlib_module_names", None)
+    if names is not None:
+        return set(names)
+    import sysconfig  # noqa: PLC0415 - only images older than Python 3.10 get here
+
+    folders = {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]}
+    found = {n.split(".")[0] for folder in folders for n in _listdir(folder) if not n.startswith("site-packages")}
+    found |= {n.split(".")[0] for n in _listdir(os.path.join(sysconfig.get_paths()["stdlib"], "lib-dynload"))}
+    return found | set(sys.builtin_module_names)
+
+
+def _exit_code(status: int) -> int:
+    """``os.waitstatus_to_exitcode`` (Python 3.9): the exit status, or minus the killing signal."""
+    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+
+def _exit_fd(pid: int) -> int | None:
+    """A descriptor that becomes readable when ``pid`` exits (``os.pidfd_open``: Python 3.9,
+    Linux 5.3); None where there is none, and the watcher polls instead."""
+    opener = getattr(os, "pidfd_open", None)
+    try:
+        return opener(pid) if opener is not None else None
+    except OSError:
+        return None
+
+
 def _listdir(path: str) -> list[str]:
     try:
         return os.listdir(path)
@@ -949,7 +996,7 @@ def main(argv: list[str] | None = None) -> int:
         command = [sys.executable, os.path.abspath(__file__), *(argv if argv is not None else sys.argv[1:])]
         os.execv(sys.executable, [*command, *(arg for name in exc.modules for arg in ("--skip-preload", name))])
     ready = {"ready": True, "pid": os.getpid(), "preloaded": loaded, "not_preloaded": args.skip_preload}
-    _reply(ready | {"landlock": dlbench_guard.landlock_abi()})
+    _reply(dict(ready, landlock=dlbench_guard.landlock_abi()))
     while line := sys.stdin.readline():
         req = json.loads(line)
         if req.get("op") == "exit":
