@@ -301,11 +301,37 @@ class EvaluateConfig(Section):
         return self.gold_runs + self.gold_reseeds
 
 
+class PythonBase(Section):
+    """A Python a project's image can be built on: its base image and the platform it resolves for."""
+
+    python: str = Field(
+        pattern=r"^3\.(8|9|[1-9][0-9])$", description="The base image's Python (major.minor, 3.8 or later)."
+    )
+    image: str = Field(description="Base image (python:3.X-slim on a machine with a registry).")
+    platform: str = Field(description="Target platform for resolution (uv --python-platform): the image's glibc.")
+    suite: str | None = Field(
+        None,
+        description="Debian or Ubuntu release docker/base/build.sh bootstraps as the image when it is "
+        "missing and cannot be pulled (None: never built here).",
+    )
+
+
 class ImagesConfig(Section):
     """How project test environments are found, resolved and layered (dlbench/deps, images/build.py)."""
 
     python_version: str = Field("3.11", description="Python of the base image: dependencies are resolved for it.")
     platform: str = Field("x86_64-manylinux_2_36", description="Target platform for resolution (uv --python-platform).")
+    pythons: list[PythonBase] = Field(
+        default_factory=lambda: [
+            PythonBase(python="3.10", image="dlbench/base:jammy", platform="x86_64-manylinux_2_35", suite="jammy"),
+            PythonBase(python="3.9", image="dlbench/base:bullseye", platform="x86_64-manylinux_2_31", suite="bullseye"),
+            PythonBase(python="3.8", image="dlbench/base:focal", platform="x86_64-manylinux_2_31", suite="focal"),
+        ],
+        description="Older Pythons, for code whose requirements cannot be had on the default one (python_version "
+        "on evaluate.base_image) as of its date: the newest that keeps every runtime and test requirement is "
+        "used, else the one that loses fewest. 3.8 is the floor: the sandbox's audit hook needs it. "
+        "[] keeps every project on the default.",
+    )
     resolve_as_of_commit: bool = Field(
         True, description="Resolve with packages released before the pinned commit's date (uv --exclude-newer)."
     )

@@ -579,7 +579,7 @@ class ImageRecord(Record):
 
     repo: str  # slug
     sha: str
-    base_image: str  # as configured (name or id)
+    base_image: str  # as configured (name or id), or the older Python's base the project needed
     base_image_id: str | None = None  # what it resolved to when built
     tag: str | None  # dlbench/project-<slug>:<hash12>; None when the base image is missing
     image_id: str | None = None
@@ -627,6 +627,10 @@ class Environment(Record):
     exclude_newer: datetime | None = None  # resolved as of the pinned commit's date
     python_version: str
     platform: str
+    python_tried: list[str] = Field(
+        default_factory=list
+    )  # each Python tried and what it would lose (images/pythons.py)
+    python_lost: list[str] = Field(default_factory=list)  # runtime and test requirements no configured Python keeps
     requirements: list[DeclaredRequirement] = Field(default_factory=list)
     constraints: list[str] = Field(default_factory=list)
     dropped: list[DroppedRequirement] = Field(default_factory=list)

@@ -23,7 +23,8 @@ from pathlib import PurePosixPath
 
 import yaml
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import SpecifierSet
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
 
 from dlbench.deps.tree import SourceTree
 from dlbench.parsing import Unparsable, parse_ast
@@ -66,6 +67,13 @@ class Declarations:
     skipped: list[DroppedRequirement] = field(default_factory=list)
     files: list[str] = field(default_factory=list)  # the declaration files read
     own_extras: list[tuple[frozenset[str], str, str]] = field(default_factory=list)  # (extras, source, group)
+    requires_python: list[str] = field(default_factory=list)  # the Pythons each declaration file admits
+
+    def admits(self, python: str) -> bool:
+        """Whether every ``requires-python`` the project declares admits ``python`` (``3.8``); an
+        unreadable one admits anything."""
+        sets = (_python_specifiers(spec) for spec in self.requires_python)
+        return all(s is None or s.contains(Version(python), prereleases=True) for s in sets)
 
     def names(self, exclude_groups: Iterable[str] = ()) -> set[str]:
         excluded = set(exclude_groups)
@@ -253,6 +261,7 @@ def _read_pyproject(tree: SourceTree, path: str, text: str, found: Declarations,
         found.skipped.append(DroppedRequirement(spec="", source=path, reason=f"not valid TOML: {exc}"))
         return
     project = doc.get("project", {})
+    _add_python(found, project.get("requires-python"))
     _add_all(found, project.get("dependencies", []), f"{path} [project.dependencies]", "runtime")
     for name, specs in project.get("optional-dependencies", {}).items():
         _add_all(found, specs, f"{path} [project.optional-dependencies.{name}]", f"extra:{name}")
@@ -314,11 +323,27 @@ def _read_setup_cfg(tree: SourceTree, path: str, text: str, found: Declarations,
     except configparser.Error as exc:
         found.skipped.append(DroppedRequirement(spec="", source=path, reason=f"not a valid setup.cfg: {exc}"))
         return
+    _add_python(found, parser.get("options", "python_requires", fallback=None))
     for key, group in (("install_requires", "runtime"), ("tests_require", "test")):
         _add_all(found, _cfg_lines(parser.get("options", key, fallback="")), f"{path} [options] {key}", group)
     if parser.has_section("options.extras_require"):
         for name, value in parser.items("options.extras_require"):
             _add_all(found, _cfg_lines(value), f"{path} [options.extras_require] {name}", f"extra:{name}")
+
+
+def _python_specifiers(spec: str) -> SpecifierSet | None:
+    """``spec`` as a specifier set; the ``>=3.6.*`` old setuptools accepted read as ``>=3.6``."""
+    for text in (spec, re.sub(r"(>=|<=|>|<|~=)\s*([\d.]+?)\.\*", r"\1\2", spec)):
+        try:
+            return SpecifierSet(text)
+        except InvalidSpecifier:
+            continue
+    return None
+
+
+def _add_python(found: Declarations, spec: object) -> None:
+    if isinstance(spec, str) and spec.strip():
+        found.requires_python.append(spec.strip())
 
 
 def _cfg_lines(value: str) -> list[str]:
@@ -336,7 +361,9 @@ def _read_setup_py(tree: SourceTree, path: str, text: str, found: Declarations, 
     for call in (n for n in ast.walk(module) if isinstance(n, ast.Call) and _call_name(n) == "setup"):
         for keyword in call.keywords:
             value = _literal(keyword.value, names)
-            if keyword.arg in ("install_requires", "tests_require") and isinstance(value, list):
+            if keyword.arg == "python_requires":
+                _add_python(found, value)
+            elif keyword.arg in ("install_requires", "tests_require") and isinstance(value, list):
                 _add_all(found, value, f"{path} setup({keyword.arg}=...)", "runtime" if keyword.arg == "install_requires" else "test")  # fmt: skip
             elif keyword.arg == "extras_require" and isinstance(value, dict):
                 for name, specs in value.items():

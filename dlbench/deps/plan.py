@@ -37,6 +37,10 @@ class EnvironmentPlan:
     imports: dict[str, list[str]] = field(default_factory=dict)  # third-party module → test files
     own_names: set[str] = field(default_factory=set)
     local_modules: set[str] = field(default_factory=set)  # names the project's own tree provides
+    requires_python: list[str] = field(default_factory=list)  # what the declaration files admit
+
+    def admits(self, python: str) -> bool:
+        return Declarations(requires_python=self.requires_python).admits(python)
 
     def own_modules(self) -> set[str]:
         """Top-level modules the project provides itself: a missing one is never the image's fault."""
@@ -80,7 +84,9 @@ def plan_environment(tree: SourceTree) -> EnvironmentPlan:
             )
     if "pytest" not in covered:
         chosen.append(TEST_RUNNER)
-    return EnvironmentPlan(chosen, declared.constraints, declared.skipped, imports, own, local_modules(tree))
+    return EnvironmentPlan(
+        chosen, declared.constraints, declared.skipped, imports, own, local_modules(tree), declared.requires_python
+    )
 
 
 def _chosen_declarations(declared: Declarations, imported: set[str], own: set[str], tested: set[str]) -> list[DeclaredRequirement]:  # fmt: skip

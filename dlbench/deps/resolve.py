@@ -208,8 +208,10 @@ def compile_lock(specs: Sequence[str], constraints: Sequence[str], target: Targe
 
 
 def _uv_environment() -> dict[str, str]:
-    """uv trusts the host's CA bundle (and any proxy's CA in it) like pip does here."""
-    env = {**os.environ, "UV_NO_PROGRESS": "1"}
+    """uv trusts the host's CA bundle (and any proxy's CA in it) like pip does here. It never
+    fetches an interpreter: a lock for another Python needs none, and where downloads are
+    unreachable asking for one cost about 10 s per resolution."""
+    env = {**os.environ, "UV_NO_PROGRESS": "1", "UV_PYTHON_DOWNLOADS": "never"}
     bundle = host_ca_bundle()
     if "SSL_CERT_FILE" not in env and bundle:
         env["SSL_CERT_FILE"] = str(bundle)

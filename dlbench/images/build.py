@@ -35,16 +35,17 @@ from docker.errors import DockerException, ImageNotFound
 from requests.exceptions import RequestException
 
 import docker
-from dlbench.config import ImagesConfig, StorageConfig
+from dlbench.config import ImagesConfig, PythonBase, StorageConfig
 from dlbench.deps.declared import canonical_name
 from dlbench.deps.imports import distribution_for
 from dlbench.deps.plan import PRIORITY, EnvironmentPlan, drop_priority, plan_environment
 from dlbench.deps.resolve import IndexUnavailable, Lock, ResolutionError, Target, host_ca_bundle, resolve, uv_binary
 from dlbench.deps.tree import disk_tree
-from dlbench.images import layers
+from dlbench.images import layers, pythons
 from dlbench.images.envcheck import RemovedName, check_script, missing_modules
 from dlbench.images.extensions import SYSTEM_PACKAGES as EXTENSION_PACKAGES
 from dlbench.images.extensions import ExtensionBuild, build_outcome, build_script, extension_build
+from dlbench.images.pythons import PythonChoice
 from dlbench.images.layers import REPO_DIR, RUNNER_UID, STEP_INPUTS, SUPPORT_DIR, DownloadFailed, StepFailed
 from dlbench.records import DeclaredRequirement, DroppedRequirement, Environment, ImageRecord, ImageStatus, RepairStep
 
@@ -170,10 +171,11 @@ def commit_date(checkout: Path) -> datetime | None:
     return datetime.fromisoformat(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
 
 
-def resolution_target(cfg: ImagesConfig, checkout: Path, downloads: Path) -> Target:
+def resolution_target(cfg: ImagesConfig, checkout: Path, downloads: Path, python: PythonBase | None = None) -> Target:
+    """What to resolve for: ``python``'s version and platform (default: the configured default's)."""
     return Target(
-        python_version=cfg.python_version,
-        platform=cfg.platform,
+        python_version=python.python if python else cfg.python_version,
+        platform=python.platform if python else cfg.platform,
         exclude_newer=commit_date(checkout) if cfg.resolve_as_of_commit else None,
         index_url=cfg.index_url or os.environ.get("PIP_INDEX_URL") or None,
         extra_index_url=cfg.framework_index_url,
@@ -210,10 +212,11 @@ def lock_environment(plan: EnvironmentPlan, target: Target, preferred: list[tupl
 
 
 def environment_record(
-    plan: EnvironmentPlan, lock: Lock, target: Target, cfg: ImagesConfig, reused: bool
+    plan: EnvironmentPlan, lock: Lock, target: Target, cfg: ImagesConfig, reused: bool, choice: PythonChoice
 ) -> Environment:
     return Environment(
         exclude_newer=target.exclude_newer, python_version=target.python_version, platform=target.platform,
+        python_tried=choice.tried, python_lost=choice.lost,
         requirements=lock.requirements, constraints=plan.constraints, dropped=[*plan.skipped, *lock.dropped],
         lock=lock.pins, frameworks=framework_pins(lock, cfg), framework_preferred=reused,
     )  # fmt: skip
@@ -233,9 +236,12 @@ def build_project_image(
     images: ImagesConfig | None = None,
     downloads: Path | None = None,
     repairs: Sequence[RepairStep] = (),
+    python: PythonBase | None = None,
 ) -> ImageRecord:
     """Build (or reuse) the image of one repository; a failed build is recorded, not raised.
 
+    ``base_image`` is the default Python's base; the project may need an older Python's
+    (``images/pythons.py``), unless ``python`` fixes the one to build on (a repair).
     ``downloads`` is the machine's download cache (default: ``storage.downloads``'s).
     ``repairs`` are distributions added before the build (``repair_project_image``: a gold
     run showed them missing); the image record lists them with the build's own repairs.
@@ -259,7 +265,9 @@ def build_project_image(
         out.write(f"# project {slug} at {sha}\n# base {base_image} ({record.base_image_id})\n")
         try:
             _check_checkout(checkout, sha)
-            record = _build_with_repairs(client, record, checkout, support_files, cfg, downloads, out, list(repairs))
+            record = _build_with_repairs(
+                client, record, checkout, support_files, cfg, downloads, out, list(repairs), python
+            )
         except (ImageBuildError, ResolutionError, StepFailed) as exc:  # the project's recipe: recorded
             out.write(f"\n# FAILED: {exc}\n")
             record.error = f"{exc}\n{_step_output_tail(exc)}".strip()
@@ -309,8 +317,9 @@ def repair_project_image(
             )
     if not new:
         return None
+    python = PythonBase(python=env.python_version, image=record.base_image, platform=env.platform) if env else None
     return build_project_image(checkout, record.repo, record.sha, record.base_image, log_path, support_files,
-                               images=images, downloads=downloads, repairs=[*previous, *new])  # fmt: skip
+                               images=images, downloads=downloads, repairs=[*previous, *new], python=python)  # fmt: skip
 
 
 def _minor_release(version: str) -> str:
@@ -318,10 +327,32 @@ def _minor_release(version: str) -> str:
     return ".".join(version.split(".")[:2])
 
 
-def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, out: IO[str], repairs: list[RepairStep]) -> ImageRecord:  # fmt: skip
+def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, out: IO[str], repairs: list[RepairStep], python: PythonBase | None) -> ImageRecord:  # fmt: skip
+    """Build on the chosen Python; when a required package fails to build from source there
+    (old numpy on a newer Python), choose again among the other Pythons."""
     plan = plan_environment(disk_tree(checkout))
-    target = resolution_target(cfg, checkout, downloads)
     _add_repairs(plan, repairs, out)
+    options = [python] if python else pythons.candidates(cfg, record.base_image, plan)
+    failed: list[str] = []
+    while True:
+        choice = _choose_python(client, plan, cfg, checkout, downloads, options, record.base_image, out)
+        choice.tried[:0] = failed
+        try:
+            return _build_on(client, record, checkout, support, cfg, downloads, out, repairs, plan, choice)
+        except StepFailed as exc:
+            names = sorted({m["name"] for m in FAILED_BUILD.finditer(exc.output or "")})
+            options = [o for o in options if o is not choice.base]
+            if not names or not options:
+                raise
+            failed.append(f"Python {choice.base.python}: {', '.join(names)} did not build")
+            out.write(f"\n# {failed[-1]}: choosing among the other Pythons\n")
+
+
+def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, out: IO[str], repairs: list[RepairStep], plan: EnvironmentPlan, choice: PythonChoice) -> ImageRecord:  # fmt: skip
+    target = resolution_target(cfg, checkout, downloads, choice.base)
+    base_id = client.images.get(choice.base.image).id
+    record = record.model_copy(update={"base_image": choice.base.image, "base_image_id": base_id})
+    repairs = list(repairs)
     first = max((r.round for r in repairs), default=0) + 1
     for round_ in range(first, first + cfg.repair_rounds + 1):
         lock, reused, record = _lock_and_build(client, record, checkout, support, cfg, downloads, plan, target, out)
@@ -333,9 +364,25 @@ def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Ma
             break
         repairs += new
         _add_repairs(plan, new, out)
-    env = environment_record(plan, lock, target, cfg, reused)
+    env = environment_record(plan, lock, target, cfg, reused, choice)
     env.repairs, env.unresolved = repairs, sorted(missing)
     return record.model_copy(update={"environment": env, "status": ImageStatus.OK})
+
+
+def _choose_python(client, plan: EnvironmentPlan, cfg: ImagesConfig, checkout: Path, downloads: Path, options: list[PythonBase], default_image: str, out: IO[str]) -> PythonChoice:  # fmt: skip
+    """The Python to build on (``images/pythons.py``) among ``options`` whose base image is
+    here, can be pulled or can be bootstrapped (the default's is known to be here)."""
+    options = list(options)
+    while True:
+        if not options:
+            raise ImageBuildError("no Python left to build on: every other one's base image is unavailable")
+        choice = pythons.choose_python(plan, options, partial(resolution_target, cfg, checkout, downloads))
+        out.write("".join(f"# {line}\n" for line in choice.tried))
+        if choice.base.image == default_image or pythons.available(choice.base, client, ensure_base_image):
+            out.write(f"# building on Python {choice.base.python} ({choice.base.image})\n")
+            return choice
+        out.write(f"# Python {choice.base.python}: base image {choice.base.image} is not available\n")
+        options.remove(choice.base)
 
 
 def _add_repairs(plan: EnvironmentPlan, steps: list[RepairStep], out: IO[str]) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import functools
 import hashlib
+import importlib
 import inspect
 import itertools
 import json
@@ -34,7 +35,6 @@ import _pytest.python
 import _pytest.reports
 import _pytest.runner
 import pluggy
-import pluggy._callers
 import pytest
 
 try:  # in the image: shipped beside this file (harness/code.py)
@@ -53,7 +53,7 @@ _DESELECTED: set[str] = set()
 _SEED: list[int | None] = [None]  # evaluate.test_seed, from attach
 _NEUTRALISED: list[str] = []
 _AUDIT: list = [None]  # the child's audit hook (dlbench_guard.Audit): told when a test's call phase runs
-_MULTICALL = pluggy._callers._multicall  # what every plugin manager calls hooks through
+_INNER: dict[int, tuple] = {}  # id → (plugin manager, its hook executor when this plugin was registered)
 _OBSERVED: set[str] = set()
 _TARGET: list[str | None] = [None]  # ``path:qualname`` of the task's function
 _LOOKED: dict[str, dict[str, int]] = {}  # module → attribute → id of the value last examined
@@ -89,6 +89,21 @@ def broken_conftest() -> tuple[str, str] | None:
 
 # Modules whose functions tests compare with or pytest reports through: one of their
 # attributes holding candidate code or a mock object is reported (``observed``).
+def _pluggy_internals() -> tuple[type, object]:
+    """(the hook caller class, ``_multicall``) of pluggy 0.13 (pytest 6) to 1.x."""
+    for hooks, callers in (("pluggy._hooks", "pluggy._callers"), ("pluggy.hooks", "pluggy.callers")):
+        try:
+            hooks_module, callers_module = importlib.import_module(hooks), importlib.import_module(callers)
+        except ImportError:
+            continue
+        caller = getattr(hooks_module, "HookCaller", None) or hooks_module._HookCaller
+        return caller, callers_module._multicall
+    raise ImportError(f"pluggy {getattr(pluggy, '__version__', '?')} has neither _hooks nor hooks")
+
+
+_HOOK_CALLER, _MULTICALL = _pluggy_internals()  # what every plugin manager calls hooks through
+
+
 COMPARED_MODULES = (
     "builtins", "math", "operator", "pytest", "_pytest.python_api", "_pytest.outcomes", "unittest", "unittest.case",
     "numpy", "numpy.testing", "numpy.testing._private.utils", "torch", "torch.testing", "torch.testing._comparison",
@@ -133,7 +148,7 @@ def _watched() -> dict[str, object]:
         "reports.BaseReport.failed": _pytest.reports.BaseReport.__dict__["failed"],
         "python.Function.runtest": _pytest.python.Function.runtest,
         "python.pytest_pyfunc_call": _pytest.python.pytest_pyfunc_call,
-        "pluggy.HookCaller.__call__": pluggy.HookCaller.__call__,
+        "pluggy.HookCaller.__call__": _HOOK_CALLER.__call__,
         "pluggy.PluginManager._hookexec": pluggy.PluginManager._hookexec,
         "builtins.__import__": builtins.__import__,
         "pytest.fail": pytest.fail,
@@ -144,7 +159,7 @@ def _watched() -> dict[str, object]:
         "plugin._WRITE": _WRITE,
         "plugin._FD": _FD,
         "plugin.observe": observe,
-        "pluggy.multicall": pluggy._callers._multicall,
+        "pluggy.multicall": _MULTICALL,
     }
 
 
@@ -269,23 +284,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         pass
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(hookwrapper=True)  # the old style: pluggy before 1.1 has no ``wrapper=True``
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]):
     """After the project's initial conftests (they may add options): drop the conflicting
     options, then any option still unknown (a plugin the image lacks), so pytest runs. A
     conftest that cannot be imported is kept for the supervisor (``broken_conftest``)."""
-    try:
-        result = yield
-    except Exception as exc:
+    outcome = yield
+    if outcome.excinfo is not None:
+        exc = outcome.excinfo[1]
         cause = getattr(exc, "cause", None) or (getattr(exc, "excinfo", None) or (None, None))[1]
         if hasattr(exc, "path") and cause is not None:  # pytest's ConftestImportFailure
             _BROKEN[:] = [(str(exc.path), f"{type(cause).__name__}: {cause}")]
-        raise
+        return
     kept, dropped = neutralise(args)
     unknown = set(parser.parse_known_and_unknown_args(kept)[1])
     args[:] = [a for a in kept if a not in unknown]
     _NEUTRALISED[:] = dropped + [f"{a} (unknown option)" for a in sorted(unknown)]
-    return result
 
 
 def check(stage: str, config: pytest.Config | None = None) -> None:
@@ -338,7 +352,9 @@ def _foreign_attributes() -> list[str]:
 
 
 def _foreign_hooks(pm: pluggy.PluginManager) -> list[str]:
-    found = [] if pm._inner_hookexec is _MULTICALL else ["the plugin manager's hook caller was replaced"]
+    inner = pm._inner_hookexec
+    trusted = inner is _MULTICALL or inner is _INNER.get(id(pm), (None, None))[1]
+    found = [] if trusted else ["the plugin manager's hook caller was replaced"]
     for hook_name, caller in list(vars(pm.hook).items()):
         if getattr(caller, "_hookexec", pm._hookexec) != pm._hookexec:
             found.append(f"the caller of {hook_name} was replaced")
@@ -458,6 +474,14 @@ def _reason(report: pytest.TestReport | pytest.CollectReport) -> str | None:
     return None
 
 
+def pytest_plugin_registered(plugin: object, manager: pluggy.PluginManager) -> None:
+    """Historic: first called as this plugin is registered (``pytest.main(plugins=...)``),
+    before any conftest or project module is imported. pluggy before 1.0 runs hooks through a
+    lambda of each manager's own: trusted as it is then."""
+    if _INNER.get(id(manager), (None,))[0] is not manager:
+        _INNER[id(manager)] = (manager, manager._inner_hookexec)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.option.tbstyle = "short"  # ``--tb`` belongs to the terminal plugin, which is off
@@ -467,18 +491,19 @@ def pytest_configure(config: pytest.Config) -> None:
     send({"ev": "config", "rootdir": str(config.rootpath), "inifile": inifile, "neutralised": list(_NEUTRALISED)})
 
 
-@pytest.hookimpl(wrapper=True, tryfirst=True)
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_call(item: pytest.Item):
     """The audit hook counts reads of the task's test files while a test body runs; the lines
     a traceback cached are dropped first, so such a read must open the file."""
     audit = _AUDIT[0]
     if audit is None:
-        return (yield)
+        yield
+        return
     for path in audit.tests:
         linecache.cache.pop(path, None)
     audit.in_call = True
     try:
-        return (yield)
+        yield
     finally:
         audit.in_call = False
 

@@ -401,7 +401,7 @@ class Supervisor:
         pidfd = _exit_fd(pid)
         if pidfd is not None:
             sel.register(pidfd, selectors.EVENT_READ, "exit")
-        while sel.get_map():
+        while sel.get_map() or (pidfd is None and status is None):  # polled: wait for the exit too
             left = deadline - time.monotonic()
             if left <= 0 and status is None:
                 timed_out = True
@@ -820,7 +820,9 @@ def _entry_point_plugins() -> list[str] | None:
     Scanning the installed distributions for entry points costs each candidate's pytest
     about a third of its start-up; the set cannot change inside one image, so the warm
     parent resolves it once and children load the same plugins by name."""
-    points = importlib.metadata.entry_points(group="pytest11")
+    found = importlib.metadata.entry_points()
+    # a selectable collection from Python 3.10; before it, a dict of group → entry points
+    points = found.select(group="pytest11") if hasattr(found, "select") else found.get("pytest11", [])
     if any(":" in point.value for point in points):  # an object, not a module: -p cannot name it
         return None
     return [arg for point in points for arg in ("-p", point.value)]

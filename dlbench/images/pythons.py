@@ -1,0 +1,108 @@
+"""Which Python a project's image is built on.
+
+Requirements are resolved as of the pinned commit's date, and old code pins what its day
+had: ``tensorflow==2.3.1`` has wheels for Python 3.5 to 3.8 only, so on the default Python
+(3.11) the project's own framework cannot be had and every test fails. A project is built on
+the default Python when its runtime and test requirements all resolve there; otherwise on
+the newest configured older Python (``images.pythons``) where they do, or else on the one
+that loses fewest. Pythons the project's ``requires-python`` excludes are tried last. Each
+Python tried, and what it lost, is recorded in the image's environment.
+
+Base images of older Pythons are pulled where a registry is reachable, else bootstrapped
+here from their Debian or Ubuntu release by ``docker/base/build.sh`` (as root).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.version import Version
+
+import docker
+from dlbench.config import ImagesConfig, PythonBase
+from dlbench.deps.plan import PRIORITY, EnvironmentPlan, drop_priority
+from dlbench.deps.resolve import Lock, ResolutionError, Target, resolve
+
+log = logging.getLogger(__name__)
+
+BASE_BUILDER = Path(__file__).resolve().parents[2] / "docker" / "base" / "build.sh"
+BASE_BUILD_TIMEOUT_S = 1800
+REQUIRED_FROM = PRIORITY["test"]  # test, repair and runtime requirements: what the tests cannot do without
+
+
+@dataclass
+class PythonChoice:
+    base: PythonBase
+    lost: list[str] = field(default_factory=list)  # required specs the chosen Python cannot have
+    tried: list[str] = field(default_factory=list)  # per Python tried: what it would lose
+
+
+def candidates(cfg: ImagesConfig, base_image: str, plan: EnvironmentPlan) -> list[PythonBase]:
+    """The default Python first, then the older ones newest first; the ones the project's
+    ``requires-python`` excludes after the rest, in the same order."""
+    default = PythonBase(python=cfg.python_version, image=base_image, platform=cfg.platform)
+    older = sorted((p for p in cfg.pythons if p.python != default.python), key=lambda p: Version(p.python))
+    every = [default, *reversed(older)]
+    return [p for p in every if plan.admits(p.python)] + [p for p in every if not plan.admits(p.python)]
+
+
+def required_lost(plan: EnvironmentPlan, lock: Lock) -> list[str]:
+    """The runtime and test requirements ``lock`` had to drop."""
+    kept = {r.name for r in lock.requirements}
+    return sorted({r.spec for r in plan.requirements if drop_priority(r) >= REQUIRED_FROM and r.name not in kept})
+
+
+def choose_python(
+    plan: EnvironmentPlan, options: Sequence[PythonBase], target_for: Callable[[PythonBase], Target]
+) -> PythonChoice:
+    """The first of ``options`` that keeps every required requirement, else the one losing fewest
+    (the earlier on a tie). A single option is taken without resolving."""
+    if len(options) == 1:
+        return PythonChoice(options[0])
+    best: tuple[int, PythonChoice] | None = None
+    tried: list[str] = []
+    for base in options:
+        try:
+            lost = required_lost(plan, resolve(plan.requirements, plan.constraints, target_for(base)))
+            score = len(lost)
+            tried.append(
+                f"Python {base.python}: " + (f"loses {', '.join(lost)}" if lost else "keeps every requirement")
+            )
+        except ResolutionError as exc:
+            lost, score = [f"everything: {exc}"], len(plan.requirements) + 1  # worse than any partial loss
+            tried.append(f"Python {base.python}: nothing resolves")
+        if best is None or score < best[0]:
+            best = (score, PythonChoice(base, lost))
+        if not lost:
+            break
+    assert best is not None  # options is never empty: the default is always one
+    return PythonChoice(best[1].base, best[1].lost, tried)
+
+
+def available(
+    base: PythonBase, client: docker.DockerClient, ensure: Callable[[str, docker.DockerClient], bool]
+) -> bool:
+    """Whether ``base``'s image is here, can be pulled, or is bootstrapped here now from its release."""
+    return ensure(base.image, client) or (base.suite is not None and build_base(base.suite, base.image, client))
+
+
+def build_base(suite: str, tag: str, client: docker.DockerClient) -> bool:
+    """``docker/base/build.sh --suite SUITE`` as ``tag`` (root only: debootstrap needs it)."""
+    if not BASE_BUILDER.is_file() or os.geteuid() != 0:
+        log.info(
+            "cannot bootstrap %s here (%s)", tag, "not root" if BASE_BUILDER.is_file() else "no docker/base/build.sh"
+        )
+        return False
+    env = {**os.environ, "DLBENCH_BASE_TAG": tag}
+    done = subprocess.run(["bash", str(BASE_BUILDER), "--suite", suite], env=env, capture_output=True, text=True,
+                          timeout=BASE_BUILD_TIMEOUT_S)  # fmt: skip
+    if done.returncode != 0:
+        log.warning("bootstrapping %s from %s failed: %s", tag, suite, done.stderr.strip()[-800:])
+        return False
+    client.images.get(tag)
+    return True

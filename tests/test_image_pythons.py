@@ -1,0 +1,118 @@
+"""Old code is built on the Python of its day (images/pythons.py): chosen by what resolves
+(the real uv against the real index), and, in Docker, by what installs; the harness and its
+sandbox then run on that Python."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from dlbench.config import ImagesConfig, PythonBase, StorageConfig
+from dlbench.deps.declared import declared_requirements
+from dlbench.deps.plan import EnvironmentPlan
+from dlbench.deps.resolve import Target
+from dlbench.deps.tree import SourceTree
+from dlbench.harness.evaluate import evaluate_repo
+from dlbench.images.pythons import candidates, choose_python
+from dlbench.records import CloneRecord, CloneStatus, DeclaredRequirement, EvalStatus, ImageStatus
+from tests.test_harness_run import CFG, FILES, GOLD_RELU, HOSTILE, NULL_RELU, RELU, SLUG, gen
+from tests.test_mine_callgraph import write_tree
+
+FOCAL = PythonBase(python="3.8", image="dlbench/base:focal", platform="x86_64-manylinux_2_31", suite="focal")
+
+
+def plan(*specs: str, requires_python: list[str] | None = None) -> EnvironmentPlan:
+    requirements = [
+        DeclaredRequirement(spec=s, name=s.split("=")[0].split("<")[0], source="requirements.txt", group="runtime")
+        for s in specs
+    ]
+    return EnvironmentPlan(requirements, [], requires_python=requires_python or [])
+
+
+def target_on(day: datetime):
+    cache = StorageConfig().downloads_dir()
+    return lambda base: Target(python_version=base.python, platform=base.platform, exclude_newer=day, cache_dir=cache)
+
+
+@pytest.mark.xdist_group("uv-cache")
+def test_pins_of_an_old_day_are_built_on_the_newest_python_that_has_them() -> None:
+    """tensorflow 2.3.1 has wheels for Python 3.5 to 3.8 only (and no source to build)."""
+    old = plan("tensorflow==2.3.1", "pytest")
+    choice = choose_python(old, candidates(ImagesConfig(), "dlbench/base:bookworm", old), target_on(datetime(2021, 1, 1, tzinfo=UTC)))  # fmt: skip
+    assert choice.base.python == "3.8" and choice.lost == [], choice
+    assert choice.tried == [
+        "Python 3.11: loses tensorflow==2.3.1",
+        "Python 3.10: loses tensorflow==2.3.1",
+        "Python 3.9: loses tensorflow==2.3.1",
+        "Python 3.8: keeps every requirement",
+    ]
+
+
+@pytest.mark.xdist_group("uv-cache")
+def test_code_whose_requirements_resolve_stays_on_the_default_python_after_one_resolution() -> None:
+    modern = plan("packaging", "pytest")
+    choice = choose_python(modern, candidates(ImagesConfig(), "base", modern), target_on(datetime(2024, 1, 1, tzinfo=UTC)))  # fmt: skip
+    assert choice.base.python == "3.11" and choice.tried == ["Python 3.11: keeps every requirement"]
+
+
+@pytest.mark.xdist_group("uv-cache")
+def test_a_requirement_no_python_has_costs_the_default_nothing_else() -> None:
+    lost = plan("packaging", "dlbench-no-such-distribution-7f3a")
+    choice = choose_python(lost, candidates(ImagesConfig(), "base", lost), target_on(datetime(2024, 1, 1, tzinfo=UTC)))
+    assert choice.base.python == "3.11" and choice.lost == ["dlbench-no-such-distribution-7f3a"]
+    assert len(choice.tried) == 4  # every Python asked, none better
+
+
+def test_pythons_the_project_excludes_are_tried_last() -> None:
+    order = [p.python for p in candidates(ImagesConfig(), "base", plan(requires_python=[">=3.8,<3.10"]))]
+    assert order == ["3.9", "3.8", "3.11", "3.10"]
+    assert [p.python for p in candidates(ImagesConfig(pythons=[]), "base", plan())] == ["3.11"]
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("setup.py", "from setuptools import setup\nsetup(name='p', python_requires='>=3.6.*, <3.9')\n"),
+        ("setup.cfg", "[options]\npython_requires = >=3.6,<3.9\n"),
+        ("pyproject.toml", "[project]\nname = 'p'\nrequires-python = '>=3.6,<3.9'\n"),
+    ],
+)
+def test_requires_python_is_read_from_each_declaration_file(path: str, text: str) -> None:
+    declared = declared_requirements(SourceTree([path], {path: text}.get))
+    assert declared.admits("3.8") and not declared.admits("3.9") and not declared.admits("3.11"), declared
+
+
+# numpy 1.19.5: wheels for Python 3.6 to 3.9, from source on a newer one (which fails here); pytest 6
+# brings pluggy 0.13, whose internals the plugin watches under other names
+OLD_PIN = "numpy==1.19.5\npytest==6.2.5\n"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.xdist_group("harness_docker")
+def test_a_pin_that_does_not_build_on_the_default_python_runs_in_the_sandbox_on_an_older_one(
+    require_docker: None, tmp_path: Path
+) -> None:
+    from dlbench.harness.code import support_files
+    from dlbench.images.build import build_project_image
+
+    repo = write_tree(tmp_path / SLUG, FILES | {"requirements.txt": OLD_PIN})
+    clone = CloneRecord(full_name="tiny/tinyml", slug=SLUG, clone_url="", path=str(repo), sha="1" * 40, status=CloneStatus.OK)  # fmt: skip
+    images = ImagesConfig(pythons=[FOCAL])
+    image = build_project_image(repo, SLUG, clone.sha, CFG.base_image, tmp_path / "build.log", support_files(), images=images)  # fmt: skip
+    assert image.status == ImageStatus.OK and image.base_image == FOCAL.image, image.error
+    assert image.environment.python_version == "3.8" and "numpy==1.19.5" in image.environment.lock
+    assert image.environment.python_tried[0].startswith("Python 3.11: numpy did not build"), image.environment
+
+    hostile = ["sleep past the timeout in a subprocess", "rogue plugin turns failures into passes", "memory hog"]
+    codes = [("gold", GOLD_RELU), ("m", NULL_RELU)] + [("m", HOSTILE[name]) for name in hostile]
+    gens = [gen(RELU, code, model=model, sample=i) for i, (model, code) in enumerate(codes)]
+    gold, null, *bad = evaluate_repo(clone, {RELU.task_id: RELU}, gens, image, "docker", CFG, 1, tmp_path / "ev")
+    assert gold.status == EvalStatus.PASS, (gold.status, gold.detail)
+    assert null.status == EvalStatus.FAIL, (null.status, null.detail)
+    assert [r.status for r in bad] == [EvalStatus.TIMEOUT, EvalStatus.SANDBOX_VIOLATION, EvalStatus.ERROR], [
+        (r.status, r.detail) for r in bad
+    ]
+    assert not any(r.passed for r in bad)
