@@ -34,8 +34,11 @@ system-deps:
 	fi
 
 ## Build the registry-free base image (skipped when it exists; python:3.11-slim elsewhere).
+## Older Pythons' bases (images.pythons) are bootstrapped when a project first needs one, or
+## beforehand with e.g. `make base-image SUITE=focal`.
+SUITE ?= bookworm
 base-image: $(STAMP)
-	bash docker/base/build.sh
+	bash docker/base/build.sh --suite $(SUITE)
 
 ## The whole benchmark on the default config (the embedded sample, offline).
 run: $(STAMP)
