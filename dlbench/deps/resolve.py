@@ -138,26 +138,36 @@ def _drop_name(
 def _without_unavailable(
     requirements: list[DeclaredRequirement], constraints: list[str], target: Target
 ) -> tuple[list[DeclaredRequirement], list[DroppedRequirement]]:
-    """The optional requirements no release of which can be had (not on the index as of the
-    date, no wheel where one is needed), found by asking for them without their
-    dependencies: one small run per such requirement, never a whole resolution."""
+    """The optional requirements no release of which can be had, dropped with their cause."""
     required = {r.name for r in requirements if drop_priority(r) >= OPTIONAL_BELOW}
     optional = [r for r in requirements if drop_priority(r) < OPTIONAL_BELOW and r.name not in required]
     dropped: list[DroppedRequirement] = []
-    while optional:
-        specs = [r.spec for r in optional]
-        ok, output = compile_lock(specs, constraints, target, _wheels_only(optional), no_deps=True)
+    for blamed, cause in unavailable(optional, constraints, target):
+        requirements, gone = _drop_name(requirements, blamed, f"cannot be had: {cause}")
+        dropped += gone
+    return requirements, dropped
+
+
+def unavailable(
+    requirements: Sequence[DeclaredRequirement], constraints: Sequence[str], target: Target
+) -> list[tuple[DeclaredRequirement, str]]:
+    """(requirement, the resolver's words) for each of ``requirements`` of which no release
+    can be had for ``target`` (not on the index as of the date, no wheel where one is needed),
+    found by asking for them without their dependencies: one small run per such
+    requirement, never a whole resolution."""
+    left, gone = list(requirements), []
+    while left:
+        ok, output = compile_lock([r.spec for r in left], constraints, target, _wheels_only(left), no_deps=True)
         if ok:
             break
         if UNSATISFIABLE not in output:
             raise IndexUnavailable(f"uv pip compile failed: {_cause(output)}")
-        blamed = _blamed(optional, output)
+        blamed = _blamed(left, output)
         if blamed is None:
             break
-        optional = [r for r in optional if r.name != blamed.name]
-        requirements, gone = _drop_name(requirements, blamed, f"cannot be had: {_cause(output)}")
-        dropped += gone
-    return requirements, dropped
+        gone.append((blamed, _cause(output)))
+        left = [r for r in left if r.name != blamed.name]
+    return gone
 
 
 def _from_the_index(

@@ -26,7 +26,7 @@ from packaging.version import Version
 import docker
 from dlbench.config import ImagesConfig, PythonBase
 from dlbench.deps.plan import PRIORITY, EnvironmentPlan, drop_priority
-from dlbench.deps.resolve import Lock, ResolutionError, Target, resolve
+from dlbench.deps.resolve import Target, unavailable
 
 log = logging.getLogger(__name__)
 
@@ -51,37 +51,31 @@ def candidates(cfg: ImagesConfig, base_image: str, plan: EnvironmentPlan) -> lis
     return [p for p in every if plan.admits(p.python)] + [p for p in every if not plan.admits(p.python)]
 
 
-def required_lost(plan: EnvironmentPlan, lock: Lock) -> list[str]:
-    """The runtime and test requirements ``lock`` had to drop."""
-    kept = {r.name for r in lock.requirements}
-    return sorted({r.spec for r in plan.requirements if drop_priority(r) >= REQUIRED_FROM and r.name not in kept})
+def required_lost(plan: EnvironmentPlan, target: Target) -> list[str]:
+    """The runtime and test requirements no release of which can be had for ``target``, each
+    asked for without its dependencies (cheap: no whole resolution per Python)."""
+    required = [r for r in plan.requirements if drop_priority(r) >= REQUIRED_FROM]
+    return sorted({r.spec for blamed, _ in unavailable(required, plan.constraints, target) for r in required if r.name == blamed.name})  # fmt: skip
 
 
 def choose_python(
     plan: EnvironmentPlan, options: Sequence[PythonBase], target_for: Callable[[PythonBase], Target]
 ) -> PythonChoice:
-    """The first of ``options`` that keeps every required requirement, else the one losing fewest
-    (the earlier on a tie). A single option is taken without resolving."""
+    """The first of ``options`` that can have every required requirement, else the one losing
+    fewest (the earlier on a tie). A single option is taken without asking the index."""
     if len(options) == 1:
         return PythonChoice(options[0])
-    best: tuple[int, PythonChoice] | None = None
+    best: PythonChoice | None = None
     tried: list[str] = []
     for base in options:
-        try:
-            lost = required_lost(plan, resolve(plan.requirements, plan.constraints, target_for(base)))
-            score = len(lost)
-            tried.append(
-                f"Python {base.python}: " + (f"loses {', '.join(lost)}" if lost else "keeps every requirement")
-            )
-        except ResolutionError as exc:
-            lost, score = [f"everything: {exc}"], len(plan.requirements) + 1  # worse than any partial loss
-            tried.append(f"Python {base.python}: nothing resolves")
-        if best is None or score < best[0]:
-            best = (score, PythonChoice(base, lost))
+        lost = required_lost(plan, target_for(base))
+        tried.append(f"Python {base.python}: " + (f"loses {', '.join(lost)}" if lost else "keeps every requirement"))
+        if best is None or len(lost) < len(best.lost):
+            best = PythonChoice(base, lost)
         if not lost:
             break
     assert best is not None  # options is never empty: the default is always one
-    return PythonChoice(best[1].base, best[1].lost, tried)
+    return PythonChoice(best.base, best.lost, tried)
 
 
 def available(
