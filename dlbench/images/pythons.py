@@ -3,10 +3,12 @@
 Requirements are resolved as of the pinned commit's date, and old code pins what its day
 had: ``tensorflow==2.3.1`` has wheels for Python 3.5 to 3.8 only, so on the default Python
 (3.11) the project's own framework cannot be had and every test fails. A project is built on
-the default Python when its runtime and test requirements all resolve there; otherwise on
-the newest configured older Python (``images.pythons``) where they do, or else on the one
-that loses fewest. Pythons the project's ``requires-python`` excludes are tried last. Each
-Python tried, and what it lost, is recorded in the image's environment.
+the default Python when a release of each of its runtime and test requirements can be had
+there; otherwise on the newest configured older Python (``images.pythons``) where they can,
+or else on the one that loses fewest. Pythons the project's ``requires-python`` excludes
+are tried last. A required package that then fails to build from source (an sdist is a
+release too) sends the build to the next Python (``images/build.py``). Each Python tried,
+and what it lost, is recorded in the image's environment.
 
 Base images of older Pythons are pulled where a registry is reachable, else bootstrapped
 here from their Debian or Ubuntu release by ``docker/base/build.sh`` (as root).
