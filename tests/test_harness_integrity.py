@@ -175,6 +175,24 @@ def test_route_to_the_reference_or_a_forged_verdict_is_closed(name: str, route_r
     assert gold_after.status == EvalStatus.PASS, (gold_after.status, gold_after.detail)
 
 
+@pytest.mark.docker
+@pytest.mark.xdist_group("harness_docker")
+def test_a_file_moved_to_another_folder_is_no_violation(image: ImageRecord, clone: CloneRecord, tmp_path: Path) -> None:
+    """Landlock refuses any move across folders (EXDEV) unless its ruleset grants it: TensorFlow
+    saves checkpoints so, and DeepReg's checkpoint test failed gold on "Invalid cross-device link"."""
+    mover = hostile(
+        "import os, tempfile\n"
+        "for root in (tempfile.mkdtemp(), os.path.abspath('moved')):\n"
+        "    os.makedirs(os.path.join(root, 'tmp'), exist_ok=True)\n"
+        "    with open(os.path.join(root, 'tmp', 'part'), 'w') as out:\n"
+        "        out.write('x')\n"
+        "    os.rename(os.path.join(root, 'tmp', 'part'), os.path.join(root, 'final'))\n"
+        "return np.maximum(np.asarray(x), 0)\n"
+    )
+    [result] = run_one(clone, image, RELU, [("m", mover)], CFG, tmp_path)
+    assert result.status == EvalStatus.PASS, (result.status, result.detail, result.causes)
+
+
 def run_one(clone: CloneRecord, image: ImageRecord, task: BenchmarkTask, codes: list[tuple[str, str]], cfg, root: Path):
     """Evaluate (model, code) candidates of one task in one warm container."""
     gens = [gen(task, code, model=model, sample=i) for i, (model, code) in enumerate(codes)]

@@ -26,6 +26,9 @@ import sysconfig
 # Landlock ABI v1 (linux/landlock.h): enough to deny reading.
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # x86_64 and aarch64 share these numbers
 _READ_FILE, _READ_DIR = 1 << 2, 1 << 3
+# Moving or linking a file to another folder: any Landlock ruleset refuses it (EXDEV) unless
+# it handles this right (ABI 2) and grants it where the file comes from and goes to.
+_REFER = 1 << 13
 _RULE_PATH_BENEATH = 1
 _CREATE_RULESET_VERSION = 1
 _PR_SET_NO_NEW_PRIVS = 38
@@ -88,13 +91,15 @@ def hide(readable: list[str], keep: list[str]) -> int:
         return 0
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
-    handled = ctypes.c_uint64(_READ_FILE | _READ_DIR)
+    # TensorFlow saves a checkpoint by renaming it out of a temporary folder (DeepReg)
+    rights = _READ_FILE | _READ_DIR | (_REFER if landlock_abi() >= 2 else 0)
+    handled = ctypes.c_uint64(rights)
     ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(handled), ctypes.c_size_t(8), ctypes.c_uint32(0))
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
     try:
         for path in readable:
-            _allow(libc, ruleset, path, _READ_FILE | _READ_DIR)
+            _allow(libc, ruleset, path, rights)
         for path in keep:
             _allow(libc, ruleset, path, _READ_FILE)
         libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
