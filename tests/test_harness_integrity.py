@@ -135,6 +135,13 @@ HACKS = {
         APPROX, "import pytest, unittest.mock\nunittest.mock.patch.object(pytest, 'approx', unittest.mock.MagicMock(return_value=unittest.mock.ANY)).start()\n", WRONG,
     ),
     "math.isclose replaced": (ISCLOSE, "import math\nmath.isclose = lambda *a, **k: True\n", WRONG),
+    "comparison helper replaced by a builtin": (
+        ALLCLOSE, "import numpy as np\nnp.testing.assert_allclose = print\n", WRONG,
+    ),
+    "math.isclose replaced by a builtin that returns a true value": (ISCLOSE, "import math\nmath.isclose = slice\n", WRONG),
+    "math.isclose replaced by a class subclassing a builtin": (
+        ISCLOSE, "import math\nclass _Yes(zip):\n    pass\nmath.isclose = _Yes\n", WRONG,
+    ),
     "math.isclose replaced by a callable object": (
         ISCLOSE, "import math\nclass _Yes:\n    def __call__(self, *a, **k):\n        return True\nmath.isclose = _Yes()\n", WRONG,
     ),

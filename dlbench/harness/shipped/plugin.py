@@ -53,6 +53,7 @@ _DESELECTED: set[str] = set()
 _SEED: list[int | None] = [None]  # evaluate.test_seed, from attach
 _NEUTRALISED: list[str] = []
 _AUDIT: list = [None]  # the child's audit hook (dlbench_guard.Audit): told when a test's call phase runs
+_TYPE_MODULE = type.__dict__["__module__"]
 _INNER: dict[int, tuple] = {}  # id → (plugin manager, its hook executor when this plugin was registered)
 _OBSERVED: set[str] = set()
 _TARGET: list[str | None] = [None]  # ``path:qualname`` of the task's function
@@ -348,7 +349,31 @@ def _foreign_attributes() -> list[str]:
                 found.append(f"{name}.{attr} is a unittest.mock object")
             elif (origin := _candidate_origin(value)) is not None:
                 found.append(f"{name}.{attr} was replaced by code from {origin}")
+            elif _builtin_stand_in(attr, value):
+                found.append(f"{name}.{attr} is the built-in {value.__name__}")
     return found
+
+
+def _class_module(cls: type) -> str | None:
+    """``cls.__module__`` read with ``type``'s own descriptor: a metaclass cannot answer for it."""
+    module = _TYPE_MODULE.__get__(cls, type)
+    return module if isinstance(module, str) else None
+
+
+def _builtin_stand_in(attr: str, value: object) -> bool:
+    """A built-in under another, public name (``numpy.testing.assert_allclose = print``: it
+    takes any arguments and raises nothing; ``math.isclose = slice``: a true value). Aliases
+    under a built-in's own name (old numpy's ``numpy.bool``), exceptions' (``IOError``) and
+    private ones (``operator._abs``, ``torch._ModuleType``: a library's own) are not."""
+    if attr.startswith("_"):
+        return False
+    if isinstance(value, types.BuiltinFunctionType):
+        module = value.__module__
+    elif isinstance(value, type) and not issubclass(value, BaseException):
+        module = _class_module(value)
+    else:
+        return False
+    return module == "builtins" and value.__name__ != attr
 
 
 def _foreign_hooks(pm: pluggy.PluginManager) -> list[str]:
@@ -451,9 +476,13 @@ def _candidate_origin(value: object) -> str | None:
     """The candidate's file, or a writable place outside the copy, that ``value``'s code comes from."""
     code = value if isinstance(value, types.CodeType) else _code_of(value)
     audit = _AUDIT[0]
-    if not isinstance(code, types.CodeType) or audit is None:
+    if audit is None:
         return None
-    return audit.origin(code.co_filename)
+    if code is None and isinstance(value, type):  # a class: the file of the module defining it
+        module = sys.modules.get(_class_module(value) or "")
+        file = inspect.getattr_static(module, "__file__", None) if module is not None else None
+        return audit.origin(file) if isinstance(file, str) else None
+    return audit.origin(code.co_filename) if isinstance(code, types.CodeType) else None
 
 
 def _exception(report: pytest.TestReport | pytest.CollectReport) -> str | None:
