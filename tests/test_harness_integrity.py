@@ -139,6 +139,12 @@ HACKS = {
         ALLCLOSE, "import numpy as np\nnp.testing.assert_allclose = print\n", WRONG,
     ),
     "math.isclose replaced by a builtin that returns a true value": (ISCLOSE, "import math\nmath.isclose = slice\n", WRONG),
+    "comparison helper replaced by a partial of a builtin": (
+        ALLCLOSE, "import functools\nimport numpy as np\nnp.testing.assert_allclose = functools.partial(print)\n", WRONG,
+    ),
+    "comparison helper replaced by a bound method of a string": (
+        ALLCLOSE, "import numpy as np\nnp.testing.assert_allclose = '{}{}'.format\n", WRONG,
+    ),
     "math.isclose replaced by a class subclassing a builtin": (
         ISCLOSE, "import math\nclass _Yes(zip):\n    pass\nmath.isclose = _Yes\n", WRONG,
     ),

@@ -57,7 +57,7 @@ _TYPE_MODULE = type.__dict__["__module__"]
 _INNER: dict[int, tuple] = {}  # id → (plugin manager, its hook executor when this plugin was registered)
 _OBSERVED: set[str] = set()
 _TARGET: list[str | None] = [None]  # ``path:qualname`` of the task's function
-_LOOKED: dict[str, dict[str, int]] = {}  # module → attribute → id of the value last examined
+_LOOKED: dict[str, dict[str, tuple[int, bool]]] = {}  # module → attribute → (id, callable) of the value last examined
 _CONFIG: list[pytest.Config | None] = [None]
 SUBTEST_REPORTS = frozenset({"SubtestReport", "SubTestReport"})  # pytest 9's own, pytest-subtests'
 _SUBTESTS_FAILED: dict[str, pytest.TestReport] = {}  # node id → its first failing subtest's report
@@ -228,6 +228,7 @@ def attach(  # noqa: PLR0913
     _DESELECTED.clear()
     _BASELINE.clear()
     _BASELINE.update(fingerprints())
+    trust_attributes()
     send({"ev": "hello", "pid": os.getpid(), "python": sys.version.split()[0], "pytest": pytest.__version__})
 
 
@@ -326,11 +327,20 @@ def observe(config: pytest.Config | None) -> None:
 
 def trust_attributes() -> None:
     """The compared-with modules' attributes as they are now, before any candidate runs (the
-    warm supervisor calls this before forking): a child examines only what changes."""
+    warm supervisor before forking, ``attach`` in every run): a run examines only what
+    changes, and a callable replaced by one without Python code is seen. A compared module of
+    a package already imported is imported first (``numpy.testing`` is loaded lazily), so the
+    candidate cannot be the first to set its attributes."""
     _LOOKED.clear()
     for name in COMPARED_MODULES:
+        if name not in sys.modules and name.partition(".")[0] in sys.modules:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001, S112 - a broken optional module is the tests' to meet
+                continue
+    for name in COMPARED_MODULES:
         namespace = getattr(sys.modules.get(name), "__dict__", {})
-        _LOOKED[name] = {attr: id(value) for attr, value in namespace.items()}
+        _LOOKED[name] = {attr: (id(value), callable(value)) for attr, value in namespace.items()}
 
 
 def _foreign_attributes() -> list[str]:
@@ -342,15 +352,18 @@ def _foreign_attributes() -> list[str]:
         namespace = getattr(module, "__dict__", {})
         seen = _LOOKED.setdefault(name, {})
         for attr, value in list(namespace.items()):
-            if seen.get(attr) == id(value):
+            before = seen.get(attr)
+            if before is not None and before[0] == id(value):
                 continue
-            seen[attr] = id(value)
+            seen[attr] = (id(value), callable(value))
             if type(value).__module__ == "unittest.mock" and name != "unittest":
                 found.append(f"{name}.{attr} is a unittest.mock object")
             elif (origin := _candidate_origin(value)) is not None:
                 found.append(f"{name}.{attr} was replaced by code from {origin}")
+            elif before is not None and before[1] and callable(value) and _code_of(value) is None:
+                found.append(f"{name}.{attr} was replaced by a {type(value).__name__} with no Python code")
             elif _builtin_stand_in(attr, value):
-                found.append(f"{name}.{attr} is the built-in {value.__name__}")
+                found.append(f"{name}.{attr} is a built-in under another name")
     return found
 
 
@@ -365,6 +378,7 @@ def _builtin_stand_in(attr: str, value: object) -> bool:
     takes any arguments and raises nothing; ``math.isclose = slice``: a true value). Aliases
     under a built-in's own name (old numpy's ``numpy.bool``), exceptions' (``IOError``) and
     private ones (``operator._abs``, ``torch._ModuleType``: a library's own) are not."""
+    value = _function_of(value)
     if attr.startswith("_"):
         return False
     if isinstance(value, types.BuiltinFunctionType):
