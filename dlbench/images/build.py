@@ -45,8 +45,8 @@ from dlbench.images import layers, pythons
 from dlbench.images.envcheck import RemovedName, check_script, missing_modules
 from dlbench.images.extensions import SYSTEM_PACKAGES as EXTENSION_PACKAGES
 from dlbench.images.extensions import ExtensionBuild, build_outcome, build_script, extension_build
-from dlbench.images.pythons import PythonChoice
 from dlbench.images.layers import REPO_DIR, RUNNER_UID, STEP_INPUTS, SUPPORT_DIR, DownloadFailed, StepFailed
+from dlbench.images.pythons import PythonChoice
 from dlbench.records import DeclaredRequirement, DroppedRequirement, Environment, ImageRecord, ImageStatus, RepairStep
 
 __all__ = [
