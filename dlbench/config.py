@@ -326,11 +326,12 @@ class ImagesConfig(Section):
             PythonBase(python="3.10", image="dlbench/base:jammy", platform="x86_64-manylinux_2_35", suite="jammy"),
             PythonBase(python="3.9", image="dlbench/base:bullseye", platform="x86_64-manylinux_2_31", suite="bullseye"),
             PythonBase(python="3.8", image="dlbench/base:focal", platform="x86_64-manylinux_2_31", suite="focal"),
+            PythonBase(python="3.12", image="dlbench/base:noble", platform="x86_64-manylinux_2_39", suite="noble"),
         ],
-        description="Older Pythons, for code whose requirements cannot be had on the default one (python_version "
-        "on evaluate.base_image) as of its date: the newest that keeps every runtime and test requirement is "
-        "used, else the one that loses fewest. 3.8 is the floor: the sandbox's audit hook needs it. "
-        "[] keeps every project on the default.",
+        description="Other Pythons, for code whose requirements cannot be had on the default one (python_version "
+        "on evaluate.base_image) as of its date: the first (older ones newest first, then newer ones) that keeps "
+        "every runtime and test requirement is used, else the one that loses fewest. 3.8 is the floor: the "
+        "sandbox's audit hook needs it. [] keeps every project on the default.",
     )
     resolve_as_of_commit: bool = Field(
         True, description="Resolve with packages released before the pinned commit's date (uv --exclude-newer)."

@@ -62,12 +62,13 @@ def test_a_requirement_no_python_has_costs_the_default_nothing_else() -> None:
     lost = plan("packaging", "dlbench-no-such-distribution-7f3a")
     choice = choose_python(lost, candidates(ImagesConfig(), "base", lost), target_on(datetime(2024, 1, 1, tzinfo=UTC)))
     assert choice.base.python == "3.11" and choice.lost == ["dlbench-no-such-distribution-7f3a"]
-    assert len(choice.tried) == 4  # every Python asked, none better
+    assert len(choice.tried) == 5  # every Python asked, none better
 
 
 def test_pythons_the_project_excludes_are_tried_last() -> None:
     order = [p.python for p in candidates(ImagesConfig(), "base", plan(requires_python=[">=3.8,<3.10"]))]
-    assert order == ["3.9", "3.8", "3.11", "3.10"]
+    assert order == ["3.9", "3.8", "3.11", "3.10", "3.12"]
+    assert [p.python for p in candidates(ImagesConfig(), "base", plan(requires_python=[">=3.12"]))][0] == "3.12"
     assert [p.python for p in candidates(ImagesConfig(pythons=[]), "base", plan())] == ["3.11"]
 
 

@@ -2,10 +2,11 @@
 
 Requirements are resolved as of the pinned commit's date, and old code pins what its day
 had: ``tensorflow==2.3.1`` has wheels for Python 3.5 to 3.8 only, so on the default Python
-(3.11) the project's own framework cannot be had and every test fails. A project is built on
-the default Python when a release of each of its runtime and test requirements can be had
-there; otherwise on the newest configured older Python (``images.pythons``) where they can,
-or else on the one that loses fewest. Pythons the project's ``requires-python`` excludes
+(3.11) the project's own framework cannot be had and every test fails; code newer than the
+default may need a newer Python. A project is built on the default Python when a release of
+each of its runtime and test requirements can be had there; otherwise on the first other
+configured Python (``images.pythons``: older ones newest first, then newer ones) where they
+can, or else on the one that loses fewest. Pythons the project's ``requires-python`` excludes
 are tried last. A required package that then fails to build from source (an sdist is a
 release too) sends the build to the next Python (``images/build.py``). Each Python tried,
 and what it lost, is recorded in the image's environment.
@@ -45,11 +46,14 @@ class PythonChoice:
 
 
 def candidates(cfg: ImagesConfig, base_image: str, plan: EnvironmentPlan) -> list[PythonBase]:
-    """The default Python first, then the older ones newest first; the ones the project's
+    """The default Python first, then the older ones newest first, then the newer ones oldest
+    first (code past the default's day may need them); the ones the project's
     ``requires-python`` excludes after the rest, in the same order."""
     default = PythonBase(python=cfg.python_version, image=base_image, platform=cfg.platform)
-    older = sorted((p for p in cfg.pythons if p.python != default.python), key=lambda p: Version(p.python))
-    every = [default, *reversed(older)]
+    others = sorted((p for p in cfg.pythons if p.python != default.python), key=lambda p: Version(p.python))
+    older = [p for p in reversed(others) if Version(p.python) < Version(default.python)]
+    newer = [p for p in others if Version(p.python) > Version(default.python)]
+    every = [default, *older, *newer]
     return [p for p in every if plan.admits(p.python)] + [p for p in every if not plan.admits(p.python)]
 
 
