@@ -327,6 +327,7 @@ class ImagesConfig(Section):
             PythonBase(python="3.9", image="dlbench/base:bullseye", platform="x86_64-manylinux_2_31", suite="bullseye"),
             PythonBase(python="3.8", image="dlbench/base:focal", platform="x86_64-manylinux_2_31", suite="focal"),
             PythonBase(python="3.12", image="dlbench/base:noble", platform="x86_64-manylinux_2_39", suite="noble"),
+            PythonBase(python="3.13", image="dlbench/base:trixie", platform="x86_64-manylinux_2_40", suite="trixie"),
         ],
         description="Other Pythons, for code whose requirements cannot be had on the default one (python_version "
         "on evaluate.base_image) as of its date: the first (older ones newest first, then newer ones) that keeps "

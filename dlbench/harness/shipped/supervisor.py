@@ -40,6 +40,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 import types
 
 import dlbench_guard  # beside this file, in the image and in the package (the script's folder is on sys.path)
@@ -285,10 +286,16 @@ class Supervisor:
         rep_r, rep_w = os.pipe()
         sys.stdout.flush(), sys.stderr.flush()
         _threads_idle(SETTLE_S)  # a preloaded library's thread woke up (a timer): fork once it parks again
+        # What the parent holds, its uncollected garbage too, is never collected in the child: a
+        # finalizer run there (an earlier run's selector) would close a descriptor number the
+        # child's session has reused since the child closed the inherited ones (Python 3.13:
+        # every failing run after the first ended in EBADF at pytest's unconfigure).
+        gc.freeze()
         pid = self.child = os.fork()
         if pid == 0:  # the child never returns
             os.close(out_r), os.close(rep_r)
             self._child(copy, req, args, out_w, rep_w)
+        gc.unfreeze()
         os.close(out_w), os.close(rep_w)
         return self._watch(pid, out_r, rep_r, req)
 
@@ -313,7 +320,8 @@ class Supervisor:
             code = self._main(args, copy)
         except BaseException as exc:  # noqa: BLE001 - report anything, never return
             try:
-                os.write(2, f"dlbench supervisor child: {exc!r}\n".encode())
+                where = "".join(traceback.format_tb(exc.__traceback__)[-3:])
+                os.write(2, f"dlbench supervisor child: {exc!r}\n{where}".encode())
             except OSError:
                 pass
         finally:
@@ -430,6 +438,7 @@ class Supervisor:
                     exceeded |= total > limit
             if exceeded and status is None:
                 self._kill_rest()
+        sel.close()
         for fd in (out_r, rep_r, pidfd):
             if fd is not None:
                 os.close(fd)
