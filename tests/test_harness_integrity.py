@@ -148,6 +148,9 @@ HACKS = {
     "math.isclose replaced by a class subclassing a builtin": (
         ISCLOSE, "import math\nclass _Yes(zip):\n    pass\nmath.isclose = _Yes\n", WRONG,
     ),
+    "pytest.approx's class made equal to anything": (
+        APPROX, "import pytest\ntype(pytest.approx(0.0)).__eq__ = lambda self, other: True\n", WRONG,
+    ),
     "math.isclose replaced by a callable object": (
         ISCLOSE, "import math\nclass _Yes:\n    def __call__(self, *a, **k):\n        return True\nmath.isclose = _Yes()\n", WRONG,
     ),

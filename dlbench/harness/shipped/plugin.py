@@ -18,6 +18,7 @@ style (the terminal reporter is off) and seeds the random generators before each
 from __future__ import annotations
 
 import builtins
+from collections.abc import Iterator, Mapping
 import functools
 import hashlib
 import importlib
@@ -54,6 +55,8 @@ _SEED: list[int | None] = [None]  # evaluate.test_seed, from attach
 _NEUTRALISED: list[str] = []
 _AUDIT: list = [None]  # the child's audit hook (dlbench_guard.Audit): told when a test's call phase runs
 _TYPE_MODULE = type.__dict__["__module__"]
+_TYPE_FLAGS, _TYPE_DICT = type.__dict__["__flags__"], type.__dict__["__dict__"]
+HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by Python code, whose attributes can be set
 _INNER: dict[int, tuple] = {}  # id → (plugin manager, its hook executor when this plugin was registered)
 _OBSERVED: set[str] = set()
 _TARGET: list[str | None] = [None]  # ``path:qualname`` of the task's function
@@ -106,7 +109,7 @@ _HOOK_CALLER, _MULTICALL = _pluggy_internals()  # what every plugin manager call
 
 
 COMPARED_MODULES = (
-    "builtins", "math", "operator", "pytest", "_pytest.python_api", "_pytest.outcomes", "unittest", "unittest.case",
+    "builtins", "math", "operator", "pytest", "_pytest.python_api", "_pytest.approx", "_pytest.outcomes", "unittest", "unittest.case",
     "numpy", "numpy.testing", "numpy.testing._private.utils", "torch", "torch.testing", "torch.testing._comparison",
 )  # fmt: skip
 # Options a project's ``addopts`` may hold that conflict with the harness: the terminal
@@ -326,11 +329,11 @@ def observe(config: pytest.Config | None) -> None:
 
 
 def trust_attributes() -> None:
-    """The compared-with modules' attributes as they are now, before any candidate runs (the
-    warm supervisor before forking, ``attach`` in every run): a run examines only what
-    changes, and a callable replaced by one without Python code is seen. A compared module of
-    a package already imported is imported first (``numpy.testing`` is loaded lazily), so the
-    candidate cannot be the first to set its attributes."""
+    """The compared-with modules' attributes, and their Python classes', as they are now, before
+    any candidate runs (the warm supervisor before forking, ``attach`` in every run): a run
+    examines only what changes, and a callable replaced by one without Python code is seen. A
+    compared module of a package already imported is imported first (``numpy.testing`` is
+    loaded lazily), so the candidate cannot be the first to set its attributes."""
     _LOOKED.clear()
     for name in COMPARED_MODULES:
         if name not in sys.modules and name.partition(".")[0] in sys.modules:
@@ -338,28 +341,45 @@ def trust_attributes() -> None:
                 importlib.import_module(name)
             except Exception:  # noqa: BLE001, S112 - a broken optional module is the tests' to meet
                 continue
+    for label, namespace, _ in _compared_namespaces():
+        _LOOKED[label] = {attr: (id(value), callable(value)) for attr, value in namespace.items()}
+
+
+def _compared_namespaces() -> Iterator[tuple[str, Mapping[str, object], bool]]:
+    """(name, namespace, whether a module) of each compared-with module and of each class it
+    defines in Python (``torch.Tensor``, pytest's ``ApproxScalar``, ``unittest.TestCase``): a
+    method replaced there fools the tests' comparisons as a module's function does."""
     for name in COMPARED_MODULES:
-        namespace = getattr(sys.modules.get(name), "__dict__", {})
-        _LOOKED[name] = {attr: (id(value), callable(value)) for attr, value in namespace.items()}
+        namespace = getattr(sys.modules.get(name), "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        yield name, namespace, True
+        for attr, value in list(namespace.items()):
+            if (
+                isinstance(value, type)
+                and _TYPE_FLAGS.__get__(value, type) & HEAP_TYPE
+                and _class_module(value) == name
+            ):
+                yield f"{name}.{attr}", _TYPE_DICT.__get__(value, type), False
 
 
 def _foreign_attributes() -> list[str]:
-    """Attributes of the compared-with modules holding candidate code or a mock object; only
-    those changed since the last look are examined (a check runs after every test)."""
+    """Attributes of the compared-with modules and their classes holding candidate code or a
+    mock object; only those changed since the last look are examined (after every test)."""
     found = []
-    for name in COMPARED_MODULES:
-        module = sys.modules.get(name)
-        namespace = getattr(module, "__dict__", {})
+    for name, namespace, module in _compared_namespaces():
         seen = _LOOKED.setdefault(name, {})
         for attr, value in list(namespace.items()):
             before = seen.get(attr)
             if before is not None and before[0] == id(value):
                 continue
             seen[attr] = (id(value), callable(value))
-            if type(value).__module__ == "unittest.mock" and name != "unittest":
+            if type(value).__module__ == "unittest.mock" and not name.startswith("unittest"):
                 found.append(f"{name}.{attr} is a unittest.mock object")
             elif (origin := _candidate_origin(value)) is not None:
                 found.append(f"{name}.{attr} was replaced by code from {origin}")
+            elif not module:
+                continue  # a library may set a class's attribute to C code: only the two above
             elif before is not None and before[1] and callable(value) and _code_of(value) is None:
                 found.append(f"{name}.{attr} was replaced by a {type(value).__name__} with no Python code")
             elif _builtin_stand_in(attr, value):
