@@ -151,6 +151,9 @@ HACKS = {
     "pytest.approx's class made equal to anything": (
         APPROX, "import pytest\ntype(pytest.approx(0.0)).__eq__ = lambda self, other: True\n", WRONG,
     ),
+    "the comparison module replaced by a stand-in module": (
+        ALLCLOSE, "import types\nimport numpy as np\nfake = types.ModuleType('numpy.testing')\nfake.assert_allclose = print\nnp.testing = fake\n", WRONG,
+    ),
     "math.isclose replaced by a callable object": (
         ISCLOSE, "import math\nclass _Yes:\n    def __call__(self, *a, **k):\n        return True\nmath.isclose = _Yes()\n", WRONG,
     ),

@@ -60,7 +60,7 @@ HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by Python code, whose at
 _INNER: dict[int, tuple] = {}  # id → (plugin manager, its hook executor when this plugin was registered)
 _OBSERVED: set[str] = set()
 _TARGET: list[str | None] = [None]  # ``path:qualname`` of the task's function
-_LOOKED: dict[str, dict[str, tuple[int, bool]]] = {}  # module → attribute → (id, callable) of the value last examined
+_LOOKED: dict[str, dict[str, tuple[int, bool, bool]]] = {}  # namespace → attribute → (id, callable, module) last seen
 _CONFIG: list[pytest.Config | None] = [None]
 SUBTEST_REPORTS = frozenset({"SubtestReport", "SubTestReport"})  # pytest 9's own, pytest-subtests'
 _SUBTESTS_FAILED: dict[str, pytest.TestReport] = {}  # node id → its first failing subtest's report
@@ -342,7 +342,7 @@ def trust_attributes() -> None:
             except Exception:  # noqa: BLE001, S112 - a broken optional module is the tests' to meet
                 continue
     for label, namespace, _ in _compared_namespaces():
-        _LOOKED[label] = {attr: (id(value), callable(value)) for attr, value in namespace.items()}
+        _LOOKED[label] = {attr: _looked(value) for attr, value in namespace.items()}
 
 
 def _compared_namespaces() -> Iterator[tuple[str, Mapping[str, object], bool]]:
@@ -373,7 +373,7 @@ def _foreign_attributes() -> list[str]:
             before = seen.get(attr)
             if before is not None and before[0] == id(value):
                 continue
-            seen[attr] = (id(value), callable(value))
+            seen[attr] = _looked(value)
             if type(value).__module__ == "unittest.mock" and not name.startswith("unittest"):
                 found.append(f"{name}.{attr} is a unittest.mock object")
             elif (origin := _candidate_origin(value)) is not None:
@@ -382,9 +382,25 @@ def _foreign_attributes() -> list[str]:
                 continue  # a library may set a class's attribute to C code: only the two above
             elif before is not None and before[1] and callable(value) and _code_of(value) is None:
                 found.append(f"{name}.{attr} was replaced by a {type(value).__name__} with no Python code")
+            elif before is not None and before[2] and not _library_module(value):
+                found.append(f"{name}.{attr} was a module and is now a stand-in ({type(value).__name__})")
             elif _builtin_stand_in(attr, value):
                 found.append(f"{name}.{attr} is a built-in under another name")
     return found
+
+
+def _looked(value: object) -> tuple[int, bool, bool]:
+    return id(value), callable(value), isinstance(value, types.ModuleType)
+
+
+def _library_module(value: object) -> bool:
+    """A module loaded from a file that is not the candidate's (a re-import is one): a
+    stand-in made at run time (``types.ModuleType``) has no file."""
+    if not isinstance(value, types.ModuleType):
+        return False
+    file = vars(value).get("__file__")
+    audit = _AUDIT[0]
+    return isinstance(file, str) and (audit is None or audit.origin(file) is None)
 
 
 def _class_module(cls: type) -> str | None:
