@@ -18,7 +18,6 @@ style (the terminal reporter is off) and seeds the random generators before each
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterator, Mapping
 import functools
 import hashlib
 import importlib
@@ -31,6 +30,7 @@ import random
 import sys
 import types
 import warnings
+from collections.abc import Iterator, Mapping
 
 import _pytest.python
 import _pytest.reports
