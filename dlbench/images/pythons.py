@@ -80,7 +80,7 @@ def choose_python(
             best = PythonChoice(base, lost)
         if not lost:
             break
-    assert best is not None  # options is never empty: the default is always one
+    assert best is not None  # options is never empty (images/build.py refuses to choose from none)
     return PythonChoice(best.base, best.lost, tried)
 
 
@@ -99,8 +99,12 @@ def build_base(suite: str, tag: str, client: docker.DockerClient) -> bool:
         )
         return False
     env = {**os.environ, "DLBENCH_BASE_TAG": tag}
-    done = subprocess.run(["bash", str(BASE_BUILDER), "--suite", suite], env=env, capture_output=True, text=True,
-                          timeout=BASE_BUILD_TIMEOUT_S)  # fmt: skip
+    try:
+        done = subprocess.run(["bash", str(BASE_BUILDER), "--suite", suite], env=env, capture_output=True,
+                              text=True, timeout=BASE_BUILD_TIMEOUT_S)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        log.warning("bootstrapping %s from %s took over %d s", tag, suite, BASE_BUILD_TIMEOUT_S)
+        return False
     if done.returncode != 0:
         log.warning("bootstrapping %s from %s failed: %s", tag, suite, done.stderr.strip()[-800:])
         return False
