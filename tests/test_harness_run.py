@@ -553,6 +553,16 @@ def test_preload_for_maps_requirements_to_modules(tmp_path: Path) -> None:
     assert preload_for(tmp_path) == ("numpy", "pytest", "sklearn", "torch", "tensorflow", "yaml")
 
 
+def test_preload_for_an_image_reads_its_recorded_environment_not_the_checkout(tmp_path: Path) -> None:
+    from dlbench.harness.run import preload_for
+    from dlbench.records import DeclaredRequirement, Environment
+
+    (tmp_path / "requirements.txt").write_text("tensorflow\n")  # what a new plan would read
+    resolved = [DeclaredRequirement(spec="torch==2.0", name="torch", source="requirements.txt", group="runtime")]
+    environment = Environment(python_version="3.11", platform="x86_64-manylinux_2_36", requirements=resolved)
+    assert preload_for(tmp_path, environment) == ("numpy", "pytest", "torch")
+
+
 def kill_during_the_run(client, owner: str, stop: threading.Event) -> None:
     """``docker kill`` our sandbox container once a candidate's copy exists in it (the OOM
     killer of the host or a daemon restart look the same from inside)."""

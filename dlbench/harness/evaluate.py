@@ -451,7 +451,7 @@ def _record(
 
 def new_session(clone: CloneRecord, image: ImageRecord | None, backend: str, cfg: EvaluateConfig, mode: str = "warm"):
     """A session for this repository's candidates: warm (the project's imports preloaded) or naive."""
-    preload = preload_for(Path(clone.path)) if cfg.preload else ()
+    preload = preload_for(Path(clone.path), image.environment if image else None) if cfg.preload else ()
     test_env = project_test_env(clone.path)
     if test_env:
         log.info("%s: the project's test runs set %s", clone.slug, ", ".join(f"{k}={v}" for k, v in test_env.items()))

@@ -23,6 +23,7 @@ from typing import ClassVar, Self
 
 from dlbench.config import EvaluateConfig
 from dlbench.harness.verdict import RunResult
+from dlbench.records import Environment
 
 log = logging.getLogger(__name__)
 
@@ -86,14 +87,19 @@ def request(candidate: Candidate, cfg: EvaluateConfig) -> dict:
     }
 
 
-def preload_for(checkout: Path) -> tuple[str, ...]:
-    """Modules a supervisor imports once for this project: pytest, numpy and its dependencies."""
-    from dlbench.images.build import project_requirements
+def preload_for(checkout: Path, environment: Environment | None = None) -> tuple[str, ...]:
+    """Modules a supervisor imports once for this project: pytest, numpy and its dependencies:
+    those its image's environment resolved (recorded when it was built), else those its
+    checkout declares (planned again: the local backend has no image)."""
+    if environment is not None:
+        requirements = [r.spec for r in environment.requirements]
+    else:
+        from dlbench.images.build import project_requirements
 
-    try:
-        requirements = project_requirements(checkout)
-    except Exception:  # noqa: BLE001 - a warm-up hint only: the image build reports bad files
-        requirements = []
+        try:
+            requirements = project_requirements(checkout)
+        except Exception:  # noqa: BLE001 - a warm-up hint only: the image build reports bad files
+            requirements = []
     names = [re.split(r"[\s\[<>=!~;@]", r.strip(), maxsplit=1)[0].lower() for r in requirements]
     modules = [IMPORT_NAMES.get(n, n.replace("-", "_")) for n in names if n]
     return tuple(dict.fromkeys([*PRELOAD, *modules]))
