@@ -260,7 +260,9 @@ class EvaluateConfig(Section):
     memory_mb: int = Field(1024, ge=64)
     cpus: float = Field(1.0, gt=0)
     pids: int = Field(128, ge=8)
-    output_limit_kb: int = Field(1024, ge=1)
+    output_limit_kb: int = Field(
+        1024, ge=1, description="Output of a run kept (head and tail); 64 times it ends the run as a violation."
+    )
     jobs: int = Field(2, ge=1, description="Candidates run at once per job.")
     gold_runs: int = Field(2, ge=1, description="Gold runs used to detect flaky tasks.")
     gold_reseeds: int = Field(

@@ -495,6 +495,19 @@ def test_docker_hostile_candidate(name: str, hostile_results: dict) -> None:
 
 @pytest.mark.docker
 @pytest.mark.xdist_group("harness_docker")  # one worker builds the image and runs the hostile set
+@pytest.mark.docker
+@pytest.mark.xdist_group("harness_docker")
+def test_docker_verbose_tests_keep_their_verdict(image: ImageRecord, clone: CloneRecord, tmp_path: Path) -> None:
+    """Output past the limit is cut, not a violation: pfrl's verbose tests print over 1 MB."""
+    verbose = hostile(
+        "print('x' * (CFG.output_limit_kb * 1024 * 2))\nreturn np.maximum(np.asarray(x), 0)\n".replace(
+            "CFG.output_limit_kb", str(CFG.output_limit_kb)
+        )
+    )
+    [result] = evaluate_repo(clone, TASKS, [gen(RELU, verbose)], image, "docker", CFG, jobs=1, evidence_root=tmp_path)
+    assert result.status == EvalStatus.PASS, (result.status, result.detail)
+
+
 def test_docker_gold_passes_null_fails_naive_agrees(image: ImageRecord, clone: CloneRecord, tmp_path: Path) -> None:
     gens = [
         gen(RELU, GOLD_RELU),

@@ -57,6 +57,9 @@ COPY_LINK_BYTES = 1 << 20  # sandboxed: larger files are symlinked to the read-o
 EXTENSION_SUFFIXES = (".so", ".pyd")  # compiled modules a project builds in place (images/extensions.py)
 EVENT_LIMIT = 16 << 20
 TAIL_BYTES = 8192
+# Output past the limit is not kept (its head and tail are); only a flood this many times the
+# limit ends the run as a violation: a project's verbose tests print a few MB (pfrl's gold did).
+FLOOD_FACTOR = 64
 EXIT_POLL_S = 0.05  # how often a child is polled for its exit where there is no pidfd (Python < 3.9)
 CHECKED_SUFFIXES = (".py", ".pyc", ".pth", ".ini", ".cfg", ".toml")
 SCRATCH_SUBDIRS = ("tmp", "home", "basetemp")  # of OWN_DIR: anything may be written there
@@ -435,7 +438,7 @@ class Supervisor:
                     room = limit - len(head)
                     head += chunk[: max(room, 0)]
                     tail = (tail + chunk)[-TAIL_BYTES:]
-                    exceeded |= total > limit
+                    exceeded |= total > limit * FLOOD_FACTOR
             if exceeded and status is None:
                 self._kill_rest()
         sel.close()
