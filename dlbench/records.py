@@ -627,9 +627,7 @@ class Environment(Record):
     exclude_newer: datetime | None = None  # resolved as of the pinned commit's date
     python_version: str
     platform: str
-    python_tried: list[str] = Field(
-        default_factory=list
-    )  # each Python tried and what it would lose (images/pythons.py)
+    python_tried: list[str] = Field(default_factory=list)  # each Python tried, what it loses (images/pythons.py)
     python_lost: list[str] = Field(default_factory=list)  # runtime and test requirements no configured Python keeps
     requirements: list[DeclaredRequirement] = Field(default_factory=list)
     constraints: list[str] = Field(default_factory=list)

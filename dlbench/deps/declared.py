@@ -70,10 +70,7 @@ class Declarations:
     requires_python: list[str] = field(default_factory=list)  # the Pythons each declaration file admits
 
     def admits(self, python: str) -> bool:
-        """Whether every ``requires-python`` the project declares admits ``python`` (``3.8``); an
-        unreadable one admits anything."""
-        sets = (_python_specifiers(spec) for spec in self.requires_python)
-        return all(s is None or s.contains(Version(python), prereleases=True) for s in sets)
+        return admits_python(self.requires_python, python)
 
     def names(self, exclude_groups: Iterable[str] = ()) -> set[str]:
         excluded = set(exclude_groups)
@@ -329,6 +326,13 @@ def _read_setup_cfg(tree: SourceTree, path: str, text: str, found: Declarations,
     if parser.has_section("options.extras_require"):
         for name, value in parser.items("options.extras_require"):
             _add_all(found, _cfg_lines(value), f"{path} [options.extras_require] {name}", f"extra:{name}")
+
+
+def admits_python(requires_python: Iterable[str], python: str) -> bool:
+    """Whether every ``requires-python`` a project declares admits ``python`` (``3.8``); an
+    unreadable one admits anything."""
+    sets = (_python_specifiers(spec) for spec in requires_python)
+    return all(s is None or s.contains(Version(python), prereleases=True) for s in sets)
 
 
 def _python_specifiers(spec: str) -> SpecifierSet | None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from packaging.requirements import Requirement
 
-from dlbench.deps.declared import Declarations, canonical_name, declared_requirements, group_kind
+from dlbench.deps.declared import Declarations, admits_python, canonical_name, declared_requirements, group_kind
 from dlbench.deps.imports import any_imports, distribution_for, local_modules, own_module_parts, third_party_imports
 from dlbench.deps.tree import SourceTree
 from dlbench.records import DeclaredRequirement, DroppedRequirement
@@ -40,7 +40,7 @@ class EnvironmentPlan:
     requires_python: list[str] = field(default_factory=list)  # what the declaration files admit
 
     def admits(self, python: str) -> bool:
-        return Declarations(requires_python=self.requires_python).admits(python)
+        return admits_python(self.requires_python, python)
 
     def own_modules(self) -> set[str]:
         """Top-level modules the project provides itself: a missing one is never the image's fault."""

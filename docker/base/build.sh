@@ -2,7 +2,8 @@
 # Build an evaluation base image without any registry: debootstrap a minimal Debian or
 # Ubuntu release with its Python into a temp dir and `docker import` it. Each release brings
 # one Python (images.pythons in the config): bookworm 3.11 (the default), jammy 3.10,
-# bullseye 3.9, focal 3.8; old code is resolved and tested on the Python of its day.
+# bullseye 3.9, focal 3.8, noble 3.12, trixie 3.13; code is resolved and tested on the
+# Python of its day.
 # On a machine that can pull, `python:3.X-slim` works instead.
 #
 # Usage: docker/base/build.sh [--force] [--suite SUITE]

@@ -91,8 +91,6 @@ def broken_conftest() -> tuple[str, str] | None:
     return found
 
 
-# Modules whose functions tests compare with or pytest reports through: one of their
-# attributes holding candidate code or a mock object is reported (``observed``).
 def _pluggy_internals() -> tuple[type, object]:
     """(the hook caller class, ``_multicall``) of pluggy 0.13 (pytest 6) to 1.x."""
     for hooks, callers in (("pluggy._hooks", "pluggy._callers"), ("pluggy.hooks", "pluggy.callers")):
@@ -108,6 +106,8 @@ def _pluggy_internals() -> tuple[type, object]:
 _HOOK_CALLER, _MULTICALL = _pluggy_internals()  # what every plugin manager calls hooks through
 
 
+# Modules whose functions tests compare with or pytest reports through: one of their
+# attributes holding candidate code or a mock object is reported (``observed``).
 COMPARED_MODULES = (
     "builtins", "math", "operator", "pytest", "_pytest.python_api", "_pytest.approx", "_pytest.outcomes", "unittest", "unittest.case",
     "numpy", "numpy.testing", "numpy.testing._private.utils", "torch", "torch.testing", "torch.testing._comparison",
@@ -396,11 +396,15 @@ def _looked(value: object) -> tuple[int, bool, bool]:
 def _library_module(value: object) -> bool:
     """A module loaded from a file that is not the candidate's (a re-import is one): a
     stand-in made at run time (``types.ModuleType``) has no file."""
-    if not isinstance(value, types.ModuleType):
-        return False
-    file = vars(value).get("__file__")
+    file = _module_file(value)
     audit = _AUDIT[0]
-    return isinstance(file, str) and (audit is None or audit.origin(file) is None)
+    return file is not None and (audit is None or audit.origin(file) is None)
+
+
+def _module_file(module: object) -> str | None:
+    """A module's ``__file__``, read from its namespace (nothing of the module's own runs)."""
+    file = vars(module).get("__file__") if isinstance(module, types.ModuleType) else None
+    return file if isinstance(file, str) else None
 
 
 def _class_module(cls: type) -> str | None:
@@ -529,9 +533,8 @@ def _candidate_origin(value: object) -> str | None:
     if audit is None:
         return None
     if code is None and isinstance(value, type):  # a class: the file of the module defining it
-        module = sys.modules.get(_class_module(value) or "")
-        file = inspect.getattr_static(module, "__file__", None) if module is not None else None
-        return audit.origin(file) if isinstance(file, str) else None
+        file = _module_file(sys.modules.get(_class_module(value) or ""))
+        return audit.origin(file) if file is not None else None
     return audit.origin(code.co_filename) if isinstance(code, types.CodeType) else None
 
 
