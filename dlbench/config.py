@@ -394,6 +394,14 @@ class StagesConfig(Section):
     seed: int = Field(0, description="Seed of the folds, the head's initialisation and the batch order.")
 
 
+class IntervalsConfig(Section):
+    """Uncertainty of every score (dlbench/report/uncertainty.py): a bootstrap over tasks."""
+
+    resamples: int = Field(2000, ge=100, description="Bootstrap resamples (and permutations of the paired test).")
+    level: float = Field(0.95, gt=0, lt=1, description="Confidence level of the intervals.")
+    seed: int = Field(0, description="Seed of the resamples (a table's bytes repeat).")
+
+
 class ReportConfig(Section):
     k: list[int] = Field(default_factory=lambda: [1, 3, 5], description="pass@k values (reported where n >= k).")
     cutoffs: list[date] = Field(
@@ -402,6 +410,7 @@ class ReportConfig(Section):
     )
     mutant_kill_threshold: float = Field(0.5, ge=0, le=1, description="Flag tasks whose tests kill fewer mutants.")
     paper_results: str | None = Field("resources/paper_results.csv", description="Published figures for comparison.")
+    intervals: IntervalsConfig = Field(default_factory=IntervalsConfig)
 
 
 class FailuresConfig(Section):

@@ -470,9 +470,17 @@ class TableRow(Record):
     value: float
     n_tasks: int
     n_excluded: int = 0  # candidates of the row's tasks left out as infrastructure faults (not scored)
+    # Uncertainty over tasks (dlbench.report.uncertainty): standard error of the mean and a
+    # percentile-bootstrap interval, each task's runs kept inside it; empty below two tasks.
+    stderr: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
 
 
-TABLE_COLUMNS = ["model", "technique", "slice", "dimension", "category", "metric", "value", "n_tasks", "n_excluded"]
+TABLE_COLUMNS = [
+    "model", "technique", "slice", "dimension", "category", "metric", "value", "n_tasks", "n_excluded",
+    "stderr", "ci_low", "ci_high",
+]  # fmt: skip
 
 
 class FailureLabel(Record):

@@ -84,7 +84,7 @@ def test_tables_csv_header_keeps_the_contract_columns_first(inputs, tmp_path) ->
     write_long_table(tmp_path / "tables.csv", long_table(inputs, ["all"], [1]))
     header = list(pd.read_csv(tmp_path / "tables.csv").columns)
     assert header[:8] == ["model", "technique", "slice", "dimension", "category", "metric", "value", "n_tasks"]
-    assert header[8:] == ["n_excluded"]
+    assert header[8:] == ["n_excluded", "stderr", "ci_low", "ci_high"]
 
 
 def test_failure_taxonomy_shares_leave_infrastructure_apart(inputs) -> None:

@@ -71,9 +71,9 @@ def test_task_pass_at_k_averages_runs_and_needs_k_samples_in_every_run():
 
 def test_group_pass_at_k_reported_only_where_every_task_has_k_samples():
     tasks = [[RunCount(0, 5, 5)], [RunCount(0, 5, 0)], [RunCount(0, 1, 1)]]
-    assert group_pass_at_k(tasks, 1) == pytest.approx((1 + 0 + 1) / 3)
+    assert group_pass_at_k(tasks, 1) == pytest.approx([1, 0, 1])
     assert group_pass_at_k(tasks, 3) is None  # the third task has one sample only
-    assert group_pass_at_k(tasks[:2], 3) == pytest.approx(0.5)
+    assert group_pass_at_k(tasks[:2], 3) == pytest.approx([1, 0])
     assert group_pass_at_k([], 1) is None
 
 

@@ -17,6 +17,7 @@ from dlbench.report.render import write_live_table, write_report
 from dlbench.report.slices import slice_names
 from dlbench.report.tables import (
     adequacy_table,
+    differences_table,
     load_inputs,
     long_table,
     read_validation,
@@ -282,7 +283,7 @@ def test_readable_tables_are_written_for_people(world, tmp_path):
         assert (tables / f"{name}.md").read_text().startswith("## "), name
         assert r"\begin{tabular}" in (tables / f"{name}.tex").read_text(), name
     table1 = (tables / "table1_overall.md").read_text()
-    assert "| m | zero-shot | 44.4 | 50.0 | 3 |" in table1
+    assert "| m | zero-shot | 44.4 ± 29.4 | [0.0, 100.0] | 50.0 ± 28.9 | 3 |" in table1
     assert "| s | zero-shot | 2 | 50.0 | 555.56 | 23.6 | 3 |" in (tables / "table8_runs.md").read_text()
     assert "| M" not in (tables / "paper_comparison.md").read_text()
     assert (
@@ -295,6 +296,29 @@ def test_readable_tables_are_written_for_people(world, tmp_path):
     m = failures[failures["model"] == "m"].set_index("kind")["count"].to_dict()
     assert m == {"wrong_result": 1, "hallucinated_object": 1, "wrong_input_type": 3}
     assert "Classification" in (tables / "table3_categories.tex").read_text()
+
+
+def test_standard_error_is_over_tasks_with_each_tasks_runs_inside_it(world):
+    """s passes t1 in one run of two (task score 0.5), never t2 (0), always t3 (1): the error
+    is that of three task scores, not of six run scores."""
+    inputs = load_inputs(world["benchmark"], world["evaluations"], world["validation"])
+    table = long_table(inputs, ["all"], [1])
+    row = table[(table["model"] == "s") & (table["dimension"] == "overall") & (table["metric"] == "pass@1")].iloc[0]
+    assert row["value"] == pytest.approx(0.5)
+    assert row["stderr"] == pytest.approx(0.5 / math.sqrt(3))  # sd of (0.5, 0, 1) is 0.5
+    assert 0.0 <= row["ci_low"] <= row["value"] <= row["ci_high"] <= 1.0
+    one_task = table[(table["model"] == "s") & (table["category"] == "Inference")].iloc[0]
+    assert one_task["n_tasks"] == 1 and pd.isna(one_task["stderr"]) and pd.isna(one_task["ci_low"])
+
+
+def test_paired_differences_compare_models_on_their_common_tasks(world):
+    inputs = load_inputs(world["benchmark"], world["evaluations"], world["validation"])
+    table = differences_table(inputs, ["all"], [1])
+    assert set(table["compared"]) == {"models"}  # one technique: no technique pairs; gold is not compared
+    row = table.iloc[0]
+    assert (row["a_model"], row["b_model"], row["n_tasks"]) == ("m", "s", 3)
+    assert row["difference"] == pytest.approx(4 / 9 - 0.5)
+    assert 0 < row["p_value"] <= 1 and row["p_holm"] == pytest.approx(row["p_value"])  # a family of one
 
 
 def test_live_table_is_the_slice_of_its_cutoff(world, tmp_path):

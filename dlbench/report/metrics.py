@@ -57,12 +57,13 @@ def task_pass_at_k(runs: Sequence[RunCount], k: int) -> float | None:
     return mean(pass_at_k(r.n, r.c, k) for r in runs)
 
 
-def group_pass_at_k(tasks: Sequence[Sequence[RunCount]], k: int) -> float | None:
-    """pass@k of a group of tasks; ``None`` unless every task has n ≥ k in every run."""
+def group_pass_at_k(tasks: Sequence[Sequence[RunCount]], k: int) -> list[float] | None:
+    """pass@k of each task of a group (their mean is the group's); ``None`` unless every task
+    has n ≥ k in every run."""
     scores = [task_pass_at_k(runs, k) for runs in tasks]
     if not scores or any(s is None for s in scores):
         return None
-    return mean(s for s in scores if s is not None)
+    return [s for s in scores if s is not None]
 
 
 @dataclass(frozen=True)

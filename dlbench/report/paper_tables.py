@@ -21,11 +21,12 @@ from collections.abc import Iterable, Mapping, Sequence
 import pandas as pd
 
 from dlbench.config import ModelConfig
+from dlbench.generate.techniques import REFERENCE
 from dlbench.records import BenchmarkTask, StagePrediction
+from dlbench.report.cells import cell
 from dlbench.report.external import load_benchmark
 from dlbench.tasks.vocab import STAGES
 
-REFERENCE = "reference"  # the technique of the reference models (dlbench.generate.techniques)
 AVERAGE = "average"
 KEYS = ["technique", "slice", "dimension", "category", "metric"]
 TABLE5_TECHNIQUES = {"zero-shot": "zero-shot", "few-shot": "three-shot", "stage-few-shot": "stage three-shot"}
@@ -45,7 +46,8 @@ def average_rows(table: pd.DataFrame) -> pd.DataFrame:
     means = llms.groupby(KEYS, sort=True).agg(
         value=("value", "mean"), n_tasks=("n_tasks", "max"), n_excluded=("n_excluded", "sum")
     )
-    return means.reset_index().assign(model=AVERAGE)[list(table.columns)]
+    # an average over models has no spread over tasks of its own: its interval columns stay empty
+    return means.reset_index().assign(model=AVERAGE).reindex(columns=table.columns)
 
 
 def with_averages(table: pd.DataFrame) -> pd.DataFrame:
@@ -99,18 +101,17 @@ def table4_stages(tasks: Sequence[BenchmarkTask], predictions: Sequence[StagePre
 
 
 def table5_techniques(table: pd.DataFrame) -> pd.DataFrame:
-    """Table 5: pass@1 (all usable tasks) per model and prompting technique, with the average."""
+    """Table 5: pass@1 (± standard error; all usable tasks) per model and prompting technique, with the average."""
     rows = table[(table["slice"] == "all") & (table["dimension"] == "overall") & (table["metric"] == "pass@1")]
     rows = rows[rows["technique"].isin(TABLE5_TECHNIQUES)]
     present = [t for t in TABLE5_TECHNIQUES if t in set(rows["technique"])]
-    wide = rows.pivot_table(index="model", columns="technique", values="value", aggfunc="first", sort=True)
+    wide, errors = (
+        rows.pivot_table(index="model", columns="technique", values=v, aggfunc="first", sort=True)
+        for v in ("value", "stderr")
+    )
     order = [m for m in wide.index if m != AVERAGE] + [m for m in wide.index if m == AVERAGE]
-    data = [[model, *(_percent(wide.loc[model].get(t)) for t in present)] for model in order]
+    data = [[model, *(cell(wide, errors, model, t) for t in present)] for model in order]
     return pd.DataFrame(data, columns=["model", *(f"{TABLE5_TECHNIQUES[t]} (%)" for t in present)])
-
-
-def _percent(value: float | None) -> str:
-    return "–" if value is None or pd.isna(value) else f"{100 * value:.1f}"
 
 
 # ---------------------------------------------------------------- matching the paper's rows

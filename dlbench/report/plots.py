@@ -45,9 +45,11 @@ def plot_categories(table: pd.DataFrame, dimension: str, path: Path) -> Path | N
         return None
     rows = rows.assign(label=[_label(m, t) for m, t in zip(rows["model"], rows["technique"], strict=True)])
     wide = rows.pivot_table(index="category", columns="label", values="value", aggfunc="first", sort=True)
+    errors = rows.pivot_table(index="category", columns="label", values="stderr", aggfunc="first", sort=True)
+    errors = errors.reindex(index=wide.index, columns=wide.columns).fillna(0)  # one task: no bar
     fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(wide.index) + 2), 4.5))
-    (100 * wide).plot.bar(ax=ax, width=0.8)
-    ax.set_ylabel("pass@1 (%)")
+    (100 * wide).plot.bar(ax=ax, width=0.8, yerr=100 * errors, capsize=2, error_kw={"elinewidth": 0.8})
+    ax.set_ylabel("pass@1 (%, bars: ± one standard error over tasks)")
     ax.set_xlabel(dimension)
     ax.set_ylim(0, 105)
     ax.set_title(f"pass@1 per {dimension} category")

@@ -21,6 +21,7 @@ import pandas as pd
 
 from dlbench.config import ModelConfig, ReportConfig
 from dlbench.records import StagePrediction
+from dlbench.report.cells import MISSING, at, cell, interval, percent, with_error
 from dlbench.report.paper_tables import (
     as_paper_names,
     average_columns_last,
@@ -40,17 +41,18 @@ from dlbench.report.tables import (
     UNLABELLED,
     ReportInputs,
     adequacy_table,
+    differences_table,
     load_inputs,
     long_table,
     run_table,
     write_long_table,
 )
+from dlbench.report.uncertainty import Bootstrap
 from dlbench.report.taxonomy import DL_SPECIFIC, INFRASTRUCTURE, KINDS, TOP_LEVEL
 from dlbench.store import read_jsonl, write_frame, write_text
 
 log = logging.getLogger(__name__)
 
-MISSING = "–"
 TEXT_COLUMNS = frozenset(
     {"model", "technique", "slice", "dimension", "category", "metric", "source", "kind", "top_level"}
 )
@@ -108,10 +110,6 @@ def write_table(directory: str | Path, name: str, title: str, frame: pd.DataFram
     write_text(out / f"{name}.tex", latex(frame, title, name))
 
 
-def percent(value: float | None) -> str:
-    return MISSING if value is None or pd.isna(value) else f"{100 * value:.1f}"
-
-
 def model_label(model: str, technique: str) -> str:
     return f"{model} ({technique})"
 
@@ -126,8 +124,8 @@ def _pick(table: pd.DataFrame, **where: str) -> pd.DataFrame:
     return table[mask]
 
 
-def _pivot(rows: pd.DataFrame, index: Sequence[str], columns: str) -> pd.DataFrame:
-    return rows.pivot_table(index=list(index), columns=columns, values="value", aggfunc="first", sort=True)
+def _pivot(rows: pd.DataFrame, index: Sequence[str], columns: str, values: str = "value") -> pd.DataFrame:
+    return rows.pivot_table(index=list(index), columns=columns, values=values, aggfunc="first", sort=True)
 
 
 def _models(table: pd.DataFrame) -> list[tuple[str, str]]:
@@ -135,58 +133,88 @@ def _models(table: pd.DataFrame) -> list[tuple[str, str]]:
 
 
 def table1_overall(table: pd.DataFrame) -> pd.DataFrame:
-    """Table 1: pass@1 and test pass ratio per model on all usable tasks."""
+    """Table 1: pass@1 (± standard error, 95% interval) and test pass ratio per model."""
     rows = _pick(table, slice=ALL, dimension="overall")
-    wide = _pivot(rows, ["model", "technique"], "metric")
-    counts = rows.groupby(["model", "technique"])["n_tasks"].max()
+    index = ["model", "technique"]
+    wide, errors = _pivot(rows, index, "metric"), _pivot(rows, index, "metric", "stderr")
+    low, high = _pivot(rows, index, "metric", "ci_low"), _pivot(rows, index, "metric", "ci_high")
+    counts = rows.groupby(index)["n_tasks"].max()
     return pd.DataFrame(
         [
             [
                 model,
                 technique,
-                percent(wide.loc[(model, technique)].get("pass@1")),
-                percent(wide.loc[(model, technique)].get("test_pass_ratio")),
+                cell(wide, errors, (model, technique), "pass@1"),
+                interval(at(low, (model, technique), "pass@1"), at(high, (model, technique), "pass@1")),
+                cell(wide, errors, (model, technique), "test_pass_ratio"),
                 int(counts[(model, technique)]),
             ]
             for model, technique in wide.index
         ],
-        columns=["model", "technique", "pass@1 (%)", "test pass ratio (%)", "tasks"],
+        columns=["model", "technique", "pass@1 (%)", "95% interval", "test pass ratio (%)", "tasks"],
     )
 
 
 def table2_live(table: pd.DataFrame, slices: Sequence[str]) -> pd.DataFrame:
-    """Table 2: pass@1 per model on each live slice (tasks last modified after each cutoff)."""
+    """Table 2: pass@1 (± standard error) per model on each live slice (tasks last modified after each cutoff)."""
     rows = _pick(table, dimension="overall", metric="pass@1")
     present = [s for s in slices if s in set(rows["slice"])]
-    wide = _pivot(rows, ["model", "technique"], "slice")
+    index = ["model", "technique"]
+    wide, errors = _pivot(rows, index, "slice"), _pivot(rows, index, "slice", "stderr")
     counts = rows.groupby("slice")["n_tasks"].max()
     header = [f"{s} (n={int(counts[s])})" for s in present]
-    data = [[m, t, *(percent(wide.loc[(m, t)].get(s)) for s in present)] for m, t in wide.index]
+    data = [[m, t, *(cell(wide, errors, (m, t), s) for s in present)] for m, t in wide.index]
     return pd.DataFrame(data, columns=["model", "technique", *header])
 
 
 def table3_categories(table: pd.DataFrame) -> pd.DataFrame:
-    """Table 3: pass@1 per stage, task and data category, one column per model."""
+    """Table 3: pass@1 (± standard error) per stage, task and data category, one column per model."""
     rows = _pick(table, slice=ALL, metric="pass@1")
     rows = rows[rows["dimension"] != "overall"]
     models = _models(rows)
-    wide = rows.assign(label=[model_label(m, t) for m, t in zip(rows["model"], rows["technique"], strict=True)])
-    wide = _pivot(wide, ["dimension", "category"], "label")
-    counts = rows.groupby(["dimension", "category"])["n_tasks"].max()
+    labelled = rows.assign(label=[model_label(m, t) for m, t in zip(rows["model"], rows["technique"], strict=True)])
+    index = ["dimension", "category"]
+    wide, errors = _pivot(labelled, index, "label"), _pivot(labelled, index, "label", "stderr")
+    counts = rows.groupby(index)["n_tasks"].max()
     order = sorted(wide.index, key=lambda dc: (DIMENSIONS.index(dc[0]), dc[1]))
     labels = [model_label(m, t) for m, t in models]
-    data = [[d, c, int(counts[(d, c)]), *(percent(wide.loc[(d, c)].get(label)) for label in labels)] for d, c in order]
+    data = [[d, c, int(counts[(d, c)]), *(cell(wide, errors, (d, c), label) for label in labels)] for d, c in order]
     return pd.DataFrame(data, columns=["dimension", "category", "tasks", *labels])
 
 
 def table7_passk(table: pd.DataFrame) -> pd.DataFrame:
-    """Table 7: pass@k per model for every k that all tasks support."""
+    """Table 7: pass@k (± standard error) per model for every k that all tasks support."""
     rows = _pick(table, slice=ALL, dimension="overall")
     rows = rows[rows["metric"].str.startswith("pass@")]
     metrics = sorted(set(rows["metric"]), key=lambda m: int(m.removeprefix("pass@")))
-    wide = _pivot(rows, ["model", "technique"], "metric")
-    data = [[m, t, *(percent(wide.loc[(m, t)].get(k)) for k in metrics)] for m, t in wide.index]
+    index = ["model", "technique"]
+    wide, errors = _pivot(rows, index, "metric"), _pivot(rows, index, "metric", "stderr")
+    data = [[m, t, *(cell(wide, errors, (m, t), k) for k in metrics)] for m, t in wide.index]
     return pd.DataFrame(data, columns=["model", "technique", *(f"{k} (%)" for k in metrics)])
+
+
+def differences_readable(differences: pd.DataFrame) -> pd.DataFrame:
+    """The paired comparisons on all tasks: difference ± standard error, interval, p-values."""
+    rows = differences[differences["slice"] == ALL]
+    data = [
+        [
+            r.metric,
+            model_label(r.a_model, r.a_technique),
+            model_label(r.b_model, r.b_technique),
+            r.n_tasks,
+            with_error(r.difference, r.stderr),
+            interval(r.ci_low, r.ci_high),
+            _p_text(r.p_value),
+            _p_text(r.p_holm),
+        ]
+        for r in rows.itertuples(index=False)
+    ]
+    columns = ["metric", "A", "B", "tasks", "A − B (points)", "95% interval", "p", "p (Holm)"]
+    return pd.DataFrame(data, columns=columns)
+
+
+def _p_text(p: float) -> str:
+    return MISSING if pd.isna(p) else f"{p:.3f}" if p >= 0.001 else "<0.001"
 
 
 def table8_runs(runs: pd.DataFrame) -> pd.DataFrame:
@@ -354,6 +382,12 @@ def usage_table(usage: pd.DataFrame) -> pd.DataFrame:
 
 # ---------------------------------------------------------------- the whole report
 
+DIFFERENCES_FILE = "differences.csv"
+
+
+def bootstrap_of(cfg: ReportConfig) -> Bootstrap:
+    return Bootstrap(cfg.intervals.resamples, cfg.intervals.level, cfg.intervals.seed)
+
 
 def write_report(
     benchmark: str | Path,
@@ -372,7 +406,8 @@ def write_report(
     ``models`` name our models the paper's way; ``stages`` are other benchmarks' predicted stages."""
     inputs = load_inputs(benchmark, evaluations, validation)
     slices = slice_names(cfg.cutoffs)
-    table = long_table(inputs, slices, cfg.k)
+    boot = bootstrap_of(cfg)
+    table = long_table(inputs, slices, cfg.k, boot)
     write_long_table(out_csv, table)
     log.info("tables.csv: %d rows over %d usable tasks", len(table), sum(inputs.usable.values()))
     out = Path(tables_dir)
@@ -409,7 +444,15 @@ def write_report(
         "Table 5: pass@1 per prompting technique (average: over the LLMs)",
         table5_techniques(averaged),
     )
-    write_table(out, "table7_passk", "Table 7: pass@k per model", table7_passk(table))
+    write_table(out, "table7_passk", "Table 7: pass@k per model (± standard error)", table7_passk(table))
+    differences = differences_table(inputs, slices, cfg.k, boot)
+    write_frame(out / DIFFERENCES_FILE, differences)
+    write_table(
+        out,
+        "differences",
+        "Paired differences on the same tasks (bootstrap interval over tasks; sign-flip permutation p-value)",
+        differences_readable(differences),
+    )
     runs = run_table(inputs)
     write_frame(out / "runs.csv", runs)
     write_table(out, "table8_runs", "Table 8: pass@1 across runs (models with two runs or more)", table8_runs(runs))
@@ -452,7 +495,7 @@ def write_live_table(
 ) -> pd.DataFrame:
     """``results/live/{cutoff}/tables.csv``: the contract table of one live slice, from existing evaluations."""
     inputs = load_inputs(benchmark, evaluations, validation)
-    table = long_table(inputs, [slice_name(cutoff)], cfg.k)
+    table = long_table(inputs, [slice_name(cutoff)], cfg.k, bootstrap_of(cfg))
     write_long_table(out_csv, table)
     log.info("live slice %s: %d rows", slice_name(cutoff), len(table))
     return table

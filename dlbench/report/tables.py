@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import logging
+import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -30,9 +31,18 @@ from pathlib import Path
 import pandas as pd
 
 from dlbench.records import TABLE_COLUMNS, BenchmarkTask, Evaluation, TableRow
-from dlbench.report.metrics import RunCount, RunSpread, group_pass_at_k, mean, run_spread, share_of_tests_passed
+from dlbench.report.metrics import (
+    RunCount,
+    RunSpread,
+    group_pass_at_k,
+    mean,
+    run_spread,
+    share_of_tests_passed,
+)
 from dlbench.report.slices import ALL, in_slice
 from dlbench.report.taxonomy import INFRASTRUCTURE, classify
+from dlbench.generate.techniques import REFERENCE
+from dlbench.report.uncertainty import Bootstrap, Spread, holm, paired, spread
 from dlbench.store import iter_jsonl, read_jsonl, write_frame
 
 log = logging.getLogger(__name__)
@@ -40,6 +50,9 @@ log = logging.getLogger(__name__)
 DIMENSIONS = ("overall", "stage", "task", "data")
 UNLABELLED = "unlabelled"  # category of a task whose annotators gave no label on a dimension
 ADEQUACY_FILE = "adequacy.csv"  # adequacy_table in results/tables/ (the dataset card reads it)
+
+DEFAULT_BOOTSTRAP = Bootstrap()
+SPREAD_COLUMNS = ("stderr", "ci_low", "ci_high")  # empty (NaN) where fewer than two tasks
 
 
 # ---------------------------------------------------------------- inputs
@@ -200,24 +213,34 @@ def groups(tasks: Sequence[BenchmarkTask], slices: Sequence[str]) -> list[tuple[
     return out
 
 
+@dataclass(frozen=True)
+class MetricRow:
+    metric: str
+    value: float
+    n_tasks: int
+    spread: Spread
+
+
 def metric_rows(
-    score: dict[str, TaskScore], task_ids: Sequence[str], ks: Sequence[int]
-) -> list[tuple[str, float, int]]:
-    """(metric, value, n_tasks) of one model on one group; none unless every task has
-    candidates, pass@k only where every task has n ≥ k."""
+    score: dict[str, TaskScore], task_ids: Sequence[str], ks: Sequence[int], boot: Bootstrap
+) -> list[MetricRow]:
+    """The metrics of one model on one group, each with its uncertainty over tasks; none
+    unless every task has candidates, pass@k only where every task has n ≥ k."""
     if not task_ids or any(t not in score for t in task_ids):
         return []
     present = [score[t] for t in task_ids]
-    rows = []
+    per_metric: list[tuple[str, list[float]]] = []
     for k in sorted(set(ks)):
-        value = group_pass_at_k([s.runs for s in present], k)
-        if value is not None:
-            rows.append((f"pass@{k}", value, len(present)))
-    rows.append(("test_pass_ratio", mean(s.ratio for s in present), len(present)))
-    return rows
+        values = group_pass_at_k([s.runs for s in present], k)
+        if values is not None:
+            per_metric.append((f"pass@{k}", values))
+    per_metric.append(("test_pass_ratio", [s.ratio for s in present]))
+    return [MetricRow(metric, mean(values), len(values), spread(values, boot)) for metric, values in per_metric]
 
 
-def long_table(inputs: ReportInputs, slices: Sequence[str], ks: Sequence[int]) -> pd.DataFrame:
+def long_table(
+    inputs: ReportInputs, slices: Sequence[str], ks: Sequence[int], boot: Bootstrap = DEFAULT_BOOTSTRAP
+) -> pd.DataFrame:
     """The contract table over usable tasks: one row per model×technique×slice×dimension×category×metric."""
     ids = usable_ids(inputs)
     tasks = [inputs.tasks[t] for t in ids]
@@ -228,20 +251,27 @@ def long_table(inputs: ReportInputs, slices: Sequence[str], ks: Sequence[int]) -
         _warn_missing(model, technique, score, ids)
         faults = excluded.get((model, technique), Counter())
         for name, dimension, category, members in groups(tasks, slices):
-            for metric, value, n in metric_rows(score, members, ks):
+            for m in metric_rows(score, members, ks, boot):
                 row = TableRow(
                     model=model,
                     technique=technique,
                     slice=name,
                     dimension=dimension,
                     category=category,
-                    metric=metric,
-                    value=value,
-                    n_tasks=n,
+                    metric=m.metric,
+                    value=m.value,
+                    n_tasks=m.n_tasks,
                     n_excluded=sum(faults[t] for t in members),
+                    stderr=_finite(m.spread.stderr),
+                    ci_low=_finite(m.spread.ci_low),
+                    ci_high=_finite(m.spread.ci_high),
                 )
                 rows.append(row.model_dump(include=set(TABLE_COLUMNS)))
-    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS).astype({c: float for c in SPREAD_COLUMNS})
+
+
+def _finite(value: float) -> float | None:
+    return None if math.isnan(value) else value
 
 
 def _warn_missing(model: str, technique: str, score: dict[str, TaskScore], task_ids: Sequence[str]) -> list[str]:
@@ -273,10 +303,57 @@ def run_table(inputs: ReportInputs) -> pd.DataFrame:
     for (model, technique), score in sorted(task_scores(inputs.candidates, ids).items()):
         if _warn_missing(model, technique, score, ids):
             continue
-        spread: RunSpread | None = run_spread([s.runs for s in score.values()])
-        if spread is not None:
-            rows.append([model, technique, spread.runs, spread.mean, spread.variance, spread.std, len(score)])
+        across: RunSpread | None = run_spread([s.runs for s in score.values()])
+        if across is not None:
+            rows.append([model, technique, across.runs, across.mean, across.variance, across.std, len(score)])
     return pd.DataFrame(rows, columns=["model", "technique", "runs", "mean", "variance", "std", "n_tasks"])
+
+
+# ---------------------------------------------------------------- paired differences
+
+DIFFERENCE_COLUMNS = [
+    "slice", "metric", "compared", "a_model", "a_technique", "b_model", "b_technique", "n_tasks",
+    "difference", "stderr", "ci_low", "ci_high", "p_value", "p_holm",
+]  # fmt: skip
+
+
+def compared_pairs(configs: Iterable[tuple[str, str]]) -> list[tuple[str, tuple[str, str], tuple[str, str]]]:
+    """Pairs worth a test: two models under one technique, two techniques of one model
+    (the reference models validate the benchmark and are not compared)."""
+    llms = sorted(c for c in configs if c[1] != REFERENCE)
+    pairs = []
+    for i, a in enumerate(llms):
+        for b in llms[i + 1 :]:
+            if a[1] == b[1]:
+                pairs.append(("models", a, b))
+            elif a[0] == b[0]:
+                pairs.append(("techniques", a, b))
+    return pairs
+
+
+def differences_table(
+    inputs: ReportInputs, slices: Sequence[str], ks: Sequence[int], boot: Bootstrap = DEFAULT_BOOTSTRAP
+) -> pd.DataFrame:
+    """A − B per compared pair, slice and pass@k on the usable tasks both have, with a paired
+    permutation p-value and Holm's adjustment over the whole table."""
+    ids = usable_ids(inputs)
+    scores = task_scores(inputs.candidates, ids)
+    rows = []
+    for name in slices:
+        members = [t for t in ids if in_slice(inputs.tasks[t], name)]
+        for compared, a, b in compared_pairs(scores):
+            common = [t for t in members if t in scores[a] and t in scores[b]]
+            for k in sorted(set(ks)):
+                a_values = group_pass_at_k([scores[a][t].runs for t in common], k)
+                b_values = group_pass_at_k([scores[b][t].runs for t in common], k)
+                if a_values is None or b_values is None:
+                    continue
+                d = paired(a_values, b_values, boot)
+                rows.append([name, f"pass@{k}", compared, *a, *b, d.n_tasks, d.difference,
+                             d.spread.stderr, d.spread.ci_low, d.spread.ci_high, d.p_value, math.nan])  # fmt: skip
+    table = pd.DataFrame(rows, columns=DIFFERENCE_COLUMNS)
+    table["p_holm"] = holm(table["p_value"].tolist())
+    return table
 
 
 # ---------------------------------------------------------------- benchmark adequacy
