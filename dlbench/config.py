@@ -10,14 +10,36 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import date
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError, model_validator
 
 REFERENCE_PROVIDERS = ("gold", "null", "mutant")
+
+# How an OpenAI-compatible request is shaped. 'chat': temperature and max_tokens, as every
+# chat model takes them; 'reasoning': OpenAI's reasoning models, which refuse max_tokens (they
+# take max_completion_tokens, hidden reasoning included) and any temperature but their default 1,
+# and take a reasoning_effort.
+Family = Literal["auto", "chat", "reasoning"]
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]  # the openai SDK's values
+REASONING_NAMES = re.compile(r"(?:o1|o3|o4|gpt-5)(?:[-._:]|$)", re.IGNORECASE)  # o3-mini, o4-mini, gpt-5.1, ...
+REASONING_TEMPERATURE = 1.0  # the only temperature reasoning models accept (dlbench sends none)
+DEFAULT_MAX_TOKENS = {"chat": 4096, "reasoning": 16384}  # a class's methods fit; reasoning needs room to think
+REASONING_TIMEOUT_S = 600.0  # 16,384 tokens at 30-50 tokens/s take minutes
+
+
+def model_family(model: str | None, family: str = "auto") -> Literal["chat", "reasoning"]:
+    """The request family of ``model``: ``family`` unless 'auto', else 'reasoning' for OpenAI's
+    reasoning models by name (o1, o3, o4 and gpt-5 ids, also after a prefix such as 'openai/')
+    and 'chat' for every other name."""
+    if family in ("chat", "reasoning"):
+        return family  # type: ignore[return-value]
+    name = (model or "").rsplit("/", 1)[-1]
+    return "reasoning" if REASONING_NAMES.match(name) else "chat"
 
 
 class ConfigError(ValueError):
@@ -135,17 +157,87 @@ class MineConfig(Section):
     trace: TraceConfig = Field(default_factory=TraceConfig)
 
 
-class LLMEndpoint(Section):
+FAMILY_DESCRIPTION = (
+    "How requests are shaped: 'chat' (temperature and max_tokens), 'reasoning' (OpenAI's reasoning models: "
+    "max_completion_tokens, no temperature, reasoning_effort if set) or 'auto': 'reasoning' for o1, o3, o4 and "
+    "gpt-5 model ids, 'chat' for any other."
+)
+TEMPERATURE_DESCRIPTION = (
+    "Sampling temperature (chat models). Reasoning models sample at their fixed default (1) and are sent no "
+    "temperature: leave it unset (or 1); any other value is a config error."
+)
+MAX_TOKENS_DESCRIPTION = (
+    "Output token budget, sent as max_tokens (chat) or max_completion_tokens (reasoning: the hidden reasoning "
+    "counts in it). null: 4096 (chat), 16384 (reasoning)."
+)
+EFFORT_DESCRIPTION = "Reasoning models only: sent as reasoning_effort (null: none sent, the endpoint's default)."
+
+
+class _RequestShape:
+    """What an OpenAI-compatible model is sent, by family (LLMEndpoint and ModelConfig share it)."""
+
+    if TYPE_CHECKING:  # fields of the sections that use it (no annotations at run time: not fields here)
+        model: str | None
+        family: Family
+        temperature: float
+        max_tokens: int | None
+        reasoning_effort: str | None
+        timeout_s: float
+        model_fields_set: set[str]
+
+    def request_family(self) -> Literal["chat", "reasoning"]:
+        return model_family(self.model, self.family)
+
+    def token_budget(self) -> int:
+        """``max_tokens``, or the family's default."""
+        return self.max_tokens or DEFAULT_MAX_TOKENS[self.request_family()]
+
+    def request_timeout(self) -> float:
+        """``timeout_s``; a reasoning model left at the default waits at least REASONING_TIMEOUT_S
+        (a timed-out request may be billed, and its retry billed again)."""
+        if self.request_family() == "reasoning" and "timeout_s" not in self.model_fields_set:
+            return max(self.timeout_s, REASONING_TIMEOUT_S)
+        return self.timeout_s
+
+    def _check_family(self) -> None:
+        """A reasoning model given a temperature it would not be sampled at, or a chat model given
+        a reasoning_effort it would refuse, is a config error naming the key."""
+        family = self.request_family()
+        why = "by its name" if self.family == "auto" else f"family: {self.family}"
+        explicit = "temperature" in self.model_fields_set
+        if family == "reasoning" and explicit and self.temperature != REASONING_TEMPERATURE:
+            raise _FieldProblem(
+                "temperature",
+                f"{self.model} is a reasoning model ({why}): it samples at its default temperature 1 and refuses "
+                f"any other, so none is sent; remove 'temperature: {self.temperature:g}' (or set 'family: chat' "
+                "if this endpoint takes one)",
+            )
+        if family == "chat" and self.reasoning_effort is not None:
+            raise _FieldProblem(
+                "reasoning_effort",
+                f"{self.model} is a chat model ({why}): chat models refuse reasoning_effort; remove it "
+                "(or set 'family: reasoning')",
+            )
+
+
+class LLMEndpoint(_RequestShape, Section):
     base_url: str | None = Field(None, description="OpenAI-compatible base URL (null: api.openai.com).")
     model: str = Field("gpt-4o", description="Model id sent to the endpoint.")
     api_key_env: str = Field("OPENAI_API_KEY", description="Environment variable holding the key.")
-    temperature: float = Field(0.0, ge=0, le=2)
-    max_tokens: int = Field(1024, ge=1)
+    family: Family = Field("auto", description=FAMILY_DESCRIPTION)
+    temperature: float = Field(0.0, ge=0, le=2, description=TEMPERATURE_DESCRIPTION)
+    max_tokens: int | None = Field(None, ge=1, description=MAX_TOKENS_DESCRIPTION)
+    reasoning_effort: ReasoningEffort | None = Field(None, description=EFFORT_DESCRIPTION)
     concurrency: int = Field(8, ge=1)
-    timeout_s: float = Field(60.0, gt=0)
+    timeout_s: float = Field(60.0, gt=0, description="Seconds per request (reasoning models: at least 600 unless set).")
     max_retries: int = Field(6, ge=0)
     price_in_per_mtok: float | None = Field(None, ge=0, description="USD per million input tokens.")
     price_out_per_mtok: float | None = Field(None, ge=0, description="USD per million output tokens.")
+
+    @model_validator(mode="after")
+    def _family_fields(self) -> LLMEndpoint:
+        self._check_family()
+        return self
 
 
 class PromptsConfig(Section):
@@ -175,19 +267,23 @@ class LabelsConfig(Section):
 ProviderName = Literal["openai", "gold", "null", "mutant", "predictions"]
 
 
-class ModelConfig(Section):
+class ModelConfig(_RequestShape, Section):
     provider: ProviderName = Field(
         description="openai (any OpenAI-compatible endpoint), a reference model, or predictions."
     )
     base_url: str | None = None
     model: str | None = Field(None, description="Model id at the endpoint.")
     api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = Field(0.0, ge=0, le=2)
+    family: Family = Field("auto", description=FAMILY_DESCRIPTION)
+    temperature: float = Field(0.0, ge=0, le=2, description=TEMPERATURE_DESCRIPTION)
     n: int = Field(1, ge=1, description="Samples per task and run.")
     runs: int = Field(1, ge=1, description="Independent runs (seeds) for the variance table.")
-    max_tokens: int = Field(1024, ge=1)
+    max_tokens: int | None = Field(None, ge=1, description=MAX_TOKENS_DESCRIPTION)
+    reasoning_effort: ReasoningEffort | None = Field(None, description=EFFORT_DESCRIPTION)
     concurrency: int = Field(8, ge=1)
-    timeout_s: float = Field(120.0, gt=0)
+    timeout_s: float = Field(
+        120.0, gt=0, description="Seconds per request (reasoning models: at least 600 unless set)."
+    )
     max_retries: int = Field(6, ge=0)
     price_in_per_mtok: float | None = Field(None, ge=0)
     price_out_per_mtok: float | None = Field(None, ge=0)
@@ -205,6 +301,8 @@ class ModelConfig(Section):
             raise ValueError("provider 'openai' needs 'model' (the model id at the endpoint)")
         if self.provider == "predictions" and not self.predictions:
             raise ValueError("provider 'predictions' needs 'predictions' (a JSON Lines file)")
+        if self.provider == "openai":
+            self._check_family()
         return self
 
 
@@ -624,6 +722,14 @@ class _KeyProblem(ValueError):
         self.key, self.problem = key, problem
 
 
+class _FieldProblem(ValueError):
+    """Raised by a section's validator about one of its own keys (its path is the section's)."""
+
+    def __init__(self, field: str, problem: str):
+        super().__init__(f"{field}: {problem}")
+        self.field, self.problem = field, problem
+
+
 def _describe(error: dict[str, Any]) -> str:
     key = ".".join(str(p) for p in error["loc"]) or "(top level)"
     if error["type"] == "extra_forbidden":
@@ -631,6 +737,8 @@ def _describe(error: dict[str, Any]) -> str:
     ctx_error = (error.get("ctx") or {}).get("error")
     if isinstance(ctx_error, _KeyProblem):
         return f"config key '{ctx_error.key}': {ctx_error.problem}"
+    if isinstance(ctx_error, _FieldProblem):
+        return f"config key '{'.'.join([*map(str, error['loc']), ctx_error.field])}': {ctx_error.problem}"
     message = error["msg"].removeprefix("Value error, ")
     return f"config key '{key}': {message} (got {error.get('input')!r})"
 

@@ -1,8 +1,12 @@
 """The one way into an LLM: the openai client with ``base_url``, cached and retried.
 
+Requests are shaped by the model's family (``dlbench.config.model_family``): a chat model
+is sent ``temperature`` and ``max_tokens``; a reasoning model (OpenAI's o1, o3, o4, gpt-5)
+``max_completion_tokens``, no temperature, and ``reasoning_effort`` when one is set.
 Every request is keyed by sha256 of (endpoint, model, messages, parameters incl. n and
-seed). A response is stored in the on-disk cache before it is returned; a key found in
-the cache never reaches the server again. Transient failures (429, 5xx, timeouts, lost
+seed) as sent, so a chat model's key is built as it was before families. A response is
+stored in the on-disk cache before it is returned; a key found in the cache never reaches
+the server again. Transient failures (429, 5xx, timeouts, lost
 connections) are retried with exponential backoff and jitter, honouring ``Retry-After``
 up to ``max_backoff_s`` (a longer one ends the request at once); what still fails
 becomes a result with status ``api_error`` — recorded, never raised. So does a 200
@@ -32,7 +36,7 @@ import openai
 from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, Field
 
-from dlbench.config import LLMEndpoint, ModelConfig
+from dlbench.config import DEFAULT_MAX_TOKENS, REASONING_TEMPERATURE, LLMEndpoint, ModelConfig, model_family
 from dlbench.llm.responses import ResponseCache, request_key
 
 log = logging.getLogger(__name__)
@@ -123,8 +127,8 @@ class LLMClient:
         endpoint: str | None,
         model: str,
         api_key_env: str = "OPENAI_API_KEY",
-        temperature: float = 0.0,
-        max_tokens: int = 1024,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
         concurrency: int = 8,
         timeout_s: float = 60.0,
         max_retries: int = 6,
@@ -132,10 +136,16 @@ class LLMClient:
         cache_dir: str | Path = ".cache/dlbench/llm",
         backoff_s: float = 1.0,
         max_backoff_s: float = 60.0,
+        family: str = "auto",
+        reasoning_effort: str | None = None,
     ):
+        """``temperature`` None: 0 for a chat model, none sent to a reasoning model; ``max_tokens``
+        None: the family's default budget (``DEFAULT_MAX_TOKENS``); ``family``: 'auto' (from the
+        model's name), 'chat' or 'reasoning'."""
         self.endpoint = endpoint or DEFAULT_ENDPOINT
         self.model = model
-        self.defaults: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens, "n": 1}
+        self.family = model_family(model, family)
+        self.defaults = _defaults(self.family, model, temperature, max_tokens, reasoning_effort)
         self.concurrency = concurrency
         self.max_retries = max_retries
         self.price_in, self.price_out = prices
@@ -155,14 +165,18 @@ class LLMClient:
         """Client for a configured endpoint (the prompts' LLM) or an openai model."""
         if not cfg.model:
             raise LLMError("the endpoint config names no model")
+        family = cfg.request_family()
         kwargs: dict[str, Any] = dict(
             endpoint=cfg.base_url,
             model=cfg.model,
             api_key_env=cfg.api_key_env,
-            temperature=cfg.temperature,
-            max_tokens=cfg.max_tokens,
+            # validation refused a reasoning model's temperature other than its default: none is sent
+            temperature=cfg.temperature if family == "chat" else None,
+            max_tokens=cfg.token_budget(),
+            family=family,
+            reasoning_effort=cfg.reasoning_effort,
             concurrency=cfg.concurrency,
-            timeout_s=cfg.timeout_s,
+            timeout_s=cfg.request_timeout(),
             max_retries=cfg.max_retries,
             prices=(cfg.price_in_per_mtok, cfg.price_out_per_mtok),
             cache_dir=cache_dir,
@@ -290,7 +304,10 @@ class LLMClient:
         return answers
 
     def _payload(self, messages: Messages, params: dict[str, Any]) -> dict[str, Any]:
-        merged = self.defaults | {k: v for k, v in params.items() if v is not None}
+        given = {k: v for k, v in params.items() if v is not None}
+        if self.family == "reasoning":
+            given = _reasoning_params(self.model, given)
+        merged = self.defaults | given
         return {"endpoint": self.endpoint, "model": self.model, "messages": list(messages), "params": merged}
 
     def _complete(self, key: str, payload: dict[str, Any]) -> LLMResult:
@@ -424,6 +441,31 @@ def _response(completion: Any) -> dict[str, Any]:
         "model": completion.model,
         "id": completion.id,
     }
+
+
+def _defaults(
+    family: str, model: str, temperature: float | None, max_tokens: int | None, effort: str | None
+) -> dict[str, Any]:
+    """Parameters every request of the client carries, in its family's form."""
+    budget = max_tokens or DEFAULT_MAX_TOKENS[family]
+    if family == "chat":
+        if effort is not None:
+            raise LLMError(f"{model} is a chat model: it takes no reasoning_effort (got {effort!r})")
+        return {"temperature": 0.0 if temperature is None else temperature, "max_tokens": budget, "n": 1}
+    params = _reasoning_params(model, {"max_completion_tokens": budget, "n": 1, "temperature": temperature})
+    return params | ({"reasoning_effort": effort} if effort is not None else {})
+
+
+def _reasoning_params(model: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A reasoning model's form of request parameters: the budget as ``max_completion_tokens``;
+    no temperature (its default, 1, is dropped; any other is an error, never silently changed)."""
+    params = dict(params)
+    if "max_tokens" in params:
+        params["max_completion_tokens"] = params.pop("max_tokens")
+    temperature = params.pop("temperature", None)
+    if temperature is not None and temperature != REASONING_TEMPERATURE:
+        raise LLMError(f"{model} is a reasoning model: it samples at temperature 1 only (got {temperature})")
+    return params
 
 
 def _body(model: str, payload: dict[str, Any]) -> dict[str, Any]:

@@ -7,6 +7,12 @@ responder; latency and a fault schedule (429 with Retry-After, 500, slow replies
 time the client out, 200s with a broken body) are configurable; every request is logged by the sha256 of its body
 so tests can prove that nothing was asked twice.
 
+Models are checked as OpenAI checks them: a reasoning model (o1, o3, o4, gpt-5 ids, or the
+names given as ``reasoning_models``) refuses ``max_tokens`` and a temperature other than 1
+with OpenAI's 400 ``invalid_request_error``, and takes ``max_completion_tokens`` and
+``reasoning_effort``; a chat model refuses ``reasoning_effort``. So a wrongly shaped request
+fails a test instead of passing unnoticed.
+
     with LLMStandIn(latency_s=0.1) as server:
         client = LLMClient(server.base_url, "standin-model", cache_dir=tmp)
 
@@ -26,12 +32,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import Any, get_args
 
+from dlbench.config import ReasoningEffort, model_family
 from dlbench.standins.server import FaultSchedule, LocalServer
 from dlbench.store import digest
 
 CHARS_PER_TOKEN = 4
+REASONING_EFFORTS = get_args(ReasoningEffort)
 
 
 @dataclass(frozen=True)
@@ -149,8 +157,11 @@ class LLMStandIn(LocalServer):
         port: int = 0,
         model: str = "standin-model",
         batch_delay_s: float = 0.2,
+        reasoning_models: Iterable[str] | None = None,
     ):
+        """``reasoning_models``: the model ids served as reasoning models (None: OpenAI's, by name)."""
         self.responder = responder
+        self.reasoning_models = None if reasoning_models is None else frozenset(reasoning_models)
         self.latency_s = latency_s
         self.model = model
         self.log: list[LoggedRequest] = []
@@ -182,7 +193,45 @@ class LLMStandIn(LocalServer):
         """Body hashes answered successfully more than once (should be empty)."""
         return {k: n for k, n in self.counts().items() if n > 1}
 
+    def is_reasoning(self, model: str) -> bool:
+        if self.reasoning_models is None:
+            return model_family(model) == "reasoning"
+        return model in self.reasoning_models
+
     # -- request handling (called on server threads)
+    def refusal(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """OpenAI's 400 body for a parameter the model does not take, or None."""
+        model = str(body.get("model", self.model))
+        if not self.is_reasoning(model):
+            if body.get("reasoning_effort") is not None:
+                return _refusal(
+                    "Unsupported parameter: 'reasoning_effort' is not supported with this model.", "reasoning_effort"
+                )
+            return None
+        if body.get("max_tokens") is not None:
+            return _refusal(
+                "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                "Use 'max_completion_tokens' instead.",
+                "max_tokens",
+            )
+        temperature = body.get("temperature")
+        if temperature is not None and temperature != 1:
+            return _refusal(
+                f"Unsupported value: 'temperature' does not support {_shown(temperature)} with this model. "
+                "Only the default (1) value is supported.",
+                "temperature",
+                "unsupported_value",
+            )
+        effort = body.get("reasoning_effort")
+        if effort is not None and effort not in REASONING_EFFORTS:
+            return _refusal(
+                f"Unsupported value: 'reasoning_effort' does not support {effort!r} with this model. "
+                f"Supported values are: {', '.join(repr(e) for e in REASONING_EFFORTS)}.",
+                "reasoning_effort",
+                "unsupported_value",
+            )
+        return None
+
     def _record(self, body: dict[str, Any], status: int) -> None:
         with self._lock:
             self.log.append(LoggedRequest(digest(body), status, body))
@@ -263,6 +312,11 @@ def _handler_for(server: LLMStandIn) -> type[BaseHTTPRequestHandler]:
             fault = server.faults.take()
             if fault is not None:
                 self._fault(body, fault)
+                return
+            refusal = server.refusal(body)
+            if refusal is not None:
+                server._record(body, 400)
+                self._send(400, refusal)
                 return
             try:
                 answer = server.complete(body)
@@ -390,8 +444,11 @@ class _Batches:
         the broken body, any other kind: a 500 line)."""
         body = line.get("body", {})
         fault = self.server.faults.take()
+        refusal = self.server.refusal(body)
         try:
-            if fault is None:
+            if fault is None and refusal is not None:
+                status, answer = 400, refusal
+            elif fault is None:
                 status, answer = 200, self.server.complete(body)
             elif fault.kind == "malformed":
                 status, answer = 200, _json_or_text(fault.body)
@@ -425,6 +482,16 @@ def _json_or_text(text: str) -> Any:
 
 def _error(message: str, kind: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "code": kind}}
+
+
+def _shown(value: Any) -> str:
+    """A value as OpenAI's messages show it: 0.3, 0, 'text'."""
+    return f"{value:g}" if isinstance(value, int | float) and not isinstance(value, bool) else repr(value)
+
+
+def _refusal(message: str, param: str, code: str = "unsupported_parameter") -> dict[str, Any]:
+    """OpenAI's body for a request parameter the model does not take (HTTP 400)."""
+    return {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}
 
 
 def main(argv: list[str] | None = None) -> None:
