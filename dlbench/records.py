@@ -483,6 +483,37 @@ TABLE_COLUMNS = [
 ]  # fmt: skip
 
 
+class ManifestImage(Record):
+    """An evaluation image a run's candidates ran in (from ``results/images/{repo}.json``)."""
+
+    tag: str | None
+    image_id: str | None
+    base_image: str
+    python: str | None = None  # the Python it was built on, where the record says
+
+
+class RunManifest(Record):
+    """What one run of the tables was made from (``results/manifest.json``, and a copy in
+    ``results/runs/{run_id}/`` beside that run's tables): enough to say what was run."""
+
+    run_id: str  # <finished, UTC, %Y%m%dT%H%M%SZ>-<config_digest[:8]>
+    dlbench_version: str
+    dlbench_commit: str | None  # the workflow's git HEAD; None outside a git checkout
+    dlbench_dirty: bool | None  # uncommitted changes to tracked files
+    started_at: datetime  # when the workflow invocation that made the tables began
+    finished_at: datetime  # when the tables were written
+    config_digest: str  # sha256 of the resolved config below
+    config: dict  # the resolved config (every default filled in)
+    models: dict[str, dict]  # each generated model's settings (a subset of config, for readers)
+    dataset: str  # the benchmark file
+    dataset_sha256: str
+    n_tasks: int
+    evaluations: dict[str, str]  # evaluation file -> sha256
+    images: dict[str, ManifestImage]  # repository slug -> image
+    python: str  # the interpreter that made the tables
+    platform: str
+
+
 class FailureLabel(Record):
     """A failing candidate's category in the paper's failure taxonomy (its Table 6): the
     automatic first pass (``results/failures/auto.jsonl``) or the annotators' majority

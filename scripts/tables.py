@@ -1,7 +1,12 @@
-# scripts/tables.py — adapter: evaluations + benchmark + validation (+ failure labels) → tables.csv, tables/, plots/.
+# scripts/tables.py — adapter: evaluations + benchmark + validation (+ failure labels) → tables.csv, tables/, plots/,
+# manifest.json, and a copy of them all in results/runs/{run_id}/.
+from pathlib import Path
+
 from dlbench.logs import script_logging
 from dlbench.report.failures import write_table6
+from dlbench.report.manifest import archive_run, build_manifest, manifest_text
 from dlbench.report.render import write_report
+from dlbench.store import write_text
 
 with script_logging(snakemake.log[0]):
     inp, out = snakemake.input, snakemake.output
@@ -20,3 +25,6 @@ with script_logging(snakemake.log[0]):
         stages=inp.stages[0] if inp.stages else None,
     )
     write_table6(inp.failures, out.tables)
+    manifest = build_manifest(snakemake.params.run, inp.benchmark, inp.evaluations)
+    write_text(Path(out.tables) / "run.md", manifest_text(manifest))
+    archive_run(manifest, out.manifest, [out.csv, out.tables, out.plots], Path(out.manifest).parent / "runs")

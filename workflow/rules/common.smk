@@ -8,10 +8,12 @@
 # job runs (its threads, LLM concurrency, retries) or where caches live reruns nothing.
 # Scripts that declare threads take their parallelism from snakemake.threads.
 import re
+from datetime import UTC, datetime
 
 from dlbench.collect.crawl import read_topics
 from dlbench.config import ConfigError, ModelTable, REFERENCE_PROVIDERS, load_config
 from dlbench.generate.techniques import REFERENCE
+from dlbench.report.manifest import RunContext
 
 
 try:
@@ -19,6 +21,7 @@ try:
 except ConfigError as exc:
     raise WorkflowError(f"invalid configuration: {exc}") from None
 
+RUN = RunContext(started_at=datetime.now(UTC), config=CFG, project=workflow.basedir)  # the run's manifest
 SNAPSHOT = CFG.crawl.snapshot
 TOPICS = read_topics(CFG.topics)
 

@@ -26,8 +26,11 @@ rule tables:
             caption="../report/plots.rst",
             category="Plots",
         ),
+        # what the run was made from; the run's tables are also copied to results/runs/{run_id}/
+        manifest=report("results/manifest.json", caption="../report/manifest.rst", category="Run"),
     params:
         report=CFG.report,
+        run=RUN,  # not hashed: when and from which commit reruns no table
         settings=CFG.report.model_dump(mode="json"),  # k, cutoffs, threshold: a change reruns the tables
         models=ModelTable(CFG.models),  # not hashed: how a model is called reruns no table
         # how our models meet the paper's rows (its names, Table 7 at temperature 0.3)
