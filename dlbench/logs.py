@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tqdm import tqdm
+
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -36,19 +38,44 @@ def script_logging(log_path: str | Path) -> Iterator[logging.Logger]:
 
 
 class Progress:
-    """Logs ``label: done/total`` at most every ``every_s`` seconds and at the end."""
+    """Counts work done of ``total``, with tqdm's meter: share, rate, time spent and left.
 
-    def __init__(self, total: int, label: str, every_s: float = 5.0, logger: logging.Logger | None = None):
-        self.total, self.label, self.every_s = total, label, every_s
+    On a terminal (stderr a TTY: ``dlbench evaluate`` run by hand) it is a live bar. Elsewhere
+    (a rule's log file, CI, a cluster job) it logs one line at most every ``every_s`` seconds
+    and at the end, e.g. ``evaluate o__r:  33%|###3      | 2/6 [01:10<02:20, 35.01s/candidate]``,
+    so a slow step shows its pace and a hung one its silence.
+    """
+
+    def __init__(
+        self,
+        total: int,
+        label: str,
+        every_s: float = 5.0,
+        logger: logging.Logger | None = None,
+        unit: str = "it",
+    ):
+        self.total, self.label, self.every_s, self.unit = total, label, every_s, unit
         self.done = 0
         self.log = logger or logging.getLogger("dlbench.progress")
         self._last = time.monotonic()
         self._start = self._last
+        self.bar = tqdm(total=total, desc=label, unit=unit, file=sys.stderr, ascii=True) if _on_terminal() else None
 
     def advance(self, n: int = 1) -> None:
         self.done += n
+        if self.bar is not None:
+            self.bar.update(n)
+            if self.done >= self.total:
+                self.bar.close()
+            return
         now = time.monotonic()
         if self.done >= self.total or now - self._last >= self.every_s:
             self._last = now
-            rate = self.done / max(now - self._start, 1e-9)
-            self.log.info("%s: %d/%d (%.1f/s)", self.label, self.done, self.total, rate)
+            self.log.info("%s", self.meter(now - self._start))
+
+    def meter(self, elapsed: float) -> str:
+        return tqdm.format_meter(self.done, self.total, elapsed, prefix=self.label, unit=self.unit, ascii=True)
+
+
+def _on_terminal() -> bool:
+    return sys.stderr.isatty()

@@ -62,7 +62,7 @@ def crawl_topic(gh: Github, topic: str, cfg: CrawlConfig) -> list[RepoMeta]:
 def _crawl_topic(gh: Github, topic: str, cfg: CrawlConfig) -> list[RepoMeta]:
     found: dict[str, RepoMeta] = {}
     max_stars: int | None = None
-    progress = Progress(cfg.per_topic, f"crawl {topic}")
+    progress = Progress(cfg.per_topic, f"crawl {topic}", unit="repo")
     while len(found) < cfg.per_topic:
         fetched, fewest = _crawl_window(gh, topic_query(topic, cfg, max_stars), topic, cfg.per_topic, found, progress)
         if fetched < SEARCH_CAP or fewest is None:

@@ -326,7 +326,7 @@ def select_repos(
     metas = {m.full_name.lower(): m for m in crawled}
     missing = [o for o in overrides.include if o.repo.lower() not in metas]
     selections = [_fetch_included(gh, o) for o in missing]
-    progress = Progress(len(metas), "select")
+    progress = Progress(len(metas), "select", unit="repo")
     for meta in metas.values():
         selections.append(judge(meta, cfg, overrides, gh))
         progress.advance()

@@ -188,7 +188,7 @@ def cross_validate(
     """Out-of-fold predictions of every labelled text, and the number of folds run."""
     folds = folds_of(labels, groups, cfg)
     predicted: list[Prediction] = [(None, None)] * len(texts)
-    progress = Progress(len(folds), "stage classifier folds")
+    progress = Progress(len(folds), "stage classifier folds", unit="fold")
     for held_out in folds:
         train = np.setdiff1d(np.arange(len(texts)), held_out)
         model = fine_tune([texts[i] for i in train], [labels[i] for i in train], cfg)

@@ -167,7 +167,7 @@ class OpenAIProvider(Provider):
             len(items),
             len(items) - len(todo),
         )
-        progress = Progress(len(todo), f"generate {job.model}/{job.technique}/{job.repo}")
+        progress = Progress(len(todo), f"generate {job.model}/{job.technique}/{job.repo}", unit="task")
 
         def keep(index: int, result: LLMResult) -> None:
             item = todo[index]

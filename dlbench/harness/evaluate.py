@@ -247,7 +247,7 @@ def evaluate_repo(
     """
     timeouts = timeouts or {}
     results: dict[int, Evaluation] = {}
-    progress = Progress(len(gens), f"evaluate {clone.slug}")
+    progress = Progress(len(gens), f"evaluate {clone.slug}", unit="candidate")
 
     def pending() -> Iterator[tuple[tuple, Candidate]]:
         for i, gen in enumerate(gens):

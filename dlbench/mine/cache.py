@@ -141,7 +141,7 @@ def load_summaries(
             summaries[path] = hit
     stats.cached = len(summaries)
     stats.parsed = len(misses)
-    progress = Progress(len(misses), "parse files")
+    progress = Progress(len(misses), "parse files", unit="file")
     jobs = [(str(root / path), is_test_path(path, layout)) for path, _ in misses]
     for (path, key), summary in zip(misses, parallel_map(_summarize_job, jobs, cfg.workers), strict=True):
         cache.put(key, summary)

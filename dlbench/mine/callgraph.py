@@ -666,7 +666,7 @@ class CallGraph:
 def build_calls(repo: LoadedRepo, cases: list[TestCase], name: str) -> list[CallRecord]:
     """One call record per test case; a case the project always skips reaches nothing."""
     graph = CallGraph(repo, repo.cfg.tested_by, repo.cfg.reach, cases if repo.cfg.test_helpers else None)
-    progress = Progress(len(cases), "call graph")
+    progress = Progress(len(cases), "call graph", unit="test")
     records = []
     for case in cases:
         calls, direct = Reached([], None) if case.skipped else graph.reached(case)

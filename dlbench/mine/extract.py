@@ -138,7 +138,7 @@ def _extract_all(repo: LoadedRepo, file_spans: dict[str, list[Span]]) -> dict[st
         else:
             done[path] = hit
     jobs = [(str(repo.root / path), file_spans[path]) for path, _ in misses]
-    progress = Progress(len(jobs), "extract files")
+    progress = Progress(len(jobs), "extract files", unit="file")
     for (path, key), pieces in zip(misses, parallel_map(_extract_job, jobs, repo.cfg.workers), strict=True):
         cache.put(key, pieces)
         done[path] = pieces

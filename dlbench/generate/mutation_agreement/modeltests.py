@@ -260,7 +260,7 @@ class HarnessRunner:
             (digest, Candidate.make(f"agreement/{job.task.task_id}/{n}", changed, _ids(job), seed=self.cfg.test_seed))
             for n, (digest, (job, changed)) in enumerate(files.items())
         ]
-        progress = Progress(len(items), f"model tests {self.clone.slug}")
+        progress = Progress(len(items), f"model tests {self.clone.slug}", unit="task")
         for digest, candidate, run in run_pool(self._factory(), items, self.cfg.jobs) if items else ():
             outcome = _outcome(grade(candidate.tests, candidate.nonce, run), candidate.tests)
             if self.cache:
