@@ -111,6 +111,22 @@ def median_seconds(runs: list[Evaluation]) -> float | None:
     return float(pd.Series([e.duration_s for e in runs]).median()) if runs else None
 
 
+def median_test_seconds(runs: list[Evaluation]) -> float | None:
+    """The tests' own time (setup, call, teardown of every node) of the median run: what a
+    candidate costs beyond the harness's overhead (issue 25's projection)."""
+    return float(pd.Series([sum(e.durations.values()) for e in runs]).median()) if runs else None
+
+
+def timed(table: pd.DataFrame, gold: list[Evaluation], null: list[Evaluation]) -> pd.DataFrame:
+    """Per task: gold's and null's median wall time, and the tests' own share of gold's."""
+    ids = table.get("task_id", pd.Series(dtype=str))  # a repository without named tasks: no rows
+    return table.assign(
+        gold_s=[median_seconds([e for e in gold if e.task_id == t]) for t in ids],
+        null_s=[median_seconds([e for e in null if e.task_id == t]) for t in ids],
+        gold_tests_s=[median_test_seconds([e for e in gold if e.task_id == t]) for t in ids],
+    )
+
+
 def mined_sample(repo: str, cores: int) -> pd.DataFrame:
     """Gold validity of the workflow's own seeded sample of the repository's mined tasks
     (``evaluate.sample_tasks`` of the paper config): gold and null through the workflow's rules."""
@@ -120,8 +136,7 @@ def mined_sample(repo: str, cores: int) -> pd.DataFrame:
     gold, null = (read_jsonl(p, Evaluation) if p.is_file() else [] for p in paths)
     sampled = {e.task_id for e in gold}
     tasks = [t for t in iter_jsonl(ROOT / "results/benchmark/dlbench.jsonl", BenchmarkTask) if t.task_id in sampled]
-    table = validation_table(tasks, gold, null, min_tests=1)[["task_id", "usable", "reason"]]
-    return table.assign(gold_s=median_seconds(gold), null_s=median_seconds(null))
+    return timed(validation_table(tasks, gold, null, min_tests=1)[["task_id", "usable", "reason"]], gold, null)
 
 
 def remove_images(repo: str) -> None:
@@ -182,9 +197,7 @@ def main() -> None:
         key = digest([[(t.task_id, t.tests) for t in tasks], HARNESS])[:8]
         name = f"{repo_slug(repo)}-s{args.sample}-{args.seed}-{key}"
         gold, null = evaluate(tasks, name, "gold", 2), evaluate(tasks, name, "null", 2)
-        table = side_by_side(pairs, gold, null).assign(repo=repo)
-        table["gold_s"] = [median_seconds([e for e in gold if e.task_id == t.task_id]) for t in tasks]
-        table["null_s"] = [median_seconds([e for e in null if e.task_id == t.task_id]) for t in tasks]
+        table = timed(side_by_side(pairs, gold, null).assign(repo=repo), gold, null)
         if len(table):  # a repository with no named task at its pin (DeepReg) has only its mined sample
             tables.append(table)
         mined = mined_sample(repo, args.cores) if args.mined else None
