@@ -11,7 +11,8 @@
    and the share of tokens on the deep-learning and machine-learning keyword lists
    (``data/keywords.yaml``, kept as data) is reported per benchmark.
 3. **Solution complexity.** Lines of code, cyclomatic and cognitive complexity of each
-   solution (``dlbench.report.stats``). A solution that is a snippet rather than a
+   solution (``dlbench.report.stats``: radon and complexipy, named with their versions in
+   ``summary.md``). A solution that is a snippet rather than a
    function or class (DS-1000's ``reference_code``) is scored as the body of a function,
    so its branches count as they would in a function.
 """
@@ -41,7 +42,7 @@ from dlbench.config import CompareConfig  # noqa: E402
 from dlbench.records import ComparedTask, Similarity  # noqa: E402
 from dlbench.report.external import ExternalTask, load_benchmark  # noqa: E402
 from dlbench.report.render import markdown  # noqa: E402
-from dlbench.report.stats import cognitive_complexity, cyclomatic_complexity, lines_of_code  # noqa: E402
+from dlbench.report.stats import INSTRUMENTS, cognitive_complexity, cyclomatic_complexity, lines_of_code  # noqa: E402
 from dlbench.store import atomic_path, write_frame, write_text  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -214,7 +215,8 @@ def compare_benchmarks(
     write_frame(out / "tasks.csv", measured)
     write_text(
         out / "summary.md",
-        markdown(summary_table(measured), "Benchmarks compared: code measures and DL/ML token shares"),
+        markdown(summary_table(measured), "Benchmarks compared: code measures and DL/ML token shares")
+        + f"\nCode measures of each solution: {INSTRUMENTS}.\n",
     )
     names = [t.benchmark for t in tasks]
     rows = []

@@ -33,7 +33,7 @@ from dlbench.report.paper_tables import (
 )
 from dlbench.report.plots import write_plots
 from dlbench.report.slices import slice_name, slice_names
-from dlbench.report.stats import cognitive_complexity, cyclomatic_complexity, lines_of_code
+from dlbench.report.stats import INSTRUMENTS, cognitive_complexity, cyclomatic_complexity, lines_of_code
 from dlbench.report.tables import (
     ADEQUACY_FILE,
     ALL,
@@ -459,7 +459,10 @@ def write_report(
     stats = code_statistics(inputs)
     write_frame(out / "dataset_tasks.csv", stats)
     write_table(
-        out, "dataset", "Dataset statistics per category (code measures of the ground truth)", dataset_table(stats)
+        out,
+        "dataset",
+        f"Dataset statistics per category (code measures of the ground truth; {INSTRUMENTS})",
+        dataset_table(stats),
     )
     counts = failure_counts(inputs)
     write_frame(out / "failures.csv", counts)
