@@ -5,7 +5,7 @@ Reads the published task files (``../shared/realworld/dleval``: stage, prompt, l
 those whose stage is in the paper's vocabulary, and runs the classifier's rule entry on
 them with the ``stages`` settings (the paper's by default: 10 epochs, lr 2e-5, batch 8,
 5 stratified folds), timing it. The report (k-fold weighted F1) goes to ``--out``; the
-figure is beside the paper's own (its section 6) in the README.
+figure is in docs/REALWORLD.md (the paper's own is in its section 6).
 
     python bench/bench_stage_classifier.py [--tasks ../shared/realworld/dleval] [--out /tmp/stages] [--epochs N] [--folds K]
 """

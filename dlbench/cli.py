@@ -161,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.set_defaults(func=_evaluate)
 
     imp = sub.add_parser("import-published", help="turn the DL-Bench authors' task files into benchmark records")
-    imp.add_argument("--tasks", required=True, help="folder of their task files (e.g. ../shared/realworld/dleval)")
+    imp.add_argument("--tasks", required=True, help="folder of their task files (the DL-Bench release's dleval folder)")
     imp.add_argument("--repos", required=True, help="folder of NAME.bundle (+ NAME.shamap.tsv) or NAME/ checkouts")
     imp.add_argument("--work", required=True, help="where bundles are cloned (kept and reused)")
     imp.add_argument("--out", required=True, help="output folder (dlbench.jsonl, import.jsonl)")

@@ -38,7 +38,7 @@ from dlbench.tasks.vocab import LABEL_DIMENSIONS, canonical_label
 
 log = logging.getLogger(__name__)
 
-PUBLISHED_DATE = date(2024, 9, 12)  # the date of the DL-Bench release zip (shared/realworld/README.md)
+PUBLISHED_DATE = date(2024, 9, 12)  # the date of the DL-Bench release zip (its dleval task files)
 PROMPT_SOURCE = "published"
 _GROUND_TRUTH = re.compile(
     r"ground truth:\s*blob/(?P<ref>[^/\s]+)/(?P<path>[^#\s]+)(?:#L(?P<line>\d+))?", re.IGNORECASE
