@@ -527,7 +527,7 @@ class FailureLabel(Record):
     sample: int = 0
     status: str
     category: str | None  # None: the evidence does not decide it (left for people) or a tie
-    dl_subtype: str | None = None
+    dl_subtype: str | None = None  # under category (failures.PARENT); "Not DL-related"; None: nobody said
     source: Literal["auto", "annotators", "none"]
     evidence: str = ""  # why the automatic pass chose it, or the annotators' notes
     # category / dl_subtype → one vote per annotator_ids

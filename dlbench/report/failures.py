@@ -1,36 +1,75 @@
 """The paper's failure taxonomy (its Table 6): automatic first pass, annotation sheet, merge, table.
 
-The paper sorts the failures of LLM-written DL code into 14 categories (``CATEGORIES``)
-and marks the ones specific to deep learning with a sub-type (``DL_SUBTYPES``). People
-made that call; here the evidence the harness keeps decides it where it can
-(``first_pass``) and people confirm or correct every failing candidate on a sheet:
+The paper sorts the failures of LLM-written DL code into 14 categories (``CATEGORIES``) and,
+within nine of them, marks the DL-specific ones with a sub-type (``DL_SUBTYPES_BY_CATEGORY``:
+18 sub-types, each under exactly one parent; ``NOT_DL`` says a failure is not DL-specific).
+People made that call; here the evidence the harness keeps decides it where it can
+(``first_pass``) and people confirm or correct every failing candidate on a sheet whose
+sub-type drop-down lists the sub-types of the category chosen in the same row.
 
-=============================================  ===================================================
-category / DL sub-type                         automatic evidence
-=============================================  ===================================================
-Syntax Error                                   status ``syntax_error``; SyntaxError, IndentationError
-Incorrect/Undefined Variable/Method References NameError, UnboundLocalError
-Hallucinated Objects                           ImportError, ModuleNotFoundError, AttributeError on a
-                                               *module* ("module 'x' has no attribute")
-Wrong Attribute                                any other AttributeError
-Wrong Input Type                               TypeError
-Performance Issue                              status ``timeout``; TimeoutError
-sub-type Shape/Dimension Mismatch              a shape, size, broadcast or axis error (numpy, torch)
-sub-type Incorrect DL Library Usage           torch's "received an invalid combination of arguments"
-sub-type Data Type Casting                     an error about dtypes ("expected scalar type", "dtype")
-=============================================  ===================================================
+Sources of the vocabularies (the paper's text is not reachable offline: docs/TAXONOMY.md):
 
-Everything else (wrong results, other exceptions, missing code) is left blank for people:
-the categories that need reading the prompt and the code (Misinterpretation, Silly
-Mistake, Missing Corner Case...) have no automatic evidence. Infrastructure faults and the
-reference models' candidates (gold, null, mutant: technique ``reference``) are not the
-models' failures and never reach the sheet.
+- categories: the DL-Bench authors' annotation sheet (github.com/alirezadaghigh99/DL-Bench,
+  ``Taxonomy-Data/taxonomy.xlsx``, sheet ``taxes``, categories 1-14), named as Tambon et
+  al. (2024) name the bug patterns the paper's taxonomy extends;
+- sub-types and their parents: the authors' leaderboard of the same study
+  (github.com/Smart-System-testing-lab/DL-Bench, ``Leaderboard.md`` at c7a4c63, section 6,
+  the rows marked DL-specific), spelt as issue 26 quotes the paper where it quotes it
+  ("Type mismatch", "Missing/Undefined DL Modules", "Shape and Dimension Edge Cases"); the
+  leaderboard's spellings are accepted on the sheets (``SUBTYPE_ALIASES``).
+
+Automatic evidence (each sub-type comes with its parent category):
+
+=======================================================  ==============================================
+category / DL sub-type                                   automatic evidence
+=======================================================  ==============================================
+Syntax Error                                             status ``syntax_error``; SyntaxError,
+                                                         IndentationError
+Hallucinated Objects / Missing/Undefined DL Modules      NameError naming a DL framework or its alias
+                                                         (``torch``, ``nn``, ``F``, ``tf``...); "No module
+                                                         named" a DL module; AttributeError "module
+                                                         'torch...' has no attribute"
+Hallucinated Objects                                     any other ImportError, ModuleNotFoundError,
+                                                         AttributeError on a *module*
+Wrong Attribute / Wrong DL Module import                 ImportError "cannot import name 'x' from" a DL
+                                                         module
+Wrong Attribute / Incorrect API Usage                    AttributeError on a tensor ("'Tensor' object
+                                                         has no attribute")
+Wrong Attribute                                          any other AttributeError
+Incorrect/Undefined Variable/Method References           any other NameError, UnboundLocalError
+Wrong Input Type / Incorrect ML/DL function library      torch's "received an invalid combination of
+arguments                                                arguments"
+Wrong Input Type / Type mismatch                         a dtype error ("expected scalar type Float
+                                                         but found Double", "dtype")
+Wrong Input Type                                         any other TypeError
+Operation/Calculation Error / Data Type Casting Issues   numpy's "Cannot cast ... casting rule"
+Operation/Calculation Error / Shape and Dimension        a matrix product or broadcast of incompatible
+Errors in Operations                                     shapes ("cannot be multiplied", "could not be
+                                                         broadcast", "must match the size of tensor")
+Performance Issue                                        status ``timeout``; TimeoutError
+=======================================================  ==============================================
+
+How the authors placed such failures by hand backs these rows (``taxonomy.xlsx``, sheet
+``Final``: "not importing torch" seven times and "torch_sparse does not exist" under
+nonexistent objects, "import non-existent method" under wrong attributes, "type mismatch"
+22 times and "wrong arguments" 14 times under wrong input types, "matrix multiplication"
+under arithmetic errors). Any other shape or dimension error is left to people (the authors
+put those under four categories, most under misinterpretation, which takes reading the
+prompt); its ``evidence`` names the shape sub-types to choose from. Everything else (wrong
+results, other exceptions, missing code) is left blank for people: the categories that need
+reading the prompt and the code (Misinterpretation, Silly Mistake, Missing Corner Case...)
+have no automatic evidence. Infrastructure faults and the reference models' candidates
+(gold, null, mutant: technique ``reference``) are not the models' failures and never reach
+the sheet.
 
 Merge, like the label sheets (``dlbench.tasks.merge``): per candidate, the category and the
 sub-type with the most annotators' votes win; a tie stays undecided (``category`` None,
 ``source: annotators``); a candidate no annotator voted on keeps the automatic pass
 (``source: auto``, or ``none`` where the pass left it blank). Cells are matched to the
-vocabularies ignoring case and punctuation; an unknown spelling is no vote.
+vocabularies ignoring case and punctuation; an unknown spelling is no vote. The hierarchy
+holds in every vote: a sub-type alone also votes for its parent category, a sub-type under
+another category than the one its annotator chose is no sub-type vote, and a winning
+sub-type whose parent is not the winning category is dropped.
 """
 
 from __future__ import annotations
@@ -50,7 +89,7 @@ from dlbench.report import taxonomy as tx
 from dlbench.report.render import write_table
 from dlbench.store import iter_jsonl, read_jsonl, write_jsonl
 from dlbench.tasks.merge import majority
-from dlbench.tasks.sheets import read_table, write_xlsx_table
+from dlbench.tasks.sheets import ANY, read_table, write_xlsx_table
 from dlbench.tasks.vocab import label_key
 
 log = logging.getLogger(__name__)
@@ -75,13 +114,50 @@ CATEGORIES = (
     PROMPT_MISSING_INFORMATION, UNDEFINED_REFERENCE, CONSTANT_VALUE_ERROR,
 )  # fmt: skip
 
-SHAPE = "Shape/Dimension Mismatch"
-LIBRARY_USAGE = "Incorrect DL Library Usage"
-TENSOR_EDGE_CASES = "Tensor Type/Value Edge Cases"
-DTYPE_CASTING = "Data Type Casting"
-TENSOR_CONSTANT = "Incorrect Tensor Constant"
-DL_SUBTYPES = (SHAPE, LIBRARY_USAGE, TENSOR_EDGE_CASES, DTYPE_CASTING, TENSOR_CONSTANT)
-NOT_DL = "none"  # a sub-type cell meaning "not DL-specific" (distinct from a blank: no vote)
+# The DL sub-types under their parent categories (module docstring: sources)
+DL_LIBRARY_USAGE = "Incorrect DL library or framework usage"
+SHAPE_MISMATCH = "Shape and dimension mismatch"
+DL_FUNCTIONALITY = "Incorrect DL/ML Functionality"
+TENSOR_EDGE_CASES = "Tensor Type and Value Edges"
+SHAPE_EDGE_CASES = "Shape and Dimension Edge Cases"
+TENSOR_SHAPE_MISMATCH = "Tensor shape mismatch"
+LIBRARY_ARGUMENTS = "Incorrect ML/DL function library arguments"
+TYPE_MISMATCH = "Type mismatch"
+UNDEFINED_DL_MODULES = "Missing/Undefined DL Modules"
+DL_MODULE_USAGE = "Incorrect Usage of DL Modules"
+WRONG_DL_IMPORT = "Wrong DL Module import"
+API_USAGE = "Incorrect API Usage"
+DTYPE_CASTING = "Data Type Casting Issues"
+SHAPE_IN_OPERATIONS = "Shape and Dimension Errors in Operations"
+ALGEBRAIC = "Incorrect Algebraic Calculations"
+TENSOR_CONSTANT = "Incorrect Tensor Constant Value"
+DL_PERFORMANCE = "DL performance issue"
+DL_LIBRARY_UNDEFINED = "Not defining correct DL library"
+DL_SUBTYPES_BY_CATEGORY: dict[str, tuple[str, ...]] = {
+    MISINTERPRETATION: (DL_LIBRARY_USAGE, SHAPE_MISMATCH, DL_FUNCTIONALITY),
+    MISSING_CORNER_CASE: (TENSOR_EDGE_CASES, SHAPE_EDGE_CASES),
+    WRONG_INPUT_TYPE: (TENSOR_SHAPE_MISMATCH, LIBRARY_ARGUMENTS, TYPE_MISMATCH),
+    HALLUCINATED_OBJECTS: (UNDEFINED_DL_MODULES, DL_MODULE_USAGE),
+    WRONG_ATTRIBUTE: (WRONG_DL_IMPORT, API_USAGE),
+    OPERATION_ERROR: (DTYPE_CASTING, SHAPE_IN_OPERATIONS, ALGEBRAIC),
+    PERFORMANCE_ISSUE: (DL_PERFORMANCE,),
+    PROMPT_MISSING_INFORMATION: (DL_LIBRARY_UNDEFINED,),
+    CONSTANT_VALUE_ERROR: (TENSOR_CONSTANT,),
+}  # in the order of CATEGORIES
+DL_SUBTYPES = tuple(s for subtypes in DL_SUBTYPES_BY_CATEGORY.values() for s in subtypes)
+PARENT = {s: category for category, subtypes in DL_SUBTYPES_BY_CATEGORY.items() for s in subtypes}
+NOT_DL = "Not DL-related"  # a sub-type cell meaning "not DL-specific" (distinct from a blank: no vote)
+# the leaderboard's spellings where they differ, and this project's earlier cell for NOT_DL
+SUBTYPE_ALIASES = {
+    "Tensor Type and Value Edge Cases": TENSOR_EDGE_CASES,
+    "Shape and Dimension Edges": SHAPE_EDGE_CASES,
+    "Type mismatch problem": TYPE_MISMATCH,
+    "Missing or Undefined DL Modules": UNDEFINED_DL_MODULES,
+    "Incorrect Tensor Constant": TENSOR_CONSTANT,
+    "none": NOT_DL,
+    "non-DL": NOT_DL,
+}
+SHAPE_SUBTYPES = (SHAPE_MISMATCH, SHAPE_EDGE_CASES, TENSOR_SHAPE_MISMATCH, SHAPE_IN_OPERATIONS)
 
 TASK_COLUMNS = (
     "candidate_id",
@@ -118,10 +194,23 @@ _KIND_CATEGORY = {
     tx.WRONG_ATTRIBUTE: WRONG_ATTRIBUTE,
 }  # AttributeError: module or not
 _STATUS_CATEGORY = {"syntax_error": SYNTAX_ERROR, "timeout": PERFORMANCE_ISSUE}
+# a deep-learning framework's top-level module (torchvision, torch_sparse...) or the usual alias of one
+_DL = r"(?:torch\w*|tensorflow\w*|keras\w*|jax\w*|flax|optax|haiku|mxnet|paddle\w*)"
+_DL_MODULE = re.compile(rf"^{_DL}(?:\.|$)")
+_DL_NAME = re.compile(rf"^(?:{_DL}|nn|F|tf|tfp|jnp)$")
+_QUOTED = re.compile(r"'([\w.]+)'")
+_IMPORT_NAME = re.compile(r"cannot import name '[\w.]+' from '([\w.]+)'")
+_TENSOR_ATTRIBUTE = re.compile(r"'(?:Tensor|Parameter|EagerTensor|ResourceVariable)' object has no attribute")
+_LIBRARY_MISUSE = re.compile(r"received an invalid combination of arguments")  # torch's message for a wrong call
+_CASTING = re.compile(r"cannot cast .* casting rule", re.IGNORECASE)  # numpy: an operation's result cast
 _DTYPE_WORDS = re.compile(
     r"dtype|scalar type|expected .*(?:Float|Double|Long|Int|Half)\b|cannot cast|casting", re.IGNORECASE
 )
-_LIBRARY_MISUSE = re.compile(r"received an invalid combination of arguments")  # torch's message for a wrong call
+_OPERATION_SHAPES = re.compile(
+    r"cannot be multiplied|could not be broadcast|must match the size of tensor|not aligned|size mismatch",
+    re.IGNORECASE,
+)
+_SHAPE_HINT = "a shape or dimension error: " + "; ".join(f"{PARENT[s]} / {s}" for s in SHAPE_SUBTYPES)
 
 
 # ---------------------------------------------------------------- automatic first pass
@@ -144,16 +233,37 @@ def first_pass(status: str, exception: str | None, detail: str | None = None) ->
         return Suggestion(None, None, "")
     name, message = found
     kind = tx.kind_of_exception(name, message)
-    category = _NAME_CATEGORY.get(name) or _KIND_CATEGORY.get(kind)
-    subtype = None
-    if kind == tx.SHAPE_MISMATCH:
-        subtype = SHAPE
-    elif _LIBRARY_MISUSE.search(message):
-        subtype = LIBRARY_USAGE
-    elif _DTYPE_WORDS.search(message):
-        subtype = DTYPE_CASTING
-    evidence = f"{name}: {message}"[:200] if category or subtype else ""
+    subtype = _dl_subtype(name, kind, message)
+    category = PARENT[subtype] if subtype else _NAME_CATEGORY.get(name) or _KIND_CATEGORY.get(kind)
+    if category is None and kind == tx.SHAPE_MISMATCH:
+        return Suggestion(None, None, f"{name}: {message}"[:200] + f" ({_SHAPE_HINT})")
+    evidence = f"{name}: {message}"[:200] if category else ""
     return Suggestion(category, subtype, evidence)
+
+
+def _dl_subtype(name: str, kind: str, message: str) -> str | None:
+    """The DL sub-type an exception shows (its parent is then the category), if any."""
+    quoted = _QUOTED.search(message)
+    if name == "NameError" and quoted and _DL_NAME.match(quoted.group(1)):
+        return UNDEFINED_DL_MODULES  # the authors' "not importing torch"
+    if name in {"ImportError", "ModuleNotFoundError"}:
+        source = _IMPORT_NAME.search(message)
+        if source:
+            return WRONG_DL_IMPORT if _DL_MODULE.match(source.group(1)) else None
+        return UNDEFINED_DL_MODULES if quoted and _DL_MODULE.match(quoted.group(1)) else None
+    if name == "AttributeError":
+        if kind == tx.HALLUCINATED_OBJECT:  # "module 'x' has no attribute"
+            return UNDEFINED_DL_MODULES if quoted and _DL_MODULE.match(quoted.group(1)) else None
+        return API_USAGE if _TENSOR_ATTRIBUTE.search(message) else None
+    if _LIBRARY_MISUSE.search(message):
+        return LIBRARY_ARGUMENTS
+    if _CASTING.search(message):
+        return DTYPE_CASTING
+    if kind == tx.SHAPE_MISMATCH:
+        return SHAPE_IN_OPERATIONS if _OPERATION_SHAPES.search(message) else None
+    if _DTYPE_WORDS.search(message):
+        return TYPE_MISMATCH
+    return None
 
 
 # ---------------------------------------------------------------- failing candidates
@@ -225,9 +335,16 @@ def sheet_row(failure: Failure, label: FailureLabel) -> dict[str, str]:
     } | dict.fromkeys(LABEL_COLUMNS, "")  # fmt: skip
 
 
+def subtype_choices() -> dict[str, tuple[str, ...]]:
+    """Each category's sub-type drop-down (its DL sub-types, then ``NOT_DL``), and with no
+    category chosen yet (``ANY``) every sub-type."""
+    return {ANY: (*DL_SUBTYPES, NOT_DL)} | {c: (*DL_SUBTYPES_BY_CATEGORY.get(c, ()), NOT_DL) for c in CATEGORIES}
+
+
 def write_sheet(path: str | Path, rows: Sequence[dict[str, str]]) -> None:
-    choices = {"category": CATEGORIES, "dl_subtype": (*DL_SUBTYPES, NOT_DL)}
-    write_xlsx_table(path, rows, SHEET_COLUMNS, choices, _WRAPPED, _WIDTHS)
+    """The sheet: categories from a drop-down, sub-types from the chosen category's drop-down."""
+    dependent = {"dl_subtype": ("category", subtype_choices())}
+    write_xlsx_table(path, rows, SHEET_COLUMNS, {"category": CATEGORIES}, _WRAPPED, _WIDTHS, dependent)
 
 
 def export_failures(
@@ -251,7 +368,9 @@ def export_failures(
 
 
 _CATEGORY_KEYS = {label_key(c): c for c in CATEGORIES}
-_SUBTYPE_KEYS = {label_key(s): s for s in (*DL_SUBTYPES, NOT_DL)}
+_SUBTYPE_KEYS = {label_key(s): s for s in (*DL_SUBTYPES, NOT_DL)} | {
+    label_key(alias): s for alias, s in SUBTYPE_ALIASES.items()
+}
 
 
 def vote(cell: str, vocabulary: Mapping[str, str]) -> str | None:
@@ -275,17 +394,32 @@ def merge_failures(
     ]
 
 
+def row_votes(row: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """One annotator's (category, sub-type) votes, held to the hierarchy: a DL sub-type alone
+    votes for its parent too; a DL sub-type under another category is no sub-type vote."""
+    category = vote(row.get("category", ""), _CATEGORY_KEYS)
+    subtype = vote(row.get("dl_subtype", ""), _SUBTYPE_KEYS)
+    if subtype in PARENT:
+        if category is None:
+            category = PARENT[subtype]
+        elif PARENT[subtype] != category:
+            subtype = None
+    return category, subtype
+
+
 def _merged(label: FailureLabel, rows: Sequence[Mapping[str, str]], annotators: Sequence[str]) -> FailureLabel:
-    categories = [vote(row.get("category", ""), _CATEGORY_KEYS) for row in rows]
-    subtypes = [vote(row.get("dl_subtype", ""), _SUBTYPE_KEYS) for row in rows]
+    votes = [row_votes(row) for row in rows]
+    categories, subtypes = [c for c, _ in votes], [s for _, s in votes]
     if not any(categories) and not any(subtypes):
         return label
     category, _ = majority(categories)
     subtype, _ = majority(subtypes)
+    if category is None or (subtype in PARENT and PARENT[subtype] != category):
+        subtype = None  # a sub-type only stands under its own parent
     notes = "; ".join(row["notes"] for row in rows if row.get("notes"))
     return label.model_copy(update={
-        "category": category, "dl_subtype": None if subtype == NOT_DL else subtype, "source": "annotators",
-        "evidence": notes, "votes": {"category": categories, "dl_subtype": subtypes}, "annotator_ids": list(annotators),
+        "category": category, "dl_subtype": subtype, "source": "annotators", "evidence": notes,
+        "votes": {"category": categories, "dl_subtype": subtypes}, "annotator_ids": list(annotators),
     })  # fmt: skip
 
 
@@ -305,10 +439,15 @@ def merge_failures_files(auto: str | Path, sheet_paths: Sequence[str | Path], ou
 UNDECIDED = "(undecided)"
 
 
+NO_SUBTYPE = "(no sub-type)"
+
+
 def table6(labels: Sequence[FailureLabel]) -> pd.DataFrame:
-    """Table 6: failing candidates per category (and DL sub-type within it), one column per model."""
+    """Table 6: failing candidates per category, and within it per DL sub-type (every one of
+    the category's, zero or not), ``NOT_DL`` and ``NO_SUBTYPE`` (nobody said) where any;
+    one column per model."""
     frame = pd.DataFrame(
-        [(f"{m.model} ({m.technique})", m.category or UNDECIDED, m.dl_subtype or "") for m in labels],
+        [(f"{m.model} ({m.technique})", m.category or UNDECIDED, m.dl_subtype or NO_SUBTYPE) for m in labels],
         columns=["model", "category", "dl_subtype"],
     )
     models = sorted(set(frame["model"]))
@@ -316,9 +455,11 @@ def table6(labels: Sequence[FailureLabel]) -> pd.DataFrame:
     for category in (*CATEGORIES, UNDECIDED):
         part = frame[frame["category"] == category]
         rows.append(_count_row(category, "", part, models))
-        for subtype in DL_SUBTYPES:
+        if category == UNDECIDED:
+            continue
+        for subtype in (*DL_SUBTYPES_BY_CATEGORY.get(category, ()), NOT_DL, NO_SUBTYPE):
             sub = part[part["dl_subtype"] == subtype]
-            if len(sub):
+            if subtype in PARENT or len(sub):
                 rows.append(_count_row(category, subtype, sub, models))
     rows.append(_count_row("all", "", frame, models))
     return pd.DataFrame(rows, columns=["category", "DL sub-type", *models, "total", "share (%)"]).pipe(

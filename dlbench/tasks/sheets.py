@@ -37,6 +37,8 @@ SHEET_COLUMNS = TASK_COLUMNS + LABEL_COLUMNS
 CHOICE_COLUMNS = ("stage", "task", "data", "keep")
 SHEET_TITLE = "tasks"
 LISTS_TITLE = "lists"  # hidden sheet of drop-down vocabularies too long to write inline
+DEPENDENT_TITLE = "dependent_lists"  # hidden sheet of drop-downs that depend on another column
+ANY = "(any)"  # its first column: the list offered while the other column is blank or unknown
 _WIDTHS = {"task_id": 40, "repo": 24, "code": 80, "prompt": 60, "edited_prompt": 60, "notes": 30}
 
 
@@ -98,8 +100,11 @@ def write_xlsx_table(
     choices: Mapping[str, Sequence[str]],
     wrapped: Collection[str],
     widths: Mapping[str, int],
+    dependent: Mapping[str, tuple[str, Mapping[str, Sequence[str]]]] | None = None,
 ) -> None:
-    """Any annotation sheet as XLSX: bold frozen header, wrapped long cells, drop-down lists."""
+    """Any annotation sheet as XLSX: bold frozen header, wrapped long cells, drop-down lists.
+    ``dependent``: column → (other column, its value → the list offered): a drop-down whose
+    list follows the other column's cell in the same row (``dependent_validation``)."""
     wb = Workbook()
     ws = wb.active
     ws.title = SHEET_TITLE
@@ -121,6 +126,11 @@ def write_xlsx_table(
         validation = _choice_validation(wb, name, values)
         ws.add_data_validation(validation)
         validation.add(f"{letter}2:{letter}{last}")
+    for name, (parent, lists) in (dependent or {}).items():
+        letter = get_column_letter(list(columns).index(name) + 1)
+        validation = dependent_validation(wb, name, get_column_letter(list(columns).index(parent) + 1), lists)
+        ws.add_data_validation(validation)
+        validation.add(f"{letter}2:{letter}{last}")
     ws.freeze_panes = "B2"
     with atomic_path(path) as tmp:
         wb.save(tmp)
@@ -138,6 +148,42 @@ def _choice_validation(wb: Workbook, column: str, values: Sequence[str]) -> Data
         showErrorMessage=False,  # a typed variant is allowed; merge normalises and reports it
         promptTitle=column,
         prompt="Choose from the list (typed spellings are normalised).",
+    )
+
+
+def dependent_validation(
+    wb: Workbook, column: str, parent_letter: str, lists: Mapping[str, Sequence[str]]
+) -> DataValidation:
+    """Drop-down list of ``column`` that follows the ``parent_letter`` cell of its row.
+
+    The hidden ``dependent_lists`` sheet holds one column per parent value: its name in row 1,
+    its list's length in row 2, the list from row 3; column A is ``(any)`` (``lists[ANY]``, else
+    every value once), offered while the parent cell is blank or holds no listed value. The validation formula
+    finds the parent's column (MATCH, case-insensitive as Excel's) and offers that column's
+    cells (OFFSET), relative to the row: the cascading drop-down Excel users know.
+    """
+    if DEPENDENT_TITLE in wb.sheetnames:
+        raise ValueError("one dependent drop-down per workbook")
+    ws = wb.create_sheet(DEPENDENT_TITLE)
+    ws.sheet_state = "hidden"
+    every = lists.get(ANY) or list(dict.fromkeys(v for values in lists.values() for v in values))
+    parents = [(name, values) for name, values in lists.items() if name != ANY]
+    for index, (name, values) in enumerate([(ANY, every), *parents], 1):
+        ws.cell(row=1, column=index, value=name)
+        ws.cell(row=2, column=index, value=len(values))
+        for row, value in enumerate(values, 3):
+            ws.cell(row=row, column=index, value=value)
+    last = get_column_letter(len(parents) + 1)
+    sheet = f"{DEPENDENT_TITLE}!"
+    offset = f"IFERROR(MATCH(${parent_letter}2,{sheet}$B$1:${last}$1,0),0)"
+    formula = f"OFFSET({sheet}$A$3,0,{offset},INDEX({sheet}$A$2:${last}$2,1,{offset}+1),1)"
+    return DataValidation(
+        type="list",
+        formula1=formula,
+        allow_blank=True,
+        showErrorMessage=False,  # a typed variant is allowed; merge normalises and reports it
+        promptTitle=column,
+        prompt="Choose from the list (it follows the row's category; typed spellings are normalised).",
     )
 
 
