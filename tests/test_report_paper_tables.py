@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from dlbench.config import ModelConfig
 from dlbench.records import TABLE_COLUMNS, StagePrediction
 from dlbench.report.paper_tables import (
     average_columns_last,
+    average_members,
+    average_note,
     average_rows,
     averages_last,
     table4_stages,
@@ -57,6 +60,36 @@ def test_averages_are_over_the_llms_per_technique_and_leave_the_reference_models
     assert averages[("stage-few-shot", "overall", "pass@1")] == 0.5  # one model: itself
     assert "reference" not in set(average_rows(TABLE)["technique"])
     assert average_rows(long(row("gold", "reference", 1.0))).empty
+
+
+PAPER_MODELS = {  # the README's example: GPT-4o greedy and at the paper's Table 7 temperature
+    "gpt-4o": ModelConfig(provider="openai", model="gpt-4o"),
+    "gpt4o-t03": ModelConfig(provider="openai", model="gpt-4o", temperature=0.3, n=5),
+    "gpt4o-again": ModelConfig(provider="openai", model="gpt-4o", max_tokens=2048),  # the same model, named twice
+    "o3-mini": ModelConfig(provider="openai", model="o3-mini"),  # reasoning: no temperature of its own
+    "claude": ModelConfig(provider="openai", model="claude-3-5-sonnet", base_url="http://proxy/v1"),
+}
+
+
+def test_the_average_counts_each_model_at_temperature_0_once():
+    table = long(
+        row("gpt-4o", "zero-shot", 0.30), row("gpt4o-t03", "zero-shot", 0.90), row("gpt4o-again", "zero-shot", 0.40),
+        row("o3-mini", "zero-shot", 0.50), row("claude", "zero-shot", 0.20), row("gold", "reference", 1.0),
+    )  # fmt: skip
+    members = average_members(PAPER_MODELS, table["model"][table["technique"] != "reference"])
+    assert members == {
+        "claude": "http://proxy/v1 claude-3-5-sonnet", "gpt-4o": " gpt-4o", "gpt4o-again": " gpt-4o",
+        "o3-mini": " o3-mini",
+    }  # fmt: skip
+    (average,) = average_rows(table, PAPER_MODELS)["value"]
+    # GPT-4o once (its two greedy configurations: their mean, 0.35), o3-mini, Claude; not the 0.3 run
+    assert average == pytest.approx((0.35 + 0.50 + 0.20) / 3)
+    assert average_rows(table)["value"].iloc[0] == pytest.approx((0.30 + 0.90 + 0.40 + 0.50 + 0.20) / 5)  # no configs
+    note = average_note(table, PAPER_MODELS)
+    assert note == (
+        "average: over claude, gpt-4o = gpt4o-again, o3-mini (temperature 0 or reasoning, each model once); "
+        "not in it: gpt4o-t03 at temperature 0.3"
+    )
 
 
 def test_table1_ends_with_the_averages_and_table3_with_their_columns():
@@ -126,7 +159,13 @@ def test_write_report_writes_tables_4_5_and_the_temperature_match(tmp_path):
     tables = out / "tables"
     assert "| Inference | 2 (50.0%) | 1 (100.0%) |" in (tables / "table4_stages.md").read_text()
     assert "| m | 44.4 ± 29.4 |" in (tables / "table5_techniques.md").read_text()
-    assert "| average | zero-shot |" in (tables / "table1_overall.md").read_text()
+    table1 = (tables / "table1_overall.md").read_text()
+    # m runs at temperature 0.3: the paper averages none such; s has no config here and stands for itself
+    assert "| average | zero-shot | 50.0 |" in table1 and "| s | zero-shot | 50.0 ± 28.9 |" in table1
+    assert table1.startswith(
+        "## Table 1: pass@1 per model (all usable tasks; average: over s (temperature 0 or reasoning, each model "
+        "once); not in it: m at temperature 0.3)"
+    )
     assert (
         (tables / "table7_temperature.md").read_text().startswith("## Table 7: our runs at the paper's temperature 0.3")
     )

@@ -1,8 +1,14 @@
 """The paper's remaining tables and how our runs are matched to its published rows.
 
-- Averages across models (Tables 1 and 3): the mean over the LLMs of each technique, as
-  extra long-table rows of model ``average``; the reference models (gold, null, mutant:
-  technique ``reference``) validate the benchmark and are left out.
+- Averages across models (Tables 1, 3 and 5): per technique, the mean over the LLMs the
+  paper would average (``average_members``), as extra long-table rows of model ``average``.
+  The paper averages its models sampled at temperature 0, each once, so: an LLM counts if
+  it is sampled at temperature 0 or is a reasoning model (which has no temperature setting;
+  ``models.<m>.family``); configurations of one underlying model (the same endpoint and
+  ``model`` id) count as one model, whose value is the mean of theirs; a configuration at
+  another temperature (the paper's Table 7 runs at 0.3) is left out. The reference models
+  (gold, null, mutant: technique ``reference``) validate the benchmark and are left out. The
+  tables' titles say which models the average covers (``average_note``).
 - Table 4: the stage distribution of other benchmarks, predicted by the stage classifier
   (``results/stages/benchmarks.jsonl``), beside DL-Bench's own labels.
 - Table 5: pass@1 of every model under zero-shot, three-shot (``few-shot``) and stage
@@ -37,21 +43,60 @@ UNLABELLED = "(unlabelled)"
 # ---------------------------------------------------------------- averages across models
 
 
-def average_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """Long-table rows of model ``average``: per technique and group, the mean over the LLMs
-    that have a value (``n_tasks``: the largest of theirs)."""
-    llms = table[table["technique"] != REFERENCE]
+def average_members(models: Mapping[str, ModelConfig] | None, names: Iterable[str]) -> dict[str, str]:
+    """Which of ``names`` (models with LLM rows) the averages cover: name → the underlying model
+    it stands for. A name without a config (``models`` None or lacking it) stands for itself."""
+    members = {}
+    for name in sorted(set(names)):
+        cfg = (models or {}).get(name)
+        if cfg is None:
+            members[name] = name
+        elif cfg.request_family() == "reasoning" or cfg.temperature == 0:
+            members[name] = f"{cfg.base_url or ''} {cfg.model}" if cfg.model else name
+    return members
+
+
+def _llm_rows(table: pd.DataFrame) -> pd.DataFrame:
+    return table[table["technique"] != REFERENCE]
+
+
+def average_rows(table: pd.DataFrame, models: Mapping[str, ModelConfig] | None = None) -> pd.DataFrame:
+    """Long-table rows of model ``average``: per technique and group, the mean over the
+    underlying models of ``average_members`` that have a value, each the mean of its
+    configurations (``n_tasks``: the largest of theirs)."""
+    llms = _llm_rows(table)
+    members = average_members(models, llms["model"])
+    llms = llms[llms["model"].isin(members)]
     if llms.empty:
         return table.iloc[0:0]
-    means = llms.groupby(KEYS, sort=True).agg(
-        value=("value", "mean"), n_tasks=("n_tasks", "max"), n_excluded=("n_excluded", "sum")
-    )
+    aggregate = {"value": ("value", "mean"), "n_tasks": ("n_tasks", "max"), "n_excluded": ("n_excluded", "sum")}
+    per_model = llms.assign(underlying=llms["model"].map(members)).groupby([*KEYS, "underlying"]).agg(**aggregate)
+    means = per_model.groupby(KEYS, sort=True).agg(**aggregate)
     # an average over models has no spread over tasks of its own: its interval columns stay empty
     return means.reset_index().assign(model=AVERAGE).reindex(columns=table.columns)
 
 
-def with_averages(table: pd.DataFrame) -> pd.DataFrame:
-    return pd.concat([table, average_rows(table)], ignore_index=True)
+def with_averages(table: pd.DataFrame, models: Mapping[str, ModelConfig] | None = None) -> pd.DataFrame:
+    return pd.concat([table, average_rows(table, models)], ignore_index=True)
+
+
+def average_note(table: pd.DataFrame, models: Mapping[str, ModelConfig] | None = None) -> str:
+    """For a table's title: the models the average covers, the names counted with another as
+    one model, and the LLMs left out with why."""
+    names = sorted(set(_llm_rows(table)["model"]) - {AVERAGE})
+    members = average_members(models, names)
+    if not members:
+        return "average: none (no LLM at temperature 0)"
+    first: dict[str, str] = {}
+    for name, underlying in members.items():
+        first.setdefault(underlying, name)
+    covered = [
+        name + "".join(f" = {other}" for other, u in members.items() if u == underlying and other != name)
+        for underlying, name in first.items()
+    ]
+    note = f"average: over {', '.join(covered)} (temperature 0 or reasoning, each model once)"
+    left = [f"{n} at temperature {(models or {})[n].temperature:g}" for n in names if n not in members]
+    return note + (f"; not in it: {', '.join(left)}" if left else "")
 
 
 def averages_last(frame: pd.DataFrame) -> pd.DataFrame:

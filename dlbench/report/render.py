@@ -25,6 +25,7 @@ from dlbench.report.cells import MISSING, at, cell, interval, percent, with_erro
 from dlbench.report.paper_tables import (
     as_paper_names,
     average_columns_last,
+    average_note,
     averages_last,
     table4_stages,
     table5_techniques,
@@ -412,11 +413,12 @@ def write_report(
     log.info("tables.csv: %d rows over %d usable tasks", len(table), sum(inputs.usable.values()))
     out = Path(tables_dir)
     out.mkdir(parents=True, exist_ok=True)
-    averaged = with_averages(table)
+    averaged = with_averages(table, models)
+    note = average_note(table, models)  # which models the averages cover
     write_table(
         out,
         "table1_overall",
-        "Table 1: pass@1 per model (all usable tasks; average: over the LLMs)",
+        f"Table 1: pass@1 per model (all usable tasks; {note})",
         averages_last(table1_overall(averaged)),
     )
     write_table(
@@ -428,7 +430,7 @@ def write_report(
     write_table(
         out,
         "table3_categories",
-        "Table 3: pass@1 per stage, task and data category (average: over the LLMs)",
+        f"Table 3: pass@1 per stage, task and data category ({note})",
         average_columns_last(table3_categories(averaged)),
     )
     predicted = read_jsonl(stages, StagePrediction) if stages is not None else []
@@ -441,7 +443,7 @@ def write_report(
     write_table(
         out,
         "table5_techniques",
-        "Table 5: pass@1 per prompting technique (average: over the LLMs)",
+        f"Table 5: pass@1 per prompting technique ({note})",
         table5_techniques(averaged),
     )
     write_table(out, "table7_passk", "Table 7: pass@k per model (± standard error)", table7_passk(table))
