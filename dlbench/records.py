@@ -543,15 +543,18 @@ class ComparedTask(Record):
     loc: int | None  # None: the solution does not parse
     cyclomatic: int | None
     cognitive: int | None
-    tokens: int  # identifier and word tokens of prompt and solution
-    dl_tokens: int  # of which on the deep-learning keyword list
-    ml_tokens: int  # of which on the machine-learning keyword list
+    tokens: int  # distinct preprocessed tokens of prompt and solution (dlbench/report/compare.py)
+    keyword_tokens: int  # of which contain a DL or ML keyword
+    dl_tokens: int  # of which contain a deep-learning keyword
+    ml_tokens: int  # of which contain a machine-learning keyword
+    token_ratio: float | None  # keyword_tokens / tokens: the paper's per-task DL/ML token ratio (None: no token)
 
 
 class Similarity(Record):
     """Mean cosine similarity of two benchmarks' prompt or code embeddings (``results/compare/similarity.csv``)."""
 
     kind: Literal["prompt", "code"]
+    encoder: str  # the model that embedded them, in words (compare.code_encoder for code)
     benchmark: str
     other: str
     mean_cosine: float  # mean over all pairs (a benchmark with itself: distinct pairs)

@@ -6,6 +6,7 @@ import gzip
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -87,11 +88,45 @@ def test_aicodereval_takes_known_fields_and_names_the_ones_it_found(tmp_path: Pa
         load_benchmark(good, "humaneval", "x")
 
 
-def test_tokens_keep_listed_identifiers_whole_and_split_the_rest() -> None:
-    assert cx.tokens("DataLoader batch_size") == ["dataloader", "batch", "size"]
-    assert cx.tokens("nn.Conv2d(x) getLabelIssues") == ["nn", "conv2d", "x", "get", "label", "issues"]
-    dl, ml = cx.keywords()
-    assert not dl & ml and {"tensor", "backward"} <= dl and {"sklearn", "classifier"} <= ml
+# The paper's DL/ML token ratio, by hand, on keyword lists made for the example.
+WORDS = cx.Keywords(dl=frozenset({"conv", "nn", "weight_decay"}), ml=frozenset({"train", "loss"}), paper=frozenset())
+RATIO_TASKS = [
+    # tokens after preprocessing ("the", "and", "its" are stop words, "def" and "return" Python's):
+    #   train* training* loss* convnet* (conv) nn_model* (nn: a whole part) weightdecay* (weight_decay,
+    #   underscores ignored) report step annotation (holds "nn", but not as a part): 6 of 9
+    ExternalTask("b", "1", "Train the ConvNet and report its training loss.",
+                 "def step(nn_model, weightDecay):\n    return nn_model.loss(weightDecay) + annotation\n"),
+    # sort list items result sorted ("the", "of" are stop words): 0 of 5
+    ExternalTask("b", "2", "Sort the list of items.", "result = sorted(items)\n"),
+]  # fmt: skip
+
+
+def test_the_token_ratio_of_a_hand_computed_example_is_the_papers():
+    first, second = (cx.measure(t, WORDS) for t in RATIO_TASKS)
+    assert (first.tokens, first.keyword_tokens, first.dl_tokens, first.ml_tokens) == (9, 6, 3, 3)
+    assert first.token_ratio == pytest.approx(6 / 9)
+    assert (second.tokens, second.keyword_tokens, second.token_ratio) == (5, 0, 0.0)
+    summary = cx.summary_table(pd.DataFrame([first.model_dump(), second.model_dump()]))
+    # per task, then averaged: (6/9 + 0/5) / 2, not the pooled 6/14 = 0.429
+    assert summary.loc[0, ["DL/ML token ratio", "DL token ratio", "ML token ratio"]].tolist() == [
+        "0.333",
+        "0.167",
+        "0.167",
+    ]
+
+
+def test_a_token_set_counts_each_token_once():
+    found = cx.tokens("loss = loss_fn(x); loss.backward(); return loss")
+    assert sorted(found) == ["backward", "loss", "loss_fn"] and found["loss_fn"] == {"loss", "fn"}
+    assert cx.count_tokens("loss loss loss", WORDS) == cx.TokenCounts(tokens=1, keyword=1, dl=0, ml=1)
+
+
+def test_keyword_lists_hold_the_terms_the_paper_names():
+    words = cx.keywords()
+    assert not words.dl & words.ml and {"tensor", "backward"} <= words.dl and {"sklearn", "classifier"} <= words.ml
+    named = {"autoencoder", "backpropagation", "momentum", "convolution", "initialization", "weight_decay"}
+    assert words.paper == named and named <= words.dl  # issue 26 names these six of the paper's examples
+    assert "6 of them named by the paper" in words.label()
 
 
 def test_snippets_are_scored_as_function_bodies() -> None:
@@ -101,8 +136,8 @@ def test_snippets_are_scored_as_function_bodies() -> None:
     function = ExternalTask("b", "1", "train the model", "    def f(self, loss):\n        loss.backward()\n")
     measured = cx.measure(function)
     assert (measured.loc, measured.cyclomatic, measured.cognitive) == (2, 1, 0)
-    # train the model | def f self loss loss backward: DL backward; ML train, model, loss twice
-    assert (measured.tokens, measured.dl_tokens, measured.ml_tokens) == (9, 1, 4)
+    # train model self loss backward (the, def, f left out): DL backward; ML train, model, loss
+    assert (measured.tokens, measured.keyword_tokens, measured.dl_tokens, measured.ml_tokens) == (5, 4, 1, 3)
 
 
 def test_similarity_of_a_benchmark_with_itself_skips_identical_pairs() -> None:
@@ -124,21 +159,61 @@ def test_the_three_comparisons_run_on_a_small_ds1000_file(tmp_path: Path) -> Non
     assert list(measured["benchmark"].value_counts().sort_index()) == [len(DLBENCH), len(DS1000)]
     summary = (out / "summary.md").read_text()
     assert "| DL-Bench | 4 |" in summary and "| DS-1000 | 5 |" in summary
-    shares = measured.groupby("benchmark")[["dl_tokens", "tokens"]].sum()
-    assert (
-        shares.loc["DL-Bench", "dl_tokens"] / shares.loc["DL-Bench", "tokens"]
-        > shares.loc["DS-1000", "dl_tokens"] / shares.loc["DS-1000", "tokens"]
-    )
+    for instrument in ("the paper's definition", "keywords.yaml", "complexipy ", "radon ", cx.SENTENCE_LABEL):
+        assert instrument in summary, instrument
+    ratio = measured.groupby("benchmark")["token_ratio"].mean()
+    assert ratio["DL-Bench"] > ratio["DS-1000"]
     complexity = measured.groupby("benchmark")["cyclomatic"].mean()
     assert complexity["DL-Bench"] > complexity["DS-1000"]  # loops and branches against one-liners
     similarity = pd.read_csv(out / "similarity.csv")
     rows = [Similarity(**r) for r in similarity.to_dict("records")]
     assert len(rows) == 2 * 4  # prompt and code, every ordered pair of two benchmarks
+    assert {r.encoder for r in rows} == {cx.SENTENCE_LABEL}  # the default code encoder is the sentence encoder
     by = {(r.kind, r.benchmark, r.other): r.mean_cosine for r in rows}
     for kind in cx.KINDS:  # each benchmark is closer to itself than to the other
         assert by[(kind, "DL-Bench", "DL-Bench")] > by[(kind, "DL-Bench", "DS-1000")] < by[(kind, "DS-1000", "DS-1000")]
     for kind in cx.KINDS:
         assert (out / f"tsne_{kind}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_code_encoder_without_local_weights_stops_naming_the_key(tmp_path: Path, monkeypatch) -> None:
+    pytest.importorskip("transformers")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # an empty cache: the model is nowhere here
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+    with pytest.raises(
+        cx.EncoderUnavailable, match=r"compare.code_encoder: no local copy of 'microsoft/codebert-base'"
+    ):
+        cx.code_encoder("microsoft/codebert-base")
+    sources = [
+        cx.Source("DL-Bench", "dlbench", str(write_dlbench(tmp_path / "dlbench.jsonl"))),
+        cx.Source("DS-1000", "ds1000", str(write_ds1000(tmp_path / "ds1000.jsonl.gz"))),
+    ]
+    with pytest.raises(cx.EncoderUnavailable):  # before any output is written
+        cx.compare_benchmarks(sources, tmp_path / "out", code_encoder_name=str(tmp_path / "no-such-model"))
+    assert not (tmp_path / "out").exists()
+
+
+def tiny_bert(folder: Path) -> Path:
+    """A two-layer BERT with random weights and a ten-word vocabulary, saved as a local model folder."""
+    transformers = pytest.importorskip("transformers")
+    folder.mkdir()
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "def", "return", "x", "loss", "(", ")", ":"]
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    transformers.BertTokenizerFast(vocab_file=str(folder / "vocab.txt")).save_pretrained(folder)
+    config = transformers.BertConfig(vocab_size=len(vocab), hidden_size=8, num_hidden_layers=2,
+                                     num_attention_heads=2, intermediate_size=16)  # fmt: skip
+    transformers.BertModel(config).save_pretrained(folder)
+    return folder
+
+
+def test_a_local_transformers_model_embeds_code(tmp_path: Path) -> None:
+    folder = tiny_bert(tmp_path / "tiny-bert")
+    encoder = cx.code_encoder(str(folder))
+    assert encoder.label.startswith(str(folder)) and "mean of the last hidden states" in encoder.label
+    texts = ["def f(x): return x", "loss", "x " * 2000]  # the last is cut at 512 tokens
+    vectors = encoder.encode(texts)
+    assert vectors.shape == (3, 8) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
+    assert np.allclose(encoder.encode(texts[:1]), vectors[:1], atol=1e-5)  # padding does not move an embedding
 
 
 def test_a_comparison_needs_two_benchmarks(tmp_path: Path) -> None:

