@@ -5,20 +5,37 @@ BIN := $(VENV)/bin
 CORES ?= 16
 STAMP := $(VENV)/.installed
 
-.PHONY: install system-deps run test lint format dry-run report base-image bench clean
+.PHONY: install lock system-deps run test lint format dry-run report base-image bench clean
 
-$(STAMP): pyproject.toml
+# The tool installs from its lock (requirements/, written by `make lock`): every package at
+# its pinned version, each download checked against its hashes; then the package itself
+# (pip refuses an editable install in hash-checking mode, and the lock holds its dependencies).
+$(STAMP): pyproject.toml requirements/lock.txt
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e . --group dev
+	$(BIN)/pip install --quiet --require-hashes -r requirements/lock.txt
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 # The test suite also exercises the stage classifier (torch: large, so not in `make run`).
-$(STAMP)-stage: $(STAMP)
-	$(BIN)/pip install --quiet -e '.[stage]'
+$(STAMP)-stage: $(STAMP) requirements/lock-stage.txt
+	$(BIN)/pip install --quiet --require-hashes -r requirements/lock-stage.txt
 	touch $@
 
 install: $(STAMP)
+
+## Rewrite the locks after a change to pyproject.toml's requirements (tests/test_env_files.py
+## fails until then). Pins move only where the new ranges force them; `make lock
+## UPGRADE=--upgrade` moves every pin to the newest release allowed. One universal resolution
+## for every platform and every Python from requires-python's floor (LOCK_PYTHON) up; the
+## stage lock is resolved first and the smaller lock within it, so the two agree on every pin.
+LOCK_PYTHON := 3.11
+UPGRADE ?=
+COMPILE = $(BIN)/uv pip compile pyproject.toml --quiet --universal --python-version $(LOCK_PYTHON) \
+	--generate-hashes --custom-compile-command 'make lock' --group dev
+lock: $(STAMP)
+	$(COMPILE) $(UPGRADE) --extra stage -o requirements/lock-stage.txt
+	$(COMPILE) $(UPGRADE) -c requirements/lock-stage.txt -o requirements/lock.txt
 
 ## Debian packages the test suite drives for real: SLURM + munge (cluster test),
 ## Chromium (report screenshot), debootstrap (base image). Installed only when missing.
