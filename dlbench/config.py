@@ -32,6 +32,10 @@ REASONING_TEMPERATURE = 1.0  # the only temperature reasoning models accept (dlb
 DEFAULT_MAX_TOKENS = {"chat": 4096, "reasoning": 16384}  # a class's methods fit; reasoning needs room to think
 REASONING_TIMEOUT_S = 600.0  # 16,384 tokens at 30-50 tokens/s take minutes
 
+# GPT-4o's training cutoff (October 2023): the paper selects repositories updated after it and
+# its Table 2's first live slice starts there (select.pushed_after, report.cutoffs).
+GPT4O_CUTOFF = date(2023, 10, 1)
+
 
 def model_family(model: str | None, family: str = "auto") -> Literal["chat", "reasoning"]:
     """The request family of ``model``: ``family`` unless 'auto', else 'reasoning' for OpenAI's
@@ -71,11 +75,30 @@ class CrawlConfig(Section):
 
 
 class SelectConfig(Section):
+    """Which crawled repositories are mined. The defaults are the paper's four criteria
+    (docs/SELECTION.md): updated after GPT-4o's training cutoff, documented, with contribution
+    guidelines, built on a deep-learning framework; and a test suite, a license, stars."""
+
     min_stars: int = Field(50, ge=0, description="Minimum stargazers.")
-    pushed_after: date | None = Field(None, description="Drop repositories not pushed after this date.")
+    pushed_after: date | None = Field(
+        GPT4O_CUTOFF,
+        description="Drop repositories not updated after this day (default: GPT-4o's training cutoff, as the "
+        "paper): GitHub's last push, or the pinned commit's date when config/repos.yaml pins one; null: no check.",
+    )
     frameworks: list[str] = Field(
-        default_factory=lambda: ["torch", "tensorflow", "keras", "jax", "sklearn", "scikit-learn"],
-        description="Import or requirement names that count as a deep-learning framework.",
+        default_factory=lambda: ["torch", "tensorflow", "keras", "jax"],
+        description="Requirement or import names that count as a deep-learning framework (a name or its "
+        "variants: tensorflow-gpu, torch-geometric); scikit-learn is machine learning, not deep learning.",
+    )
+    require_docs: bool = Field(
+        True,
+        description="Drop repositories without documentation: a README at the root and a documentation source "
+        "(a docs/ or doc/ folder, .readthedocs.yml, a Sphinx conf.py or mkdocs.yml).",
+    )
+    require_contributing: bool = Field(
+        True,
+        description="Drop repositories without contribution guidelines: a CONTRIBUTING file at the root, in .github/ "
+        "or in docs/ (where GitHub finds one).",
     )
     require_license: bool = Field(True, description="Drop repositories without a license.")
     licenses: list[str] | None = Field(None, description="Allowed SPDX ids (null: any).")
@@ -504,7 +527,7 @@ class IntervalsConfig(Section):
 class ReportConfig(Section):
     k: list[int] = Field(default_factory=lambda: [1, 3, 5], description="pass@k values (reported where n >= k).")
     cutoffs: list[date] = Field(
-        default_factory=lambda: [date(2023, 10, 1), date(2024, 1, 1), date(2024, 5, 1), date(2024, 9, 1)],
+        default_factory=lambda: [GPT4O_CUTOFF, date(2024, 1, 1), date(2024, 5, 1), date(2024, 9, 1)],
         description="Live slices: tasks last modified after each cutoff (default: the paper's Table 2).",
     )
     mutant_kill_threshold: float = Field(0.5, ge=0, le=1, description="Flag tasks whose tests kill fewer mutants.")

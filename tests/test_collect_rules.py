@@ -49,7 +49,14 @@ def test_collect_rules_on_the_sample(tmp_path):
         "topics": "topics.txt",
         "repos_file": str(ROOT / "config" / "repos.yaml"),
         "crawl": {"standin_data": str(ROOT / "resources" / "sample" / "github"), "snapshot": "s1"},
-        "select": {"min_stars": 50, "pushed_after": "2023-06-01", "frameworks": ["torch", "numpy"], "max_repos": 2},
+        "select": {
+            "min_stars": 50,
+            "pushed_after": "2023-06-01",
+            "frameworks": ["torch", "numpy"],
+            "require_docs": False,  # the sample's libraries have a README only (config/config.yaml)
+            "require_contributing": False,
+            "max_repos": 2,
+        },
         "labels": {"sheets": []},
     }
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))

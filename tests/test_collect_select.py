@@ -13,21 +13,25 @@ from dlbench.collect.crawl import crawl_topic, merge_crawl, read_topics
 from dlbench.collect.github import make_github
 from dlbench.collect.select import (
     ReposFile,
+    contributing_file,
     declared_names,
+    documentation_source,
     imported_names,
     is_requirement_file,
     kept_slugs,
     load_overrides,
+    inspect_tree,
     match_frameworks,
+    readme_file,
     select_file,
     select_repos,
 )
-from dlbench.config import Config, LocalRepo, SelectConfig
+from dlbench.config import Config, LocalRepo, ReportConfig, SelectConfig
 from dlbench.records import Selection
 from dlbench.standins.github import GitHubStandIn
 from dlbench.store import read_jsonl
 from dlbench.testfiles import is_test_file
-from tests.test_collect_support import EXPECTED_DROPS, FRAMEWORKS, crawl_cfg, crawl_topics, make_world
+from tests.test_collect_support import EXPECTED_DROPS, FRAMEWORKS, crawl_cfg, crawl_topics, git, make_world
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DATA = ROOT / "resources" / "sample" / "github"
@@ -49,7 +53,16 @@ def standin(world):
 
 
 def config(world, **select) -> Config:
-    fields = {"min_stars": 50, "pushed_after": date(2024, 1, 1), "frameworks": FRAMEWORKS, **select}
+    """The fixture world's config: its repositories have no documentation or contribution
+    guidelines (the paper's criteria have a world of their own below)."""
+    fields = {
+        "min_stars": 50,
+        "pushed_after": date(2024, 1, 1),
+        "frameworks": FRAMEWORKS,
+        "require_docs": False,
+        "require_contributing": False,
+        **select,
+    }
     return Config(crawl=crawl_cfg(world, language=None), select=SelectConfig(**fields))
 
 
@@ -126,7 +139,13 @@ def test_repos_yaml_include_exclude_and_pin(world, standin, tmp_path):
         and sel["kerasy"].reasons == ["forced: exclude (vendored copy)"]
     )
     assert sel["torchy"].sha == "deadbeef" * 5
-    assert not sel["torchy"].keep and sel["torchy"].reasons[0].startswith("content: cannot read the tree at deadbeef")
+    # recency is the pinned commit's, and a pin GitHub does not know is no commit to mine
+    assert not sel["torchy"].keep
+    assert (
+        sel["torchy"].reasons[0]
+        == "pushed: pinned commit deadbeefdead cannot read it: 422 No commit found for SHA: " + "deadbeef" * 5
+    )
+    assert sel["torchy"].reasons[-1] == "content: not checked (metadata checks failed)"
     paths = [p for _, p, _ in server.log[before:]]
     assert "/repos/acme/kerasy/git/trees/main" not in paths  # no content requests for an excluded repository
     assert "/repos/acme/rusty" in paths and "/repos/acme/ghost" in paths
@@ -284,3 +303,161 @@ def test_sample_world_keeps_the_five_libraries_and_drops_every_distractor(tmp_pa
 def test_imports_of_pathological_code_fall_back_to_the_line_scan():
     deep = "import jax\nx = " + "-" * 200_000 + "1\n"
     assert imported_names(deep) == {"jax"}
+
+
+# ---------------------------------------------------------------- the paper's four criteria (defaults)
+
+README = {"README.md": "# lib\n"}
+DOCS = {"docs/index.md": "# lib\n"}
+CONTRIBUTING = {"CONTRIBUTING.md": "Open a pull request.\n"}
+TORCH = {
+    "requirements.txt": "torch>=2\n",
+    "lib/__init__.py": "",
+    "lib/core.py": "import torch\n",
+    "tests/test_core.py": "def test_core():\n    assert True\n",
+}
+SKLEARN = {
+    "requirements.txt": "scikit-learn>=1\nnumpy\n",
+    "lib/__init__.py": "",
+    "lib/core.py": "import sklearn\nimport numpy\n",
+    "tests/test_core.py": "def test_core():\n    assert True\n",
+}
+DL = ["deep-learning"]
+PAPER_WORLD: dict[str, tuple[dict[str, str] | None, dict]] = {
+    "documented": ({**TORCH, **README, **DOCS, **CONTRIBUTING}, {"stargazers_count": 900, "topics": DL}),
+    "sklearnonly": ({**SKLEARN, **README, **DOCS, **CONTRIBUTING}, {"stargazers_count": 800, "topics": DL}),
+    "readmeonly": (
+        {**TORCH, **README, **CONTRIBUTING, "dockerfiles/Dockerfile": "FROM x\n"},
+        {"stargazers_count": 700, "topics": DL},
+    ),
+    "pkgconf": ({**TORCH, **README, **CONTRIBUTING, "lib/conf.py": "X = 1\n"}, {"stargazers_count": 650, "topics": DL}),
+    "sphinxy": (
+        {**TORCH, "README.rst": "lib\n", "site/conf.py": "project = 'lib'\n", ".github/CONTRIBUTING.md": "PRs\n"},
+        {"stargazers_count": 600, "topics": DL},
+    ),
+    "mkdocsy": (
+        {**TORCH, **README, "mkdocs/mkdocs.yml": "site_name: lib\n", "docs/CONTRIBUTING.md": "PRs\n"},
+        {"stargazers_count": 550, "topics": DL},
+    ),
+    "nocontrib": ({**TORCH, **README, **DOCS, "lib/contributing.py": "\n"}, {"stargazers_count": 500, "topics": DL}),
+    "stale": (None, {"stargazers_count": 400, "topics": DL, "pushed_at": "2023-09-30T23:00:00Z"}),
+    "pinned": (
+        {**TORCH, **README, **DOCS, **CONTRIBUTING},
+        {"stargazers_count": 300, "topics": DL, "commit_dates": ["2023-05-01T12:00:00Z", "2025-02-01T12:00:00Z"]},
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def paper_world(tmp_path_factory):
+    """(stand-in client, crawled RepoMeta, bundle sources) of the paper-criteria world."""
+    root = tmp_path_factory.mktemp("paper")
+    data = make_world(root, PAPER_WORLD)
+    cfg = crawl_cfg(data, language=None)
+    with GitHubStandIn(data) as server:
+        gh = make_github(server.url, cfg, interval_s=0.0)
+        yield gh, crawl_topic(gh, "deep-learning", cfg), root / "src"
+
+
+def test_default_selection_encodes_the_papers_four_criteria(paper_world):
+    gh, crawled, _ = paper_world
+    sel = by_name(select_repos(crawled, SelectConfig(), [], ReposFile(), gh))
+    assert {n for n, s in sel.items() if s.keep} == {"documented", "sphinxy", "mkdocsy", "pinned"}
+    assert sel["documented"].reasons == [
+        "language: Python",
+        "archived: no",
+        "fork: no",
+        "stars: 900 >= 50",
+        "pushed: 2025-06-01 after 2023-10-01",
+        "license: MIT",
+        "framework: torch (in requirements.txt)",
+        "tests: 1 test files",
+        "docs: README.md and docs/ (1 files)",
+        "contributing: CONTRIBUTING.md",
+    ]
+    assert sel["sphinxy"].reasons[-2:] == ["docs: README.rst and site/conf.py", "contributing: .github/CONTRIBUTING.md"]
+    assert sel["mkdocsy"].reasons[-2:] == [
+        "docs: README.md and docs/ (1 files)",  # docs/CONTRIBUTING.md makes docs/ a documentation folder
+        "contributing: docs/CONTRIBUTING.md",
+    ]
+    # scikit-learn alone is machine learning, not deep learning
+    assert sel["sklearnonly"].reasons == [
+        "framework: none of ['torch', 'tensorflow', 'keras', 'jax'] in requirements or imports (4 files read)"
+    ]
+    no_source = "no documentation source (docs/ or doc/ folder, mkdocs.yml, Sphinx conf.py, .readthedocs.yml)"
+    assert sel["readmeonly"].reasons == [f"docs: README.md and {no_source}"]  # dockerfiles/ is no docs/
+    assert sel["pkgconf"].reasons == [f"docs: README.md and {no_source}"]  # a package's conf.py is not Sphinx's
+    assert sel["nocontrib"].reasons == ["contributing: no CONTRIBUTING file at the root, in .github/ or in docs/"]
+    assert sel["stale"].reasons[0] == "pushed: last push 2023-09-30 not after 2023-10-01"
+
+
+def test_each_criterion_is_a_key_that_can_be_turned_off(paper_world):
+    gh, crawled, _ = paper_world
+    off = SelectConfig(pushed_after=None, require_docs=False, require_contributing=False)
+    sel = by_name(select_repos(crawled, off, [], ReposFile(), gh))
+    assert {n for n, s in sel.items() if not s.keep} == {"sklearnonly", "stale"}  # stale: no bundle to read
+    assert not any(r.startswith(("docs:", "contributing:", "pushed:")) for r in sel["documented"].reasons)
+    ml = SelectConfig(frameworks=["torch", "scikit-learn"])  # a researcher who counts machine learning
+    assert by_name(select_repos(crawled, ml, [], ReposFile(), gh))["sklearnonly"].keep
+
+
+def test_recency_of_a_pinned_repository_is_its_pinned_commits_date(paper_world):
+    gh, crawled, src = paper_world
+    old, new = git(src / "pinned", "rev-list", "--reverse", "main").split()
+    pinned = [m for m in crawled if m.full_name == "acme/pinned"]
+    assert pinned[0].pushed_at.year == 2025  # GitHub's last push is recent; the pinned code may not be
+    for sha, keep, reason in [
+        (old, False, f"pushed: pinned commit {old[:12]} of 2023-05-01 not after 2023-10-01"),
+        (new, True, f"pushed: pinned commit {new[:12]} of 2025-02-01 after 2023-10-01"),
+    ]:
+        overrides = ReposFile.model_validate({"pin": {"acme/pinned": sha}})
+        sel = select_repos(pinned, SelectConfig(), [], overrides, gh)[0]
+        assert (sel.keep, sel.sha) == (keep, sha) and reason in sel.reasons
+
+
+@pytest.mark.parametrize(
+    "paths, readme, source, contributing",
+    [
+        (["README.md", "docs/conf.py", "docs/index.rst"], "README.md", "docs/ (2 files)", None),
+        (
+            ["readme.rst", "doc/a.rst", "Documentation/b.md", "Documentation/c.md"],
+            "readme.rst",
+            "Documentation/ (2 files)",
+            None,
+        ),
+        (["docs-source/source/conf.py", "x/README.md"], None, "docs-source/ (1 files)", None),
+        ([".readthedocs.yaml", "dockerfiles/Dockerfile", "docker/run.sh"], None, ".readthedocs.yaml", None),
+        (["site/conf.py", "pkg/__init__.py", "pkg/conf.py"], None, "site/conf.py", None),
+        (["pkg/__init__.py", "pkg/conf.py", "a/b/c/mkdocs.yml"], None, None, None),
+        (["CONTRIBUTING.rst", ".github/CONTRIBUTING.md"], None, None, "CONTRIBUTING.rst"),
+        ([".github/contributing.md", "docs/CONTRIBUTING.md"], None, "docs/ (1 files)", ".github/contributing.md"),
+        (["doc/CONTRIBUTING.md", "pkg/CONTRIBUTING.md", "CONTRIBUTORS.md"], None, "doc/ (1 files)", None),
+    ],
+)
+def test_documentation_and_contributing_evidence_from_tree_paths(paths, readme, source, contributing):
+    assert (readme_file(paths), documentation_source(paths), contributing_file(paths)) == (readme, source, contributing)
+
+
+def test_framework_search_reads_modules_named_after_a_framework_first_and_examples_last():
+    files = {
+        "setup.py": "from setuptools import setup\nsetup(install_requires=['numpy'])\n",
+        "examples/demo.py": "import torch\n",
+        "lib/__init__.py": "",
+        "lib/core.py": "import numpy\n",
+        "lib/backends/tensorflow/__init__.py": "import tensorflow as tf\n",
+        "tests/test_core.py": "import lib\n",
+    }
+    read: list[str] = []
+    found = inspect_tree(sorted(files), lambda p: read.append(p) or files[p], ["torch", "tensorflow"])
+    assert (found.frameworks, found.framework_source) == (["tensorflow"], "lib/backends/tensorflow/__init__.py")
+    assert read == ["setup.py", "lib/backends/tensorflow/__init__.py"]
+    del files["lib/backends/tensorflow/__init__.py"]
+    read.clear()
+    found = inspect_tree(sorted(files), lambda p: read.append(p) or files[p], ["torch", "tensorflow"])
+    assert read == ["setup.py", "lib/__init__.py", "lib/core.py", "tests/test_core.py", "examples/demo.py"]
+    assert found.framework_source == "examples/demo.py"
+
+
+def test_default_cutoff_is_gpt4os_and_the_first_live_slice():
+    assert SelectConfig().pushed_after == min(ReportConfig().cutoffs) == date(2023, 10, 1)
+    assert not {"sklearn", "scikit-learn"} & set(SelectConfig().frameworks)

@@ -1,4 +1,4 @@
-"""The GitHub REST stand-in over real HTTP: search, repositories, trees, contents, limits, faults."""
+"""The GitHub REST stand-in over real HTTP: search, repositories, trees, contents, commits, limits, faults."""
 
 from __future__ import annotations
 
@@ -6,12 +6,14 @@ import base64
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 
 import pytest
 import requests
 
+from dlbench.collect.github import make_github
 from dlbench.standins.github import SEARCH_CAP, GitHubStandIn, dropped_connection, secondary_rate_limit, server_error
-from tests.test_collect_support import make_big_topic, make_world
+from tests.test_collect_support import crawl_cfg, git, make_big_topic, make_world
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +109,19 @@ def test_repo_topics_tree_and_contents(server, world):
     assert {e["path"] for e in listing} == {"tests/test_layers.py", "tests/test_more.py"}
 
 
+def test_commit_with_its_dates_as_pygithub_reads_it(server, world):
+    src = world.parent / "src" / "torchy"
+    sha = git(src, "rev-parse", "HEAD")
+    committed = datetime.fromtimestamp(int(git(src, "show", "-s", "--format=%ct", sha)), UTC)
+    body = requests.get(f"{server.url}/repos/acme/torchy/commits/main", timeout=10).json()
+    assert body["sha"] == sha and body["commit"]["tree"]["sha"] == git(src, "rev-parse", "HEAD^{tree}")
+    assert body["commit"]["committer"]["date"] == committed.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert body["commit"]["message"] == "commit 0" and body["parents"] == []
+    gh = make_github(server.url, crawl_cfg(world), interval_s=0.0)
+    commit = gh.get_repo("acme/torchy").get_commit(sha).commit
+    assert commit.committer.date == committed and commit.author.name == "t"
+
+
 @pytest.mark.parametrize(
     "path, status",
     [
@@ -114,6 +129,9 @@ def test_repo_topics_tree_and_contents(server, world):
         ("/repos/acme/torchy/contents/missing.py", 404),
         ("/repos/acme/torchy/git/trees/nobranch", 404),
         ("/repos/acme/oldie/git/trees/main", 409),
+        ("/repos/acme/torchy/commits/nobranch", 422),  # GitHub: "No commit found for SHA: nobranch"
+        ("/repos/acme/torchy/commits/--output=x", 422),
+        ("/repos/acme/oldie/commits/main", 409),
         ("/nothing", 404),
     ],
 )

@@ -6,6 +6,7 @@ Imported by the other ``test_collect_*`` modules; it holds no tests itself.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -66,12 +67,16 @@ EXPECTED_DROPS = {
 }
 
 
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    run_env = {**os.environ, **env} if env else None
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=run_env
+    ).stdout.strip()
 
 
-def make_git_repo(path: Path, files: dict[str, str], commits: int = 1) -> list[str]:
-    """A git repository with ``files`` in the first commit and ``commits - 1`` more; return shas."""
+def make_git_repo(path: Path, files: dict[str, str], commits: int = 1, dates: list[str] | None = None) -> list[str]:
+    """A git repository with ``files`` in the first commit and ``commits - 1`` more; return shas.
+    ``dates`` (ISO 8601, one per commit) sets each commit's author and committer date."""
     path.mkdir(parents=True)
     git(path, "init", "--quiet", "--initial-branch=main")
     git(path, "config", "user.email", "t@example.org")
@@ -83,7 +88,8 @@ def make_git_repo(path: Path, files: dict[str, str], commits: int = 1) -> list[s
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
         git(path, "add", "-A")
-        git(path, "commit", "--quiet", "-m", f"commit {i}")
+        when = {"GIT_AUTHOR_DATE": dates[i], "GIT_COMMITTER_DATE": dates[i]} if dates else None
+        git(path, "commit", "--quiet", "-m", f"commit {i}", env=when)
         shas.append(git(path, "rev-parse", "HEAD"))
     return shas
 
@@ -126,13 +132,16 @@ def repo_json(name: str, i: int = 0, owner: str = OWNER, **overrides: Any) -> di
     return obj
 
 
-def make_world(root: Path) -> Path:
-    """The fixture world: ``root/github/repos.json`` and ``root/bundles/*.bundle``; return the data dir."""
+def make_world(root: Path, world: dict[str, tuple[dict[str, str] | None, dict[str, Any]]] | None = None) -> Path:
+    """A fixture world (default ``WORLD``): ``root/github/repos.json`` and ``root/bundles/*.bundle``;
+    return the data dir. An override ``commit_dates`` (ISO 8601 days) makes one dated commit each."""
     repos = []
-    for i, (name, (files, overrides)) in enumerate(WORLD.items()):
-        obj = repo_json(name, i, **overrides)
+    for i, (name, (files, overrides)) in enumerate((world or WORLD).items()):
+        fields = dict(overrides)
+        dates = fields.pop("commit_dates", None)
+        obj = repo_json(name, i, **fields)
         if files is not None:
-            shas = make_git_repo(root / "src" / name, files)
+            shas = make_git_repo(root / "src" / name, files, commits=len(dates or [0]), dates=dates)
             make_bundle(root / "src" / name, root / "bundles" / f"{name}.bundle")
             obj.update(bundle=f"{name}.bundle", head_sha=shas[-1])
         repos.append(obj)

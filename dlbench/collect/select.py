@@ -1,12 +1,17 @@
 """Select the repositories to mine, with a reason for every keep and every drop.
 
 Each reason reads ``check: detail`` (checks: language, archived, fork, stars, pushed,
-license, framework, tests, content, forced, max_repos, local), so people read it and
-tests match on the check. Metadata checks are free; the content checks (a deep-learning
-framework among the requirements or imports, a test suite) read the repository through the
-GitHub tree and contents API and run only for repositories that pass the metadata checks:
-one tree request, then requirement files, then a bounded sample of ``.py`` files, stopping
-at the first framework found.
+license, framework, tests, docs, contributing, content, forced, max_repos, local), so people
+read it and tests match on the check; a kept repository's reasons are its evidence. The
+defaults of ``SelectConfig`` are the paper's four criteria (docs/SELECTION.md): updated after
+GPT-4o's training cutoff, documentation, contribution guidelines, a deep-learning framework.
+
+Metadata checks are free, but for a pinned repository recency is the pinned commit's date
+(one ``GET /repos/{owner}/{repo}/commits/{sha}``): its code is what is mined, whatever was
+pushed since. The content checks run only for repositories that pass the metadata checks and
+read the repository at its pin (else its default branch) through the GitHub tree and contents
+API: one tree request answers the test suite, documentation and contribution guidelines; then
+requirement files, then a bounded sample of ``.py`` files, stopping at the first framework.
 
 ``config/repos.yaml`` forces includes and excludes (reason recorded, ``forced`` set) and
 pins commits; ``local_repos`` are appended as kept with their ``local_path``.
@@ -16,8 +21,9 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, date
 from pathlib import Path
 
 import pandas as pd
@@ -112,8 +118,26 @@ class Verdict:
         (self.passes if ok else self.fails).append(passed if ok else failed)
 
 
-def metadata_verdict(meta: RepoMeta, cfg: SelectConfig) -> Verdict:
-    """Every metadata check, each failing one recorded."""
+@dataclass
+class PinnedCommit:
+    """The pinned commit's date (committer date, UTC), or why it could not be read."""
+
+    sha: str
+    day: date | None = None
+    error: str | None = None
+
+
+def pinned_commit(gh: Github, full_name: str, sha: str) -> PinnedCommit:
+    """``GET /repos/{full_name}/commits/{sha}``: the day the pinned commit was committed."""
+    try:
+        committed = gh.get_repo(full_name).get_commit(sha).commit.committer.date
+    except GithubException as exc:
+        return PinnedCommit(sha, error=f"cannot read it: {exc.status} {_message(exc)}")
+    return PinnedCommit(sha, day=committed.astimezone(UTC).date() if committed.tzinfo else committed.date())
+
+
+def metadata_verdict(meta: RepoMeta, cfg: SelectConfig, pin: PinnedCommit | None = None) -> Verdict:
+    """Every metadata check, each failing one recorded; recency from ``pin`` when given."""
     v = Verdict()
     v.check(meta.language == LANGUAGE, f"language: {LANGUAGE}", f"language: {meta.language or 'none'}, not {LANGUAGE}")
     v.check(
@@ -130,14 +154,28 @@ def metadata_verdict(meta: RepoMeta, cfg: SelectConfig) -> Verdict:
         f"stars: {meta.stars} < min_stars {cfg.min_stars}",
     )
     if cfg.pushed_after is not None:
-        pushed = meta.pushed_at.date() if meta.pushed_at else None
-        v.check(
-            pushed is not None and pushed > cfg.pushed_after,
-            f"pushed: {pushed} after {cfg.pushed_after}",
-            f"pushed: last push {pushed or 'unknown'} not after {cfg.pushed_after}",
-        )
+        recency_check(v, cfg.pushed_after, meta.pushed_at.date() if meta.pushed_at else None, pin)
     _license_check(v, meta.license, cfg)
     return v
+
+
+def recency_check(v: Verdict, after: date, pushed: date | None, pin: PinnedCommit | None = None) -> None:
+    """Updated after ``after``: the last push (``pushed``), or the pinned commit's day when pinned."""
+    if pin is not None:
+        short = pin.sha[:12]
+        v.check(
+            pin.day is not None and pin.day > after,
+            f"pushed: pinned commit {short} of {pin.day} after {after}",
+            f"pushed: pinned commit {short} {pin.error}"
+            if pin.error
+            else f"pushed: pinned commit {short} of {pin.day} not after {after}",
+        )
+        return
+    v.check(
+        pushed is not None and pushed > after,
+        f"pushed: {pushed} after {after}",
+        f"pushed: last push {pushed or 'unknown'} not after {after}",
+    )
 
 
 def _license_check(v: Verdict, spdx: str | None, cfg: SelectConfig) -> None:
@@ -182,6 +220,52 @@ def match_frameworks(names: Iterable[str], frameworks: Iterable[str]) -> list[st
     return sorted({wanted[w] for n in names for w in wanted if n == w or n.startswith(w + "-")})
 
 
+# Documentation: a README at the root and a documentation source. A source is a top-level
+# documentation folder holding a file (docs/, doc/, documentation/, docs-source/), a Read the
+# Docs config at the root, or the config of a Python documentation generator (Sphinx's
+# conf.py, MkDocs's mkdocs.yml) at most two folders down outside any Python package (neupy's
+# site/conf.py, imagededup's mkdocs/mkdocs.yml).
+README = re.compile(r"readme(\.\w+)?", re.IGNORECASE)
+DOC_FOLDER = re.compile(r"docs?|documentation|docs?[-_.]?(?:src|source)", re.IGNORECASE)
+READTHEDOCS = frozenset({".readthedocs.yml", ".readthedocs.yaml", "readthedocs.yml", "readthedocs.yaml"})
+DOC_GENERATOR_CONFIGS = frozenset({"conf.py", "mkdocs.yml", "mkdocs.yaml"})
+# Contribution guidelines where GitHub finds them: CONTRIBUTING (any extension) at the root,
+# in .github/ or in docs/.
+CONTRIBUTING = re.compile(r"(?:\.github/|docs/)?contributing(\.\w+)?", re.IGNORECASE)
+
+
+def readme_file(blobs: Iterable[str]) -> str | None:
+    """The README at the root (the first by name when there are several)."""
+    return min((p for p in blobs if README.fullmatch(p)), default=None)
+
+
+def documentation_source(blobs: Iterable[str]) -> str | None:
+    """Evidence of a documentation source (``docs/ (12 files)``, ``mkdocs.yml``), else None."""
+    paths = list(blobs)
+    folders: dict[str, int] = {}
+    for p in paths:
+        top, sep, _ = p.partition("/")
+        if sep and DOC_FOLDER.fullmatch(top):
+            folders[top] = folders.get(top, 0) + 1
+    if folders:
+        top = min(folders, key=lambda f: (-folders[f], f))
+        return f"{top}/ ({folders[top]} files)"
+    packages = {p.rpartition("/")[0] for p in paths if p.endswith("/__init__.py") or p == "__init__.py"}
+    for p in sorted(paths, key=lambda p: (p.count("/"), p)):
+        folder, _, name = p.rpartition("/")
+        if (not folder and name.lower() in READTHEDOCS) or (
+            name.lower() in DOC_GENERATOR_CONFIGS and p.count("/") <= 2 and folder not in packages
+        ):
+            return p
+    return None
+
+
+def contributing_file(blobs: Iterable[str]) -> str | None:
+    """The contribution guidelines GitHub would show (root first, then .github/, docs/)."""
+    found = [p for p in blobs if CONTRIBUTING.fullmatch(p)]
+    return min(found, key=lambda p: (p.count("/"), not p.startswith(".github/"), p), default=None)
+
+
 @dataclass
 class ContentFindings:
     """What the tree and the files read say about one repository."""
@@ -189,6 +273,9 @@ class ContentFindings:
     test_files: list[str] = field(default_factory=list)
     frameworks: list[str] = field(default_factory=list)
     framework_source: str | None = None
+    readme: str | None = None
+    docs_source: str | None = None
+    contributing: str | None = None
     files_read: int = 0
     error: str | None = None
 
@@ -200,16 +287,32 @@ def inspect_content(gh: Github, full_name: str, ref: str, frameworks: list[str])
         tree = repo.get_git_tree(ref, recursive=True)
     except GithubException as exc:
         return ContentFindings(error=f"cannot read the tree at {ref}: {exc.status} {_message(exc)}")
-    blobs = [e.path for e in tree.tree if e.type == "blob"]
-    found = ContentFindings(test_files=sorted(p for p in blobs if is_test_file(p)))
-    for path in _files_to_read(blobs):
+
+    def read(path: str) -> str | None:
         try:
             content = repo.get_contents(path, ref=ref)
         except GithubException as exc:
             log.warning("%s: cannot read %s: %s", full_name, path, exc.status)
+            return None
+        return content.decoded_content.decode("utf-8", errors="replace")
+
+    return inspect_tree([e.path for e in tree.tree if e.type == "blob"], read, frameworks)
+
+
+def inspect_tree(blobs: list[str], read: Callable[[str], str | None], frameworks: list[str]) -> ContentFindings:
+    """The content findings from a tree's file paths, reading files (``read``) only to find a
+    framework; shared with readers of a local checkout (bench/bench_paper_selection.py)."""
+    found = ContentFindings(
+        test_files=sorted(p for p in blobs if is_test_file(p)),
+        readme=readme_file(blobs),
+        docs_source=documentation_source(blobs),
+        contributing=contributing_file(blobs),
+    )
+    for path in _files_to_read(blobs, frameworks):
+        text = read(path)
+        if text is None:
             continue
         found.files_read += 1
-        text = content.decoded_content.decode("utf-8", errors="replace")
         names = declared_names({path: text}) if is_requirement_file(path) else imported_names(text)
         hits = match_frameworks(names, frameworks)
         if hits:
@@ -218,16 +321,29 @@ def inspect_content(gh: Github, full_name: str, ref: str, frameworks: list[str])
     return found
 
 
-def _files_to_read(blobs: list[str]) -> list[str]:
-    """Requirement files first, then a bounded sample of library (then test) ``.py`` files."""
+# Folders whose modules rarely show what the library itself imports (read last).
+AUXILIARY_DIRS = frozenset({"examples", "example", "docs", "doc", "benchmarks", "benchmark", "scripts", "tools", "notebooks", "tutorials"})  # fmt: skip
 
-    def depth_first(paths: Iterable[str]) -> list[str]:
-        return sorted(paths, key=lambda p: (p.count("/"), p))
 
-    requirements = depth_first(p for p in blobs if is_requirement_file(p))[:MAX_REQUIREMENT_FILES]
-    python = [p for p in blobs if p.endswith(".py") and p not in requirements]
-    sample = depth_first(p for p in python if not is_test_file(p)) + depth_first(p for p in python if is_test_file(p))
-    return requirements + sample[:MAX_PY_SAMPLE]
+def _files_to_read(blobs: list[str], frameworks: Iterable[str] = ()) -> list[str]:
+    """Requirement files first, then a bounded sample of ``.py`` files: those named after a
+    framework (``nncf/torch/__init__.py``, ``pennylane/qnn/torch.py``), library modules, test
+    files, then examples, docs and scripts; shallow paths first within each."""
+    names = {canonical_name(f).replace("-", "_") for f in frameworks}
+
+    def names_framework(path: str) -> bool:
+        stems = [part.removesuffix(".py").lower() for part in path.split("/")]
+        return any(stem == n or stem.startswith(n + "_") for stem in stems for n in names)
+
+    def rank(path: str) -> tuple[int, int, int, str]:
+        auxiliary = bool(AUXILIARY_DIRS & {part.lower() for part in path.split("/")[:-1]})
+        kind = 0 if names_framework(path) else 2 if is_test_file(path) else 1
+        return (auxiliary, kind, path.count("/"), path)
+
+    requirements = sorted((p for p in blobs if is_requirement_file(p)), key=lambda p: (p.count("/"), p))
+    requirements = requirements[:MAX_REQUIREMENT_FILES]
+    python = sorted((p for p in blobs if p.endswith(".py") and p not in requirements), key=rank)
+    return requirements + python[:MAX_PY_SAMPLE]
 
 
 def _message(exc: GithubException) -> str:
@@ -250,6 +366,20 @@ def content_verdict(v: Verdict, found: ContentFindings, cfg: SelectConfig) -> No
         f"tests: {n} test files",
         f"tests: {n} test files < min_test_files {cfg.min_test_files}",
     )
+    if cfg.require_docs:
+        readme, source = found.readme, found.docs_source
+        v.check(
+            readme is not None and source is not None,
+            f"docs: {readme} and {source}",
+            f"docs: {readme or 'no README'} and {source or 'no documentation source'} "
+            "(docs/ or doc/ folder, mkdocs.yml, Sphinx conf.py, .readthedocs.yml)",
+        )
+    if cfg.require_contributing:
+        v.check(
+            found.contributing is not None,
+            f"contributing: {found.contributing}",
+            "contributing: no CONTRIBUTING file at the root, in .github/ or in docs/",
+        )
 
 
 # ------------------------------------------------------------------ selection
@@ -275,7 +405,8 @@ def judge(meta: RepoMeta, cfg: SelectConfig, overrides: ReposFile, gh: Github) -
     excluded = overrides.excluded(meta.full_name)
     if excluded is not None:
         return _selection(meta, False, [f"forced: exclude ({excluded.reason or 'config/repos.yaml'})"], sha, "exclude")
-    verdict = metadata_verdict(meta, cfg)
+    pin = pinned_commit(gh, meta.full_name, sha) if sha and cfg.pushed_after is not None else None
+    verdict = metadata_verdict(meta, cfg, pin)
     included = overrides.included(meta.full_name)
     if included is not None:
         overridden = [f"{r} (overridden)" for r in verdict.fails]

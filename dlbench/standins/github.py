@@ -7,8 +7,9 @@ GitHub-shaped repository objects, plus the stand-in fields ``bundle`` and ``head
   created, fork, archived, free text), ``sort``/``order``/``per_page``/``page``, Link
   headers and GitHub's 1,000-result cap (pages past it answer 422);
 - ``GET /repos/{owner}/{repo}`` and ``/topics``;
-- ``GET /repos/{owner}/{repo}/git/trees/{ref}[?recursive=1]`` and
-  ``/contents/{path}[?ref=]``, read from the repository's git bundle;
+- ``GET /repos/{owner}/{repo}/git/trees/{ref}[?recursive=1]``, ``/contents/{path}[?ref=]``
+  and ``/commits/{ref}`` (a commit with its author and committer dates), read from the
+  repository's git bundle;
 - ``GET /rate_limit``.
 
 Every response carries ``X-RateLimit-*`` headers; a primary limit per resource can be
@@ -31,7 +32,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -335,6 +336,38 @@ class StandinApp:
             entries.append(entry)
         return {"sha": tree_sha, "url": f"{api}/trees/{tree_sha}", "tree": entries, "truncated": False}
 
+    def commit(self, repo: dict[str, Any], ref: str) -> dict[str, Any]:
+        """``GET /repos/{owner}/{repo}/commits/{ref}``: GitHub's commit object (no ``files``);
+        an unknown ref answers 422, as GitHub does."""
+        git_dir = self._git_dir(repo)
+        try:
+            if ref.startswith("-"):
+                raise StandinError(404, "Not Found")
+            fields = ["%H", "%T", "%P", "%an", "%ae", "%aI", "%cn", "%ce", "%cI", "%B"]
+            out = self.bundles.git(git_dir, "show", "-s", f"--format={'%x00'.join(fields)}", f"{ref}^{{commit}}")
+        except StandinError:
+            raise StandinError(422, f"No commit found for SHA: {ref}") from None
+        sha, tree, parents, an, ae, ad, cn, ce, cd, message = out.decode().split("\0")
+        api = f"{self.base_url}/repos/{repo['full_name']}"
+
+        def person(name: str, email: str, when: str) -> dict[str, str]:
+            utc = datetime.fromisoformat(when).astimezone(UTC)
+            return {"name": name, "email": email, "date": utc.strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+        return {
+            "sha": sha,
+            "url": f"{api}/commits/{sha}",
+            "html_url": f"{repo.get('html_url', '')}/commit/{sha}",
+            "commit": {
+                "author": person(an, ae, ad),
+                "committer": person(cn, ce, cd),
+                "message": message.strip(),
+                "tree": {"sha": tree, "url": f"{api}/git/trees/{tree}"},
+                "url": f"{api}/git/commits/{sha}",
+            },
+            "parents": [{"sha": p, "url": f"{api}/commits/{p}"} for p in parents.split()],
+        }
+
     def contents(self, repo: dict[str, Any], path: str, ref: str | None) -> Any:
         git_dir = self._git_dir(repo)
         ref = ref or repo.get("default_branch", "HEAD")
@@ -392,6 +425,8 @@ class StandinApp:
                 return self.tree(repo, "/".join(rest[2:]), params.get("recursive") not in (None, "", "0", "false")), {}
             if rest[0] == "contents":
                 return self.contents(repo, "/".join(rest[1:]), params.get("ref")), {}
+            if rest[0] == "commits" and len(rest) >= 2:
+                return self.commit(repo, "/".join(rest[1:])), {}
         raise StandinError(404, "Not Found")
 
     def bucket_for(self, path: str) -> RateBucket:
