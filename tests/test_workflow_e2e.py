@@ -1,15 +1,17 @@
 """The whole workflow on the embedded sample, as `make run` runs it, in a copy of the project.
 
 One module-scoped run serves every check here (they are one xdist group so they share it):
-gold scores 1.0 and null 0.0, every task is usable, every rule logged, a second dry run has
-nothing to do, tables recompute from existing evaluations without rerunning them, and no
-Docker volume stays behind.
+`make run` (results/tables.csv) and the README's next step, `snakemake --report`, right
+after it; then the rest of `all`. Gold scores 1.0 and null 0.0, every task is usable, every
+rule logged, a second dry run has nothing to do, tables recompute from existing evaluations
+without rerunning them, and no Docker volume stays behind.
 """
 
 from __future__ import annotations
 
 import csv
 import os
+import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -31,11 +33,29 @@ def volumes_before() -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def finished_run(tmp_path_factory, volumes_before) -> Path:
+def made_run(tmp_path_factory, volumes_before) -> tuple[Path, subprocess.CompletedProcess]:
+    """`make run` (results/tables.csv), then `snakemake --report` at once, as the README says."""
     workdir = project_copy(tmp_path_factory.mktemp("e2e") / "project")
+    proc = snakemake(workdir, "--cores", "2", "results/tables.csv", timeout=1200)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-6000:]
+    return workdir, snakemake(workdir, "--report", "results/report.html", timeout=600)
+
+
+@pytest.fixture(scope="module")
+def finished_run(made_run) -> Path:
+    """The same project after the rest of `all` (live slices, dataset card, sheets)."""
+    workdir, _ = made_run
     proc = snakemake(workdir, "--cores", "2", "all", timeout=1200)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-6000:]
     return workdir
+
+
+def test_the_report_works_right_after_make_run(made_run):
+    workdir, report = made_run
+    assert report.returncode == 0, report.stdout[-4000:] + report.stderr[-4000:]
+    html = (workdir / "results/report.html").read_text()
+    assert "results/tables.csv" in html and "table1_overall.md" in html  # what make run built
+    assert "results/live/" not in html  # the live slices, which it does not build, wait for `all`
 
 
 def test_reference_models_score_as_expected(finished_run):
@@ -127,3 +147,5 @@ def test_lint_is_clean():
 
 def test_html_report_shows_the_plots(finished_run):
     assert_report_shows_plots(finished_run)
+    html = (finished_run / "report.html").read_text()
+    assert "results/live/2024-01-01/tables.csv" in html  # built by `all`: now in the report

@@ -41,7 +41,7 @@ checkpoint select_repos:
         overrides=[CFG.repos_file] if CFG.repos_file and CFG.crawl.enabled else [],
     output:
         jsonl="results/select/repos.jsonl",
-        csv=report("results/select/repos.csv", category="Collect"),
+        csv=report_built("results/select/repos.csv", category="Collect"),
     params:
         crawl=CFG.crawl,  # the GitHub API the content checks read
         select=CFG.select,

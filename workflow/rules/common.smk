@@ -7,6 +7,7 @@
 # output: a change to one reruns that rule and what depends on it, a change to how fast a
 # job runs (its threads, LLM concurrency, retries) or where caches live reruns nothing.
 # Scripts that declare threads take their parallelism from snakemake.threads.
+import os
 import re
 from datetime import UTC, datetime
 
@@ -80,6 +81,19 @@ def get_evaluations(models=None):
 
 def get_live_tables(wildcards):
     return expand("results/live/{cutoff}/tables.csv", cutoff=CUTOFFS)
+
+
+def report_built(path, expansions=None, **kwargs):
+    """``report(path, **kwargs)`` once ``path`` exists (every file of a list, every expansion
+    of its wildcards by ``expansions``), else ``path`` unmarked. Every output for people is
+    marked this way: `snakemake --report` lists what has been built, so it works right after
+    `make run` (results/tables.csv: not the live slices, the dataset card or the analyses run
+    only when configured, which `all` builds) instead of failing on a marked file that is not
+    there; once built, they join the report. The mark only matters to --report: a run is the
+    same either way."""
+    paths = [path] if isinstance(path, str) else list(path)
+    files = expand(paths, **expansions) if expansions else paths
+    return report(path, **kwargs) if all(os.path.exists(f) for f in files) else path
 
 
 def get_generate_inputs(wildcards):

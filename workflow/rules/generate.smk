@@ -9,7 +9,7 @@ rule classify_stages:
         "results/benchmark/dlbench.jsonl",
     output:
         predictions="results/stages/predictions.jsonl",
-        report=report("results/stages/report.json", category="Generate"),
+        report=report_built("results/stages/report.json", category="Generate"),
         model=directory("results/stages/model"),
     params:
         stages=CFG.stages,
@@ -74,7 +74,7 @@ rule generation_usage:
     input:
         get_generations,
     output:
-        report("results/usage.csv", category="Generate"),
+        report_built("results/usage.csv", category="Generate"),
     log:
         "logs/generation_usage.log",
     conda:

@@ -32,7 +32,7 @@ rule export_annotation:
         functions=get_all("results/mine/{repo}/functions.jsonl"),
     output:
         csv="results/labels/sheet.csv",
-        xlsx=report("results/labels/sheet.xlsx", category="Labels"),
+        xlsx=report_built("results/labels/sheet.xlsx", category="Labels"),
         labelstudio="results/labels/labelstudio.json",
         labelstudio_config="results/labels/labelstudio_config.xml",
     log:
@@ -49,8 +49,8 @@ rule merge_labels:
         sheets=CFG.labels.sheets,
     output:
         merged="results/labels/merged.jsonl",
-        agreement=report("results/labels/agreement.csv", category="Labels"),
-        disagreements=report("results/labels/disagreements.csv", category="Labels"),
+        agreement=report_built("results/labels/agreement.csv", category="Labels"),
+        disagreements=report_built("results/labels/disagreements.csv", category="Labels"),
     params:
         labels=CFG.labels,
         require_labels=CFG.labels.require_labels,
@@ -71,7 +71,7 @@ rule assemble:
         jsonl="results/benchmark/dlbench.jsonl",
         parquet="results/benchmark/dlbench.parquet",
         schema="results/benchmark/dlbench.schema.json",
-        repos=report("results/benchmark/repos.csv", category="Benchmark"),
+        repos=report_built("results/benchmark/repos.csv", category="Benchmark"),
     params:
         select=CFG.select,
         task_filter=[CFG.select.min_tests_per_function, CFG.select.min_docstring_coverage],
@@ -93,7 +93,7 @@ rule dataset_card:
         skipped=get_all("results/mine/{repo}/skipped.jsonl"),  # what mining left out
         tables="results/tables",
     output:
-        report("results/benchmark/README.md", category="Benchmark"),
+        report_built("results/benchmark/README.md", category="Benchmark"),
     params:
         mutant_kill_threshold=CFG.report.mutant_kill_threshold,
     log:
@@ -138,7 +138,7 @@ rule import_authors:
     output:
         rows="results/authors/tasks.jsonl",
         tasks="results/authors/dlbench.jsonl",
-        summary=report("results/authors/repos.csv", category="Benchmark"),
+        summary=report_built("results/authors/repos.csv", category="Benchmark"),
     params:
         authors=CFG.authors,
         work="results/authors/work",
