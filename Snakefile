@@ -50,6 +50,8 @@ localrules:
     live_tables,
     export_failures,
     merge_failures,
+    export_stage_check,
+    score_stage_check,
 
 
 rule all:

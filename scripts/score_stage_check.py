@@ -1,0 +1,7 @@
+# scripts/score_stage_check.py — adapter: the filled manual-check sheet → each benchmark's accuracy and its interval.
+from dlbench.generate.classifier import score_check
+from dlbench.logs import script_logging
+
+with script_logging(snakemake.log[0]):
+    inp = snakemake.input
+    score_check(inp.sheet, inp.predictions, snakemake.output[0], snakemake.params.confidence)
