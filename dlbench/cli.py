@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -44,6 +45,72 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(f"dlbench: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
     return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from dlbench.run import ModelRequest, RunError, TaskRequest, run
+
+    request = ModelRequest(args.model, args.name, args.base_url, args.api_key_env, args.temperature, args.n, args.runs)
+    tasks = TaskRequest(args.limit, args.task_ids or (), args.repos or (), args.seed)
+    try:
+        return run(
+            Path(args.workdir), Path(args.config), request, tasks, args.techniques, args.cores,
+            Path(args.overlay_dir) if args.overlay_dir else None, args.dry_run, args.snakemake_args,
+            command=["dlbench", *args.argv],
+        )  # fmt: skip
+    except RunError as exc:
+        print(f"dlbench: {exc}", file=sys.stderr)
+        return 2
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _run_parser(sub: argparse._SubParsersAction) -> None:
+    from typing import get_args
+
+    from dlbench.config import Technique
+
+    run = sub.add_parser(
+        "run",
+        help="score a model in one command: the workflow on a config made of these options, then its tables",
+        description="Score a model with the workflow (snakemake results/tables.csv) in one command: the options "
+        "become a config overlay, written as the run's resolved config under results/configs/, and the overall and "
+        "per-stage scores are printed at the end. Snakemake options go after '--' (e.g. -- --rerun-incomplete).",
+    )
+    run.add_argument(
+        "--model", required=True, help="a model id at an OpenAI-compatible endpoint, or a key of the config's models:"
+    )
+    run.add_argument("--name", help="its key under models: and in results/ (default: the model id, made file-safe)")
+    run.add_argument("--base-url", help="OpenAI-compatible endpoint (default: api.openai.com)")
+    run.add_argument("--api-key-env", help="environment variable holding the API key (default: OPENAI_API_KEY)")
+    run.add_argument(
+        "--techniques", nargs="+", choices=get_args(Technique), metavar="TECHNIQUE",
+        help=f"prompting techniques ({', '.join(get_args(Technique))}; default: the config's generate.techniques)",
+    )  # fmt: skip
+    run.add_argument("--n", type=_positive, help="samples per task (pass@k needs n >= k; default 1)")
+    run.add_argument("--temperature", type=float, help="sampling temperature (default 0)")
+    run.add_argument("--runs", type=_positive, help="independent runs (seeds) of every task (default 1)")
+    which = run.add_mutually_exclusive_group()
+    which.add_argument(
+        "--limit", type=_positive, metavar="N",
+        help="a seeded sample of N tasks, stratified by pipeline stage and repository (evaluate.sample_limit)",
+    )  # fmt: skip
+    which.add_argument("--task-ids", nargs="+", metavar="ID", help="only these tasks (evaluate.task_ids)")
+    run.add_argument(
+        "--repos", nargs="+", metavar="OWNER/NAME", help="only these repositories' tasks and images (evaluate.repos)"
+    )
+    run.add_argument("--seed", type=int, help="seed of the --limit sample (evaluate.sample_seed; default 0)")
+    run.add_argument("--config", default="config/config.yaml", help="base config file (default: config/config.yaml)")
+    run.add_argument("--cores", type=_positive, default=os.cpu_count() or 1, help="snakemake --cores (default: all)")
+    run.add_argument("--dry-run", action="store_true", help="plan only (snakemake --dry-run)")
+    run.add_argument("--workdir", default=".", help="the project folder, holding the Snakefile (default: .)")
+    run.add_argument("--overlay-dir", help="where the run's config is written (default: results/configs)")
+    run.set_defaults(func=_run, snakemake_args=[])
 
 
 def _prune_images(args: argparse.Namespace) -> int:
@@ -196,6 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
     stages.add_argument("--threads", type=int, default=1, help="torch threads")
     stages.set_defaults(func=_classify_stages)
 
+    _run_parser(sub)
+
     images = sub.add_parser("images", help="manage project and framework images").add_subparsers(
         dest="action", required=True
     )
@@ -207,7 +276,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    ours, extra = argv, []
+    if argv[:1] == ["run"] and "--" in argv:  # dlbench run ... -- SNAKEMAKE OPTIONS
+        ours, extra = argv[: argv.index("--")], argv[argv.index("--") + 1 :]
+    args = build_parser().parse_args(ours)
+    if args.command == "run":
+        args.snakemake_args, args.argv = extra, argv
     try:
         return args.func(args)
     except (ConfigError, ArtifactError, OSError) as exc:  # bad input: a message, not a traceback

@@ -418,6 +418,22 @@ class EvaluateConfig(Section):
         0, ge=0, description="Evaluate a seeded sample of this many tasks per repository (0: every task)."
     )
     sample_seed: int = Field(0, description="Seed of the per-repository task sample (the same tasks for every model).")
+    # A run's subset (dlbench/subset.py, `dlbench run`): unlike sample_tasks it narrows generation too.
+    sample_limit: int = Field(
+        0,
+        ge=0,
+        description="At most this many tasks in all (after repos, task_ids and sample_tasks): a seeded sample "
+        "stratified by pipeline stage and repository (sample_seed); only these are generated and evaluated "
+        "(0: no limit).",
+    )
+    task_ids: list[str] = Field(
+        default_factory=list, description="Only these tasks are generated and evaluated (empty: every task)."
+    )
+    repos: list[str] = Field(
+        default_factory=list,
+        description="Only the tasks of these repositories (owner/name) are generated and evaluated, and only "
+        "their images built (empty: every kept repository).",
+    )
 
     @property
     def gold_slots(self) -> int:

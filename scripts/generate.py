@@ -15,4 +15,5 @@ with script_logging(snakemake.log[0]):
         params.storage.llm_cache,
         params.storage.journal,
         stages=stages,
+        subset=params.get("evaluate"),  # the run's task subset (a rule parsed before it existed passes none)
     )

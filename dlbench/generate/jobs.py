@@ -7,12 +7,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dlbench.config import ModelConfig
+from dlbench.config import EvaluateConfig, ModelConfig
 from dlbench.generate.journal import Journal
 from dlbench.generate.models import GenerationJob, make_provider
 from dlbench.llm.client import UnansweredRequests, count_errors
 from dlbench.records import BenchmarkTask, Generation, GenStatus, StagePrediction
 from dlbench.store import read_jsonl, write_frame, write_jsonl
+from dlbench.subset import generated_task_ids
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,17 +41,20 @@ def generate_file(
     llm_cache: str | Path,
     journal_dir: str | Path,
     stages: str | Path | None = None,
+    subset: EvaluateConfig | None = None,
 ) -> list[Generation]:
     """Write every candidate of ``model`` × ``technique`` for ``repo``'s tasks to ``out``
     (LLM responses cached under ``llm_cache``, candidates journalled under ``journal_dir``
-    until the output is written)."""
+    until the output is written); with ``subset``, only for the tasks of the run's subset
+    (``dlbench.subset``; few-shot examples still come from every task)."""
     pool = read_jsonl(benchmark, BenchmarkTask)
+    only = generated_task_ids(pool, subset)
     journal = Journal(journal_path(journal_dir, model, technique, repo))
     job = GenerationJob(
         model=model,
         technique=technique,
         repo=repo,
-        tasks=[t for t in pool if t.slug == repo],
+        tasks=[t for t in pool if t.slug == repo and (only is None or t.task_id in only)],
         pool=pool,
         journal=journal,
         predicted_stages=load_predicted_stages(stages) if stages else None,

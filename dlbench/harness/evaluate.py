@@ -33,7 +33,7 @@ from dlbench.harness.code import grader_files, support_files
 from dlbench.harness.patch import CandidateSyntaxError, PatchError, patch_source
 from dlbench.harness.run import Candidate, preload_for, resolve_backend
 from dlbench.harness.screen import screen
-from dlbench.harness.testset import gold_test_sets, sample_task_ids, scaled_timeouts
+from dlbench.harness.testset import gold_test_sets, scaled_timeouts
 from dlbench.harness.verdict import RunResult, Verdict, grade
 from dlbench.logs import Progress
 from dlbench.parsing import Unparsable, read_source
@@ -51,6 +51,7 @@ from dlbench.records import (
     TestOutcome,
 )
 from dlbench.store import iter_jsonl, read_json, read_jsonl, write_json, write_jsonl, write_text
+from dlbench.subset import scored_task_ids
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -108,7 +109,8 @@ def evaluate_candidates(
     of the sample; ``reseed``: gold's further runs, ``_repeats``); InfrastructureFaults when
     a candidate met one (its verdict is not kept, so a rerun runs it again)."""
     record = read_json(clone, CloneRecord)
-    tasks = {t.task_id: t for t in iter_jsonl(benchmark, BenchmarkTask) if t.slug == record.slug}
+    everything = list(iter_jsonl(benchmark, BenchmarkTask))  # a run's subset is drawn over every repository
+    tasks = {t.task_id: t for t in everything if t.slug == record.slug}
     timeouts: dict[str, float] = {}
     seen_in_gold: dict[str, frozenset[str]] = {}
     if gold is not None:
@@ -116,7 +118,7 @@ def evaluate_candidates(
         tasks = gold_test_sets(tasks, gold_evaluations, cfg.test_budget_s)
         timeouts = scaled_timeouts(gold_evaluations, cfg)
         seen_in_gold = observed_by_gold(gold_evaluations)
-    sampled = sample_task_ids(tasks, cfg.sample_tasks, cfg.sample_seed)
+    sampled = scored_task_ids(everything, cfg)
     gens = [g for g in read_jsonl(generations, Generation) if g.task_id in sampled or g.task_id not in tasks]
     gens = [repeat for gen in gens if only is None or gen.task_id in only for repeat in _repeats(gen, cfg, reseed)]
     results = evaluate_repo(

@@ -1,4 +1,4 @@
-"""A task's test set is what gold shows, and the seeded sample of tasks a run evaluates.
+"""A task's test set is what gold shows (the tasks a run evaluates: ``dlbench.subset``).
 
 A test that gold skips, xfails, sees deselected by the project's own configuration, or
 that fails for want of the network (the sandbox has none) or of data the repository does
@@ -17,7 +17,6 @@ kept tests that fit the budget in gold's time (``within_budget``).
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from itertools import zip_longest
@@ -26,6 +25,7 @@ from dlbench.config import EvaluateConfig
 from dlbench.harness.protocol import selects
 from dlbench.harness.verdict import UNAVAILABLE
 from dlbench.records import BenchmarkTask, EvalStatus, Evaluation, TestOutcome
+from dlbench.subset import sample_task_ids as sample_task_ids  # moved there (dlbench.subset); kept importable here
 
 NOT_RUN = frozenset({TestOutcome.SKIPPED, TestOutcome.XFAIL, TestOutcome.DESELECTED})
 FAILED = frozenset({TestOutcome.FAILED, TestOutcome.ERROR})
@@ -189,11 +189,3 @@ def scaled_timeouts(gold: Iterable[Evaluation], cfg: EvaluateConfig) -> dict[str
         return {}
     return {t: min(cfg.timeout_s, max(cfg.min_timeout_s, cfg.timeout_factor * s)) for t, s in slowest.items()}
 
-
-def sample_task_ids(task_ids: Iterable[str], size: int, seed: int) -> set[str]:
-    """A seeded sample of ``size`` task ids (all when ``size`` is 0), the same for every model:
-    ids ranked by a hash of (seed, id), so it depends on no order of the input."""
-    ids = sorted(set(task_ids))
-    if size == 0 or size >= len(ids):
-        return set(ids)
-    return set(sorted(ids, key=lambda t: hashlib.sha256(f"{seed}:{t}".encode()).hexdigest())[:size])

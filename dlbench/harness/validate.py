@@ -4,7 +4,7 @@ A task's tests are those gold's runs keep (``testset``: skipped, xfailed, desele
 network-bound, flaky and always-failing tests are dropped, each with its cause in
 ``dropped``). ``results/validation.csv`` has one row per task with ``usable`` and, when
 not, the first reason in this order: ``image`` (the project image or checkout is
-unusable), ``not sampled`` (``evaluate.sample_tasks``), ``no gold`` (no gold evaluation),
+unusable), ``not sampled`` (outside ``dlbench.subset``'s tasks), ``no gold`` (no gold evaluation),
 ``gold fails`` (too few tests left, some dropped because gold failed them in every run:
 the first one's cause), ``too few tests`` (fewer than ``mine.min_tests`` kept), ``gold
 fails`` (a kept test failed in every run: the run did not report it whole), ``flaky``
@@ -28,11 +28,11 @@ from dlbench.harness.testset import (
     dropped_tests,
     kept_tests,
     passes_on,
-    sample_task_ids,
     tests_represented,
 )
 from dlbench.records import BenchmarkTask, EvalStatus, Evaluation
 from dlbench.store import iter_jsonl, write_frame
+from dlbench.subset import scored_task_ids
 
 COLUMNS = [
     "task_id", "repo", "usable", "reason", "tests", "tests_kept", "dropped", "gold_runs", "gold_passes", "gold_status",
@@ -69,7 +69,7 @@ def _reason(
     if any(e.status == EvalStatus.IMAGE_ERROR for e in gold):
         return f"image: {next(e.detail for e in gold if e.status == EvalStatus.IMAGE_ERROR)}"
     if not gold and not sampled:
-        return "not sampled: outside evaluate.sample_tasks for its repository"
+        return "not sampled: outside the tasks this run evaluates (evaluate.sample_tasks, sample_limit, task_ids, repos)"
     if not gold:
         return "no gold: no gold evaluation"
     if n_kept < min_tests and (broken := [t for t, why in dropped.items() if why.startswith(GOLD_FAILS)]):
@@ -119,11 +119,8 @@ def validation_table(
 
 
 def sampled_ids(tasks: Iterable[BenchmarkTask], cfg: EvaluateConfig) -> set[str]:
-    """The ids of the tasks each repository's seeded sample holds."""
-    by_repo: dict[str, list[str]] = defaultdict(list)
-    for t in tasks:
-        by_repo[t.slug].append(t.task_id)
-    return {i for ids in by_repo.values() for i in sample_task_ids(ids, cfg.sample_tasks, cfg.sample_seed)}
+    """The ids of the tasks the run evaluates (each repository's seeded sample, the run's subset)."""
+    return scored_task_ids(tasks, cfg)
 
 
 def validate_tasks(

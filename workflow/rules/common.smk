@@ -15,6 +15,7 @@ from dlbench.collect.crawl import read_topics
 from dlbench.config import ConfigError, ModelTable, REFERENCE_PROVIDERS, load_config
 from dlbench.generate.techniques import REFERENCE
 from dlbench.report.manifest import RunContext
+from dlbench.subset import SUBSET_KEYS, scored_repos, subset_active, subset_settings, unknown_repos
 
 
 try:
@@ -46,6 +47,9 @@ def get_backend():
 
 
 BACKEND = get_backend()
+# The run's task subset as a plain param of the rules it narrows (generate, evaluate, validate),
+# present only when one is set: a change reruns them, a configuration without one keeps its params.
+SUBSET_PARAMS = {"subset": subset_settings(CFG.evaluate)} if subset_active(CFG.evaluate) else {}
 CUTOFFS = [c.isoformat() for c in CFG.report.cutoffs]
 
 
@@ -54,6 +58,18 @@ def get_repos():
     from dlbench.collect.select import kept_slugs
 
     return kept_slugs(checkpoints.select_repos.get().output.jsonl)
+
+
+def get_scored_repos():
+    """The kept repositories whose candidates are generated and evaluated: every one, or those
+    the run's subset names (evaluate.repos, evaluate.task_ids; dlbench.subset)."""
+    kept = get_repos()
+    if unknown := unknown_repos(kept, CFG.evaluate):
+        raise WorkflowError(f"evaluate.repos: no kept repository is {', '.join(unknown)} (kept: {', '.join(kept)})")
+    scored = scored_repos(kept, CFG.evaluate)
+    if not scored and subset_active(CFG.evaluate):
+        raise WorkflowError(f"evaluate.task_ids: no task of a kept repository (kept: {', '.join(kept) or 'none'})")
+    return scored
 
 
 def get_all(pattern):
@@ -73,7 +89,7 @@ def get_evaluations(models=None):
             f"results/evaluations/{m}/{t}/{r}.jsonl"
             for m, t in model_techniques()
             if models is None or m in models
-            for r in get_repos()
+            for r in get_scored_repos()
         ]
 
     return _inputs
@@ -111,7 +127,7 @@ def get_generations(wildcards):
     return [
         f"results/generations/{m}/{t}/{r}.jsonl"
         for m, t in model_techniques()
-        for r in get_repos()
+        for r in get_scored_repos()
     ]
 
 

@@ -93,6 +93,8 @@ rule generate:
     params:
         model_cfg=lambda wildcards: CFG.models[wildcards.model],
         storage=CFG.storage,  # where LLM responses are cached and journalled
+        evaluate=CFG.evaluate,  # the run's task subset (dlbench.subset), if one is set
+        **SUBSET_PARAMS,
         # what shapes the candidates (not how fast they are fetched) triggers a rerun
         model=lambda wildcards: CFG.models[wildcards.model].model_dump(
             mode="json", exclude={"concurrency", "timeout_s", "max_retries", "batch"}

@@ -34,8 +34,9 @@ EVALUATE_PARAMS = dict(
     backend=BACKEND,
     harness=files_digest(support_files() | grader_files()),  # new harness code re-evaluates
     evaluate=CFG.evaluate,
-    # limits, screen, gold runs, task sample
-    limits=CFG.evaluate.model_dump(mode="json", exclude={"jobs", "backend", "preload"}),
+    # limits, screen, gold runs, task sample (a run's subset only when set: SUBSET_PARAMS)
+    limits=CFG.evaluate.model_dump(mode="json", exclude={"jobs", "backend", "preload", *SUBSET_KEYS}),
+    **SUBSET_PARAMS,
 )
 
 
@@ -105,6 +106,7 @@ rule validate_tasks:
         evaluate=CFG.evaluate,
         min_tests=CFG.mine.min_tests,
         sample=[CFG.evaluate.sample_tasks, CFG.evaluate.sample_seed],
+        **SUBSET_PARAMS,
     log:
         "logs/validate_tasks.log",
     conda:

@@ -30,7 +30,8 @@ rule agree_mutations:
             mode="json", exclude={"concurrency", "timeout_s", "max_retries", "batch"}
         ),
         agreement=CFG.generate.mutation_agreement.model_dump(mode="json"),
-        limits=CFG.evaluate.model_dump(mode="json", exclude={"jobs", "backend", "preload"}),
+        limits=CFG.evaluate.model_dump(mode="json", exclude={"jobs", "backend", "preload", *SUBSET_KEYS}),
+        **SUBSET_PARAMS,  # the run's task subset, when one is set
     threads: CFG.evaluate.jobs
     log:
         "logs/agree_mutations/{model}/{repo}.log",

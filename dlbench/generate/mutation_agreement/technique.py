@@ -46,6 +46,7 @@ from dlbench.records import (
     PromptVariant,
 )
 from dlbench.store import read_json, read_jsonl, write_jsonl
+from dlbench.subset import generated_task_ids
 
 log = logging.getLogger(__name__)
 
@@ -230,7 +231,9 @@ def agreement_file(
     """The ``agree_mutations`` rule: ``out`` (generations) and ``evidence`` for one repository.
     LLM responses are cached under ``llm_cache``, the results of runs against model-written
     tests under ``runs_dir`` (both outside Snakemake outputs, which a failed job loses)."""
-    tasks = [t for t in read_jsonl(benchmark, BenchmarkTask) if t.slug == repo]
+    pool = read_jsonl(benchmark, BenchmarkTask)
+    only = generated_task_ids(pool, evaluate)  # the run's subset (dlbench.subset), if one is set
+    tasks = [t for t in pool if t.slug == repo and (only is None or t.task_id in only)]
     if model_cfg.provider != "openai":
         detail = f"{TECHNIQUE} needs an OpenAI-compatible model (provider openai); {model!r} has provider {model_cfg.provider!r}"
         log.error(detail)
