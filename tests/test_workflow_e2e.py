@@ -61,7 +61,8 @@ def test_the_report_works_right_after_make_run(made_run):
 def test_reference_models_score_as_expected(finished_run):
     tables = pd.read_csv(finished_run / "results/tables.csv", keep_default_na=False)
     contract = ["model", "technique", "slice", "dimension", "category", "metric", "value", "n_tasks"]
-    assert list(tables.columns) == [*contract, "n_excluded"]  # fixed columns first; infrastructure faults left out
+    # fixed columns first; infrastructure faults left out; the uncertainty over tasks last
+    assert list(tables.columns) == [*contract, "n_excluded", "stderr", "ci_low", "ci_high"]
     pass1 = tables[tables.metric == "pass@1"]
     gold, null = pass1[pass1.model == "gold"], pass1[pass1.model == "null"]
     assert len(gold) > 0 and len(null) > 0
