@@ -188,4 +188,3 @@ def scaled_timeouts(gold: Iterable[Evaluation], cfg: EvaluateConfig) -> dict[str
     if not cfg.timeout_factor:
         return {}
     return {t: min(cfg.timeout_s, max(cfg.min_timeout_s, cfg.timeout_factor * s)) for t, s in slowest.items()}
-

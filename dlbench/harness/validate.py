@@ -69,7 +69,9 @@ def _reason(
     if any(e.status == EvalStatus.IMAGE_ERROR for e in gold):
         return f"image: {next(e.detail for e in gold if e.status == EvalStatus.IMAGE_ERROR)}"
     if not gold and not sampled:
-        return "not sampled: outside the tasks this run evaluates (evaluate.sample_tasks, sample_limit, task_ids, repos)"
+        return (
+            "not sampled: outside the tasks this run evaluates (evaluate.sample_tasks, sample_limit, task_ids, repos)"
+        )
     if not gold:
         return "no gold: no gold evaluation"
     if n_kept < min_tests and (broken := [t for t, why in dropped.items() if why.startswith(GOLD_FAILS)]):
