@@ -8,22 +8,52 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import TypeVar, get_args
 
-from dlbench.config import ConfigError, EvaluateConfig, StorageConfig, load_config_file
+from pydantic import BaseModel
+
+from dlbench.config import Config, ConfigError, EvaluateConfig, MineConfig, load_config_file
 from dlbench.store import ArtifactError
+
+log = logging.getLogger("dlbench")
+S = TypeVar("S", bound=BaseModel)
+
+
+def _config(args: argparse.Namespace) -> Config:
+    """``--config``, validated (its keys, not the workflow's input files: a command reads only
+    its sections), or the defaults."""
+    return load_config_file(args.config, check_files=False) if args.config else Config()
+
+
+def _given(section: S, **options: object) -> S:
+    """``section`` with the options given on the command line (None: not given) over it,
+    validated as the config file is: the command line overrides the file."""
+    given = {key: value for key, value in options.items() if value is not None}
+    return type(section).model_validate(section.model_dump() | given) if given else section
+
+
+def _mine_settings(args: argparse.Namespace, mine: MineConfig) -> MineConfig:
+    """The ``mine`` section with ``_mine_options`` over it."""
+    return _given(
+        mine, min_tests=getattr(args, "min_tests", None), tested_by=args.tested_by, reach=args.reach,
+        test_helpers=args.test_helpers, max_tests=args.max_tests,
+    )  # fmt: skip
 
 
 def _mine(args: argparse.Namespace) -> int:
     from dlbench.mine.api import mine_checkout
 
+    config = _config(args)
+    cfg = _mine_settings(args, config.mine)
+    if cfg.dynamic_check:
+        log.warning("mine.dynamic_check is the workflow's trace_tests rule (a run in the project's image): "
+                    "dlbench mine runs the static stages only")  # fmt: skip
     out = mine_checkout(
-        Path(args.repo).resolve(),
-        Path(args.out),
-        StorageConfig().parse_cache,
-        sha=args.sha,
-        name=args.name,
-        min_tests=args.min_tests,
-    )
+        Path(args.repo).resolve(), Path(args.out), config.storage.parse_cache, sha=args.sha, name=args.name,
+        min_tests=cfg.min_tests, cfg=cfg,
+    )  # fmt: skip
+    log.info("mined with min_tests %d, tested_by %s, reach %s, test_helpers %s, max_tests %d",
+             cfg.min_tests, cfg.tested_by, cfg.reach, cfg.test_helpers, cfg.max_tests)  # fmt: skip
     print(out)
     return 0
 
@@ -124,21 +154,15 @@ def _prune_images(args: argparse.Namespace) -> int:
 def _import_published(args: argparse.Namespace) -> int:
     from collections import Counter
 
-    from dlbench.config import Config
     from dlbench.tasks.published import import_published_files
 
-    cfg = load_config_file(args.config) if args.config else Config()
+    cfg = _config(args)
+    min_tests = args.min_tests or cfg.published.min_tests
     out = Path(args.out)
     result = import_published_files(
-        args.tasks,
-        args.repos,
-        args.work,
-        out / "dlbench.jsonl",
-        out / "import.jsonl",
-        cfg.mine,
-        cfg.storage.parse_cache,
-        args.min_tests,
-    )
+        args.tasks, args.repos, args.work, out / "dlbench.jsonl", out / "import.jsonl", _mine_settings(args, cfg.mine),
+        cfg.storage.parse_cache, min_tests,
+    )  # fmt: skip
     counts = Counter(row.status for row in result.rows)
     print(f"{len(result.rows)} task files: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())))
     print(
@@ -150,8 +174,7 @@ def _import_published(args: argparse.Namespace) -> int:
 def _import_authors(args: argparse.Namespace) -> int:
     from dlbench.tasks.authors import import_authors_files
 
-    config = load_config_file(args.config) if args.config else None
-    aliases = config.authors.aliases if config else {}
+    aliases = _config(args).authors.aliases
     out = Path(args.out)
     done = import_authors_files(
         args.source, args.dleval, aliases, sorted(Path(args.repos).glob("*.json")),
@@ -168,8 +191,9 @@ def _import_authors(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from dlbench.report.compare import compare_benchmarks
 
+    cfg = _given(_config(args).compare, perplexity=args.perplexity, seed=args.seed, code_encoder=args.code_encoder)
     try:
-        compare_benchmarks(args.benchmark, Path(args.out), args.perplexity, args.seed)
+        compare_benchmarks(_sources(args, cfg.benchmarks), Path(args.out), cfg.perplexity, cfg.seed, cfg.code_encoder)
     except ValueError as exc:  # a file in the wrong format, or fewer than two benchmarks
         print(f"dlbench: {exc}", file=sys.stderr)
         return 2
@@ -181,7 +205,13 @@ def _classify_stages(args: argparse.Namespace) -> int:
     from dlbench.generate.classifier import classify_prompts
     from dlbench.report.paper_tables import benchmark_prompts
 
-    predictions = classify_prompts(Path(args.model), benchmark_prompts(args.benchmark), Path(args.out), args.threads)
+    sources = _sources(args, _config(args).compare.benchmarks)
+    if not sources:
+        print(
+            "dlbench: no benchmark to classify: give --benchmark, or --config with compare.benchmarks", file=sys.stderr
+        )
+        return 2
+    predictions = classify_prompts(Path(args.model), benchmark_prompts(sources), Path(args.out), args.threads)
     print(f"{len(predictions)} prompts labelled with their predicted stage in {args.out}")
     return 0
 
@@ -196,10 +226,51 @@ def _benchmark_source(spec: str):
     return Source(*parts)
 
 
+def _sources(args: argparse.Namespace, configured: list) -> list:
+    """The ``--benchmark`` files, else the config's ``compare.benchmarks``."""
+    from dlbench.report.compare import Source
+
+    return args.benchmark or [Source(b.name, b.format, b.path) for b in configured]
+
+
 def _benchmark_argument(parser: argparse.ArgumentParser, how_many: str) -> None:
     parser.add_argument(
-        "--benchmark", action="append", required=True, metavar="NAME:FORMAT:PATH", type=_benchmark_source,
-        help=f"a benchmark file (FORMAT: ds1000, aicodereval, dlbench); {how_many}",
+        "--benchmark", action="append", metavar="NAME:FORMAT:PATH", type=_benchmark_source,
+        help=f"a benchmark file (FORMAT: ds1000, aicodereval, dlbench); {how_many} (default: the config's "
+        "compare.benchmarks)",
+    )  # fmt: skip
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
+def _choices(section: type[BaseModel], key: str) -> tuple[str, ...]:
+    return get_args(section.model_fields[key].annotation)
+
+
+def _mine_options(parser: argparse.ArgumentParser) -> None:
+    """The ``mine`` keys that decide which functions become tasks and with which tests; each
+    overrides the ``--config`` file's (default: its value, else the config's default)."""
+    parser.add_argument(
+        "--tested-by", choices=_choices(MineConfig, "tested_by"),
+        help="which tests count for a function: reached, called or focused (mine.tested_by; default focused)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--reach", choices=_choices(MineConfig, "reach"),
+        help="direct: functions test code calls; transitive: also the repository functions they call "
+        "(mine.reach; default direct)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--test-helpers", action=argparse.BooleanOptionalAction, default=None,
+        help="functions of test helper modules are task candidates too (mine.test_helpers; default no)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--max-tests", type=_non_negative, metavar="N",
+        help="a task keeps at most N of the tests reaching it, 0: all (mine.max_tests; default 0)",
     )  # fmt: skip
 
 
@@ -213,7 +284,13 @@ def build_parser() -> argparse.ArgumentParser:
     mine.add_argument("--sha", help="commit to mine (default: the checkout's HEAD)")
     mine.add_argument("--name", help="owner/name for task ids (default: the folder name)")
     mine.add_argument("--out", required=True, help="output folder (tests.jsonl, calls.jsonl, functions.jsonl)")
-    mine.add_argument("--min-tests", type=int, default=3, help="tests a function needs to become a task")
+    mine.add_argument(
+        "--min-tests", type=_positive, help="tests a function needs to become a task (mine.min_tests; default 3)"
+    )
+    _mine_options(mine)
+    mine.add_argument(
+        "--config", help="config file: its mine section (the options above override it) and storage.parse_cache"
+    )
     mine.set_defaults(func=_mine)
 
     ev = sub.add_parser("evaluate", help="evaluate a predictions file against the benchmark")
@@ -232,10 +309,15 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--repos", required=True, help="folder of NAME.bundle (+ NAME.shamap.tsv) or NAME/ checkouts")
     imp.add_argument("--work", required=True, help="where bundles are cloned (kept and reused)")
     imp.add_argument("--out", required=True, help="output folder (dlbench.jsonl, import.jsonl)")
-    imp.add_argument("--min-tests", type=int, default=1, help="tests a published function needs to become a record")
     imp.add_argument(
-        "--config", help="config file whose 'mine' section sets how tests are counted (and 'storage' the parse cache)"
-    )
+        "--min-tests", type=_positive,
+        help="tests a published function needs to become a record (published.min_tests; default 1)",
+    )  # fmt: skip
+    _mine_options(imp)
+    imp.add_argument(
+        "--config", help="config file: its mine section sets how tests are counted (the options above override it), "
+        "published.min_tests and storage.parse_cache",
+    )  # fmt: skip
     imp.set_defaults(func=_import_published)
 
     auth = sub.add_parser("import-authors", help="the DL-Bench authors' tasks at this build's pins, beside mining's")
@@ -252,8 +334,12 @@ def build_parser() -> argparse.ArgumentParser:
     cmp = sub.add_parser("compare", help="the paper's comparisons of benchmarks: embeddings, DL/ML tokens, complexity")
     _benchmark_argument(cmp, "give two or more")
     cmp.add_argument("--out", required=True, help="output folder")
-    cmp.add_argument("--perplexity", type=float, default=30.0, help="t-SNE perplexity")
-    cmp.add_argument("--seed", type=int, default=0, help="t-SNE random state")
+    cmp.add_argument("--perplexity", type=float, help="t-SNE perplexity (compare.perplexity; default 30)")
+    cmp.add_argument("--seed", type=int, help="t-SNE random state (compare.seed; default 0)")
+    cmp.add_argument(
+        "--code-encoder", help="encoder of the solutions' embeddings (compare.code_encoder; default all-MiniLM-L6-v2)"
+    )
+    cmp.add_argument("--config", help="config file: its compare section (the options above override it)")
     cmp.set_defaults(func=_compare)
 
     stages = sub.add_parser("classify-stages", help="predict the pipeline stage of other benchmarks' prompts (Table 4)")
@@ -261,6 +347,9 @@ def build_parser() -> argparse.ArgumentParser:
     _benchmark_argument(stages, "repeatable")
     stages.add_argument("--out", required=True, help="predictions (JSON Lines of StagePrediction)")
     stages.add_argument("--threads", type=int, default=1, help="torch threads")
+    stages.add_argument(
+        "--config", help="config file: its compare.benchmarks are classified when no --benchmark is given"
+    )
     stages.set_defaults(func=_classify_stages)
 
     _run_parser(sub)

@@ -849,20 +849,23 @@ def _reject_null_keys(node: Any, prefix: str) -> None:
             _reject_null_keys(value, f"{prefix}{key}.")
 
 
-def load_config(raw: dict[str, Any] | None, root: str | Path = ".") -> Config:
-    """Validate a raw config mapping; raise one ``ConfigError`` naming the first bad key."""
+def load_config(raw: dict[str, Any] | None, root: str | Path = ".", check_files: bool = True) -> Config:
+    """Validate a raw config mapping; raise one ``ConfigError`` naming the first bad key.
+    ``check_files``: every input file the workflow reads must exist under ``root`` (a
+    command that reads one section only, ``dlbench mine --config``, needs none of them)."""
     _reject_null_keys(raw or {}, "")
     try:
         cfg = Config.model_validate(raw or {})
     except ValidationError as exc:
         raise ConfigError(_describe(exc.errors()[0])) from None
-    for key, path in cfg.files_to_check().items():
-        if path is not None and not (Path(root) / path).exists():
-            raise ConfigError(f"config key '{key}': file not found: {path}")
+    if check_files:
+        for key, path in cfg.files_to_check().items():
+            if path is not None and not (Path(root) / path).exists():
+                raise ConfigError(f"config key '{key}': file not found: {path}")
     return cfg
 
 
-def load_config_file(path: str | Path, root: str | Path = ".") -> Config:
+def load_config_file(path: str | Path, root: str | Path = ".", check_files: bool = True) -> Config:
     """Read a YAML config file and validate it like ``load_config``."""
     try:
         raw = yaml.safe_load(Path(path).read_text())
@@ -876,7 +879,7 @@ def load_config_file(path: str | Path, root: str | Path = ".") -> Config:
         ) from None
     if raw is not None and not isinstance(raw, dict):
         raise ConfigError(f"config file {path}: top level must be a mapping")
-    return load_config(raw, root)
+    return load_config(raw, root, check_files)
 
 
 def json_schema() -> dict[str, Any]:
