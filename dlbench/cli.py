@@ -12,7 +12,7 @@ from typing import TypeVar, get_args
 
 from pydantic import BaseModel
 
-from dlbench.config import Config, ConfigError, EvaluateConfig, MineConfig, load_config_file
+from dlbench.config import Config, ConfigError, MineConfig, load_config_file
 from dlbench.store import ArtifactError
 
 log = logging.getLogger("dlbench")
@@ -59,16 +59,32 @@ def _mine(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from dlbench.harness.evaluate import InfrastructureFaults, evaluate_predictions, refuse_infrastructure_faults
+    from dlbench.harness.evaluate import InfrastructureFaults, refuse_infrastructure_faults
+    from dlbench.report.render import scores_summary
+    from dlbench.standalone import WORK_DIR, Places, Subset, evaluate_exported
 
-    config = load_config_file(args.config) if args.config else None
-    results = evaluate_predictions(
-        Path(args.tasks), Path(args.predictions), Path(args.out), backend=args.backend, jobs=args.jobs,
-        cfg=config.evaluate if config else EvaluateConfig(), images=config.images if config else None,
-        downloads=config.storage.downloads_dir() if config else None,
+    config = _config(args)
+    config = config.model_copy(update={"report": _given(config.report, k=args.k)})
+    places = Places(
+        work=Path(args.work) if args.work else WORK_DIR, repos_from=Path(args.repos_from) if args.repos_from else None,
+        evidence=Path(args.evidence) if args.evidence else None,
     )  # fmt: skip
+    seed = config.evaluate.sample_seed if args.seed is None else args.seed
+    subset = Subset(args.limit or 0, args.task_ids or (), args.repos or (), seed)
+    done = evaluate_exported(
+        Path(args.tasks), Path(args.predictions), Path(args.out), args.backend, args.jobs, config, places, subset
+    )
+    results = done.evaluations
     passed = sum(r.passed for r in results)
-    print(f"{passed}/{len(results)} candidates passed; records in {args.out}")
+    drawn = f" (of {done.chosen} tasks drawn)" if done.chosen is not None else ""
+    print(
+        f"{passed}/{len(results)} candidates passed{drawn}; records in {args.out}, evidence in {places.evidence_root()}"
+    )
+    if not done.table.empty:
+        print()
+        print(scores_summary(done.table))
+    for line in done.notes(config.report.k):
+        print(line)
     try:
         refuse_infrastructure_faults(results)  # the workflow rule's test: such a run is not complete
     except InfrastructureFaults as exc:
@@ -293,15 +309,48 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mine.set_defaults(func=_mine)
 
-    ev = sub.add_parser("evaluate", help="evaluate a predictions file against the benchmark")
-    ev.add_argument("--tasks", required=True, help="results/benchmark/dlbench.jsonl")
+    ev = sub.add_parser(
+        "evaluate", help="evaluate a predictions file against the benchmark",
+        description="Evaluate a predictions file against the benchmark, in any folder: each repository is the "
+        "workflow's checkout (results/repos) when run in the workflow's folder, else checked out at the tasks' "
+        "commit from --repos-from or GitHub into --work; its image is built (or reused) for it. Prints pass@k "
+        "overall and per pipeline stage.",
+    )  # fmt: skip
+    ev.add_argument("--tasks", required=True, help="the benchmark: results/benchmark/dlbench.jsonl, or an export's")
     ev.add_argument("--predictions", required=True, help="JSON Lines: task_id, code, [sample], [model]")
     ev.add_argument("--out", required=True, help="evaluation records (JSON Lines)")
     ev.add_argument("--backend", choices=["auto", "docker", "local"], default="auto")
     ev.add_argument("--jobs", type=int, default=2)
     ev.add_argument(
-        "--config", help="config file: its evaluate (limits, base image), images and storage (download cache) sections"
-    )
+        "--config", help="config file: its evaluate (limits, base image), images, storage (download cache) and "
+        "report (k, intervals) sections",
+    )  # fmt: skip
+    ev.add_argument(
+        "--repos-from", metavar="DIR",
+        help="the repositories: git bundles (NAME.bundle, owner+name.bundle, owner__name.bundle), bare mirrors "
+        "(owner+name/repo, owner/name) or checkouts (NAME/, owner__name/); a repository not there is cloned from "
+        "GitHub",
+    )  # fmt: skip
+    ev.add_argument(
+        "--work", metavar="DIR",
+        help="where checkouts (repos/) and image records (images/) go, reused by the next run (default: dlbench-work)",
+    )  # fmt: skip
+    ev.add_argument(
+        "--evidence", metavar="DIR",
+        help="per-candidate evidence (default: results/evidence in the workflow's folder, else WORK/evidence)",
+    )  # fmt: skip
+    which = ev.add_mutually_exclusive_group()
+    which.add_argument(
+        "--limit", type=_positive, metavar="N",
+        help="a seeded sample of N tasks, stratified by pipeline stage and repository (as dlbench run --limit)",
+    )  # fmt: skip
+    which.add_argument("--task-ids", nargs="+", metavar="ID", help="only these tasks")
+    ev.add_argument("--repos", nargs="+", metavar="OWNER/NAME", help="only these repositories' tasks")
+    ev.add_argument("--seed", type=int, help="seed of the --limit sample (default: the config's evaluate.sample_seed)")
+    ev.add_argument(
+        "--k", nargs="+", type=_positive, metavar="K",
+        help="pass@k values, reported where every task has k samples or more (default: the config's report.k, 1 3 5)",
+    )  # fmt: skip
     ev.set_defaults(func=_evaluate)
 
     imp = sub.add_parser("import-published", help="turn the DL-Bench authors' task files into benchmark records")

@@ -162,17 +162,24 @@ def refuse_infrastructure_faults(results: list[Evaluation]) -> None:
 def evaluate_predictions(
     tasks: Path, predictions: Path, out: Path, backend: str, jobs: int, cfg: EvaluateConfig,
     repos_dir: Path = REPOS_DIR, evidence_root: Path = EVIDENCE_ROOT, images: ImagesConfig | None = None,
-    downloads: Path | None = None, images_dir: Path = IMAGES_DIR,
+    downloads: Path | None = None, images_dir: Path = IMAGES_DIR, only: Collection[str] | None = None,
+    clones: Mapping[str, CloneRecord] | None = None, image_records: Path | None = None,
 ) -> list[Evaluation]:  # fmt: skip
     """``dlbench evaluate``: every prediction against its benchmark task, in file order; on
     the image the workflow's gold runs settled on (``images_dir``) where it is still there,
-    else one built now with ``images`` and the download cache ``downloads``."""
+    else one built now with ``images`` and the download cache ``downloads``.
+
+    ``only``: just the predictions of these tasks (and those naming no task, reported as
+    such); ``clones``: checkouts made elsewhere, by slug (the others are the workflow's, in
+    ``repos_dir``); the images built for those are recorded in ``image_records/{slug}.json``."""
     by_id = {t.task_id: t for t in iter_jsonl(tasks, BenchmarkTask)}
     gens = [
         Generation(task_id=p.task_id, model=p.model, technique=PREDICTIONS_TECHNIQUE, sample=p.sample, code=p.code)
         for p in read_jsonl(predictions, Prediction)
+        if only is None or p.task_id in only or p.task_id not in by_id
     ]
     backend = resolve_backend(backend, cfg.base_image)
+    clones = clones or {}
     by_repo: dict[str, list[Generation]] = defaultdict(list)
     unknown = []
     for gen in gens:
@@ -181,8 +188,13 @@ def evaluate_predictions(
     results: dict[int, Evaluation] = {id(g): _unknown_task(g, backend) for g in unknown}
     for slug, repo_gens in by_repo.items():
         tasks_of_repo = {t.task_id: t for t in by_id.values() if t.slug == slug}
-        clone = _clone_record(repos_dir, slug, tasks_of_repo)
-        image = _image_for(clone, cfg, evidence_root, images, downloads, images_dir) if backend == "docker" else None
+        clone = clones.get(slug) or _clone_record(repos_dir, slug, tasks_of_repo)
+        record_to = image_records / f"{slug}.json" if image_records and slug in clones else None
+        image = (
+            _image_for(clone, cfg, evidence_root, images, downloads, images_dir, record_to)
+            if backend == "docker"
+            else None
+        )
         evaluated = evaluate_repo(clone, tasks_of_repo, repo_gens, image, backend, cfg, jobs, evidence_root)
         results |= {id(g): e for g, e in zip(repo_gens, evaluated)}
     ordered = [results[id(g)] for g in gens]
@@ -213,10 +225,10 @@ def _clone_record(repos_dir: Path, slug: str, tasks: dict[str, BenchmarkTask]) -
 
 def _image_for(
     clone: CloneRecord, cfg: EvaluateConfig, evidence_root: Path, images: ImagesConfig | None, downloads: Path | None,
-    images_dir: Path,
+    images_dir: Path, record_to: Path | None = None,
 ) -> ImageRecord:  # fmt: skip
     """The workflow's repaired project image if the engine still has it, else one built now
-    (or reused by content hash)."""
+    (or reused by content hash) and, with ``record_to``, recorded there."""
     from dlbench.images.build import build_project_image, docker_client
     from dlbench.images.layers import image_exists
 
@@ -229,8 +241,11 @@ def _image_for(
     if clone.status != CloneStatus.OK:
         return ImageRecord(repo=clone.slug, sha=clone.sha or "", base_image=cfg.base_image, tag=None,
                            status=ImageStatus.IMAGE_ERROR, error=clone.error, build_log=str(log_path))  # fmt: skip
-    return build_project_image(Path(clone.path), clone.slug, clone.sha or "", cfg.base_image, log_path, support_files(),
-                               images=images, downloads=downloads)  # fmt: skip
+    built = build_project_image(Path(clone.path), clone.slug, clone.sha or "", cfg.base_image, log_path,
+                                support_files(), images=images, downloads=downloads)  # fmt: skip
+    if record_to is not None:
+        write_json(record_to, built)
+    return built
 
 
 # ---------------------------------------------------------------- one repository

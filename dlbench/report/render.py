@@ -194,6 +194,31 @@ def table7_passk(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(data, columns=["model", "technique", *(f"{k} (%)" for k in metrics)])
 
 
+def passk_by_stage(table: pd.DataFrame) -> pd.DataFrame:
+    """pass@k (± standard error) per pipeline stage and model, for every k its tasks support."""
+    rows = _pick(table, slice=ALL, dimension="stage")
+    rows = rows[rows["metric"].str.startswith("pass@")]
+    metrics = sorted(set(rows["metric"]), key=lambda m: int(m.removeprefix("pass@")))
+    index = ["category", "model", "technique"]
+    wide, errors = _pivot(rows, index, "metric"), _pivot(rows, index, "metric", "stderr")
+    counts = rows.groupby(index)["n_tasks"].max()
+    data = [[*key, int(counts[key]), *(cell(wide, errors, key, k) for k in metrics)] for key in wide.index]
+    return pd.DataFrame(data, columns=["stage", "model", "technique", "tasks", *(f"{k} (%)" for k in metrics)])
+
+
+def scores_summary(table: pd.DataFrame) -> str:
+    """pass@1 with its interval and the test pass ratio per model, pass@k when k > 1 is
+    reported, and pass@k per pipeline stage: Markdown, for a terminal."""
+    parts = [markdown(table1_overall(table), "pass@1 per model")]
+    passk = table7_passk(table)
+    if len(passk.columns) > 3:  # model, technique, pass@1: only when a larger k is reported
+        parts.append(markdown(passk, "pass@k per model"))
+    stages = passk_by_stage(table)
+    if not stages.empty:
+        parts.append(markdown(stages, "pass@k per pipeline stage"))
+    return "\n".join(parts)
+
+
 def differences_readable(differences: pd.DataFrame) -> pd.DataFrame:
     """The paired comparisons on all tasks: difference ± standard error, interval, p-values."""
     rows = differences[differences["slice"] == ALL]

@@ -24,7 +24,7 @@ import csv
 import logging
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,16 +105,21 @@ def load_inputs(
     """Read the benchmark, every evaluation file and the validation table."""
     tasks = {t.task_id: t for t in read_jsonl(benchmark, BenchmarkTask)}
     usable, reasons = read_validation(validation, tasks)
+    read = (ev for path in sorted(str(p) for p in evaluations) for ev in iter_jsonl(path, Evaluation))
+    return ReportInputs(tasks=tasks, usable=usable, reasons=reasons, candidates=candidates_of(tasks, read))
+
+
+def candidates_of(tasks: Mapping[str, BenchmarkTask], evaluations: Iterable[Evaluation]) -> pd.DataFrame:
+    """One row per candidate (``CANDIDATE_COLUMNS``) of the evaluations that name a task."""
     rows: dict[tuple, list] = {}
     unknown = 0
-    for path in sorted(str(p) for p in evaluations):
-        for ev in iter_jsonl(path, Evaluation):
-            task = tasks.get(ev.task_id)
-            if task is None:
-                unknown += 1
-                continue
-            # a rerun that wrote the same candidate twice counts once (the later verdict)
-            rows[(ev.task_id, ev.model, ev.technique, ev.run, ev.sample)] = _candidate_row(ev, task)
+    for ev in evaluations:
+        task = tasks.get(ev.task_id)
+        if task is None:
+            unknown += 1
+            continue
+        # a rerun that wrote the same candidate twice counts once (the later verdict)
+        rows[(ev.task_id, ev.model, ev.technique, ev.run, ev.sample)] = _candidate_row(ev, task)
     if unknown:
         log.warning("%d evaluations name tasks not in the benchmark; left out", unknown)
     frame = pd.DataFrame([rows[key] for key in sorted(rows)], columns=CANDIDATE_COLUMNS)
@@ -123,7 +128,7 @@ def load_inputs(
         log.warning(
             "%d candidates failed on infrastructure (endpoint/image/harness), not on the model: not scored", infra
         )
-    return ReportInputs(tasks=tasks, usable=usable, reasons=reasons, candidates=frame)
+    return frame
 
 
 def _candidate_row(ev: Evaluation, task: BenchmarkTask) -> list:
@@ -268,6 +273,20 @@ def long_table(
                 )
                 rows.append(row.model_dump(include=set(TABLE_COLUMNS)))
     return pd.DataFrame(rows, columns=TABLE_COLUMNS).astype({c: float for c in SPREAD_COLUMNS})
+
+
+def evaluated_table(
+    tasks: Mapping[str, BenchmarkTask], evaluations: Iterable[Evaluation], ks: Sequence[int],
+    boot: Bootstrap = DEFAULT_BOOTSTRAP,
+) -> pd.DataFrame:  # fmt: skip
+    """``long_table`` over the tasks a run of ``dlbench evaluate`` scored (those with a
+    candidate that met no infrastructure fault), on the whole benchmark slice only: no gold
+    run validated them here, as ``validation.csv`` does in the workflow."""
+    candidates = candidates_of(tasks, evaluations)
+    evaluated = set(scored(candidates)["task_id"])
+    usable = {t: t in evaluated for t in tasks}
+    inputs = ReportInputs(tasks=dict(tasks), usable=usable, reasons=dict.fromkeys(tasks, ""), candidates=candidates)
+    return long_table(inputs, [ALL], ks, boot)
 
 
 def _finite(value: float) -> float | None:
