@@ -1,5 +1,5 @@
 # scripts/export_stage_check.py — adapter: other benchmarks' predicted stages → the manual-check sheet (a seeded sample).
-from dlbench.generate.classifier import export_check_sheet
+from dlbench.report.stage_check import export_check_sheet
 from dlbench.logs import script_logging
 from dlbench.report.paper_tables import benchmark_prompts
 

@@ -1,5 +1,5 @@
 # scripts/score_stage_check.py — adapter: the filled manual-check sheet → each benchmark's accuracy and its interval.
-from dlbench.generate.classifier import score_check
+from dlbench.report.stage_check import score_check
 from dlbench.logs import script_logging
 
 with script_logging(snakemake.log[0]):

@@ -22,21 +22,17 @@ from sklearn.metrics import f1_score
 from dlbench.cli import main
 from dlbench.config import ConfigError, StagesConfig, load_config
 from dlbench.generate.classifier import (
-    CHECK_COLUMNS,
     StageClassifier,
     _pretrained,
-    check_sample,
     classify_prompts,
     classify_stages_file,
-    export_check_sheet,
     folds_of,
-    normal_margin,
     predict_stages,
     resolved_pooling,
-    score_check,
 )
 from dlbench.generate.jobs import load_predicted_stages
 from dlbench.records import StageCheck, StageModelInfo, StagePrediction, StageReport
+from dlbench.report.stage_check import CHECK_COLUMNS, check_sample, export_check_sheet, normal_margin, score_check
 from dlbench.store import read_json, read_jsonl, write_jsonl
 from dlbench.tasks.sheets import SheetError
 from tests.conftest import ROOT
