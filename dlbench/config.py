@@ -13,7 +13,7 @@ import os
 import re
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError, model_validator
@@ -626,6 +626,51 @@ class CompareConfig(Section):
     )
 
 
+# the prompting techniques a DS-1000 problem can be asked with (mutation_agreement needs model tests of a function)
+Ds1000Technique = Literal["zero-shot", "few-shot", "stage-few-shot"]
+DS1000_PACKAGES = ["numpy", "pandas", "scipy", "matplotlib", "scikit-learn"]
+
+
+class Ds1000Config(Section):
+    """The DS-1000 track (docs/DS1000.md): DS-1000's problems generated like DL-Bench's tasks, run in the
+    sandbox in one shared environment image, scored by pass@1 and set beside DL-Bench in Tables 1 and 5."""
+
+    enabled: bool = Field(
+        False, description="Run the track (rules in workflow/rules/ds1000.smk); false: none of it runs."
+    )
+    path: str = Field(
+        "resources/ds1000/sample.jsonl",
+        description="DS-1000's released file in its format (xlangai/DS-1000's data/ds1000.jsonl.gz, .gz read as is; "
+        "put it in data/). The default is the shipped sample made for the tests, in the same format.",
+    )
+    sample_size: int = Field(
+        0, ge=0, description="A seeded sample of this many problems, spread over the libraries (0: every problem)."
+    )
+    seed: int = Field(0, description="Seed of the problem sample.")
+    packages: list[str] = Field(
+        default_factory=lambda: list(DS1000_PACKAGES),
+        min_length=1,
+        description="Requirements of the shared DS-1000 environment image (PEP 508, pins allowed). The sample needs "
+        "the default five; the released file also needs seaborn, tensorflow and torch at DS-1000's versions.",
+    )
+    exclude_newer: date | None = Field(
+        None, description="Resolve the packages as released before this day (uv --exclude-newer); null: today's."
+    )
+    models: list[str] = Field(
+        default_factory=list,
+        description="Models (keys of 'models', provider openai) run on DS-1000 besides gold and null; "
+        "empty: every openai model of generate.models.",
+    )
+    techniques: list[Ds1000Technique] = Field(
+        default_factory=list,
+        description="Prompting techniques on DS-1000; empty: those of generate.techniques that apply "
+        "(stage-few-shot draws examples by the stage classifier's predictions for DS-1000's prompts).",
+    )
+    timeout_s: float = Field(
+        120.0, gt=0, description="Wall-clock limit of one problem's test program (DS-1000's own: 120)."
+    )
+
+
 class PublishedConfig(Section):
     """The DL-Bench authors' published task files, imported as benchmark records (rule ``import_published``)."""
 
@@ -749,6 +794,7 @@ class Config(Section):
     compare: CompareConfig = Field(default_factory=CompareConfig)
     published: PublishedConfig = Field(default_factory=PublishedConfig)
     authors: AuthorsConfig = Field(default_factory=AuthorsConfig)
+    ds1000: Ds1000Config = Field(default_factory=Ds1000Config)
     storage: StorageConfig = Field(default_factory=StorageConfig)
 
     @model_validator(mode="before")
@@ -771,6 +817,20 @@ class Config(Section):
             if name not in self.models or self.models[name].provider != name:
                 raise _KeyProblem(
                     f"models.{name}", f"the reference model {name!r} must be configured with provider: {name}"
+                )
+        return self
+
+    @model_validator(mode="after")
+    def _ds1000_models(self) -> Config:
+        for i, name in enumerate(self.ds1000.models):
+            if name not in self.models:
+                raise _KeyProblem(
+                    f"ds1000.models.{i}", f"unknown model {name!r} (known: {', '.join(sorted(self.models))})"
+                )
+            if self.models[name].provider != "openai" and name not in ("gold", "null"):
+                raise _KeyProblem(
+                    f"ds1000.models.{i}",
+                    f"{name!r} is a {self.models[name].provider} model: DS-1000 runs gold, null and openai models",
                 )
         return self
 
@@ -801,6 +861,8 @@ class Config(Section):
         files |= {"published.tasks": self.published.tasks, "published.repos": self.published.repos}
         files |= {"authors.source": self.authors.source, "authors.dleval": self.authors.dleval}
         files["stages.check.sheet"] = self.stages.check.sheet
+        if self.ds1000.enabled:
+            files["ds1000.path"] = self.ds1000.path
         if self.crawl.endpoint == "standin":
             files["crawl.standin_data"] = self.crawl.standin_data
         return files
@@ -808,6 +870,15 @@ class Config(Section):
     def model_names(self) -> list[str]:
         """Models whose candidates are generated and evaluated (reference models always run)."""
         return list(dict.fromkeys(["gold", "null", *self.generate.models]))
+
+    def ds1000_models(self) -> list[str]:
+        """Models run on DS-1000: gold, null and ``ds1000.models`` (default: generate.models' openai models)."""
+        chosen = self.ds1000.models or [m for m in self.generate.models if self.models[m].provider == "openai"]
+        return list(dict.fromkeys(["gold", "null", *chosen]))
+
+    def ds1000_techniques(self) -> list[str]:
+        """Techniques of DS-1000's LLM runs: ``ds1000.techniques`` (default: generate.techniques that apply)."""
+        return list(self.ds1000.techniques) or [t for t in self.generate.techniques if t in get_args(Ds1000Technique)]
 
 
 class _KeyProblem(ValueError):

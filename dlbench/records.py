@@ -585,6 +585,40 @@ class Similarity(Record):
     centroid_cosine: float  # cosine of the two mean embeddings
 
 
+# ---------------------------------------------------------------- DS-1000
+
+
+class Ds1000Problem(Record):
+    """One DS-1000 problem in its released form (``xlangai/DS-1000``, ``data/ds1000.jsonl.gz``),
+    as the DS-1000 track runs it (``results/ds1000/problems.jsonl``).
+
+    ``code_context`` is a Python program defining ``test_execution(solution)`` (and, for some
+    problems, ``test_string(solution)``): it puts the solution into its ``exec_context`` at
+    ``[insert]``, runs it and compares what it computed; the problem passes when they return."""
+
+    task_id: str  # <library>/<problem_id>, as the comparison's loader names DS-1000 problems
+    library: str
+    problem_id: int
+    perturbation_type: str | None = None  # Origin, Surface, Semantic, Difficult-Rewrite
+    prompt: str
+    reference_code: str
+    code_context: str
+    metadata: dict = Field(default_factory=dict)  # the released metadata, as it came
+
+    def has_test_string(self) -> bool:
+        """The official evaluation calls ``test_string`` where the code context mentions it."""
+        return "test_string(" in self.code_context
+
+
+class Ds1000Evidence(Record):
+    """What one DS-1000 candidate's verdict was made from (``results/ds1000/evidence/...json``)."""
+
+    key: str  # hash of what decides the verdict (problem, code, image, runner, limits): a rerun reuses it
+    solution: str | None
+    reply: dict | None  # the runner's reply (outcome, test calls, output's head and tail), None when it never ran
+    evaluation: Evaluation
+
+
 # ---------------------------------------------------------------- published tasks
 
 

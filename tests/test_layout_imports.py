@@ -19,7 +19,7 @@ FLOORS = {
     "standins": 2, "llm": 2, "mine": 2, "images": 2,
     "collect": 3, "tasks": 3, "generate": 3, "harness": 3,
     "generate.mutation_agreement": 4, "trace": 4, "report": 4,
-    "run": 5, "standalone": 5,
+    "run": 5, "standalone": 5, "ds1000": 5,
     "cli": 6,
 }  # fmt: skip
 SHIPPED = "harness.shipped"

@@ -10,20 +10,36 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dlbench.config import ModelConfig
 from dlbench.generate import code_mutants as mutate
 from dlbench.generate.journal import Journal
-from dlbench.generate.sanitize import check_code, extract_code
-from dlbench.generate.techniques import messages_for
+from dlbench.generate.sanitize import Extraction, check_code, extract_code
+from dlbench.generate.techniques import Messages, messages_for
 from dlbench.llm.client import ChatRequest, LLMClient, LLMResult
 from dlbench.logs import Progress
 from dlbench.records import BenchmarkTask, Generation, GenStatus, Prediction
 from dlbench.store import read_jsonl
 
 log = logging.getLogger(__name__)
+
+
+class Prompting:
+    """How a benchmark's tasks are asked and answered: DL-Bench's functions (this class), or
+    another benchmark's form (``generate/ds1000.py``: a snippet completing a program)."""
+
+    def messages(self, task: BenchmarkTask, technique: str, pool, predicted_stages, seed: int, run: int) -> Messages:  # noqa: ANN001
+        return messages_for(task, technique, pool, predicted_stages, seed=seed, run=run)
+
+    def extract(self, task: BenchmarkTask, raw: str | None, finish_reason: str | None) -> Extraction:
+        """The candidate's code in a raw answer, with its status."""
+        return extract_code(raw, task.function, finish_reason)
+
+    def null(self, task: BenchmarkTask) -> str:
+        """The null model's candidate: the task's signature with a body that raises NotImplementedError."""
+        return mutate.null_body(task.ground_truth)
 
 
 @dataclass
@@ -37,6 +53,7 @@ class GenerationJob:
     pool: list[BenchmarkTask]  # every benchmark task (few-shot examples)
     journal: Journal
     predicted_stages: Mapping[str, str | None] | None = None
+    prompting: Prompting = field(default_factory=Prompting)
 
     def record(self, task: BenchmarkTask, **fields) -> Generation:
         return Generation(task_id=task.task_id, model=self.model, technique=self.technique, **fields)
@@ -78,7 +95,7 @@ class NullProvider(Provider):
         out = []
         for task in job.tasks:
             try:
-                fields = {"code": mutate.null_body(task.ground_truth), "detail": "raise NotImplementedError"}
+                fields = {"code": job.prompting.null(task), "detail": "raise NotImplementedError"}
             except mutate.MutationError as exc:
                 fields = {"code": None, "status": GenStatus.NO_CODE, "detail": str(exc)}
             out += [job.record(task, run=r, sample=s, **fields) for r in self.runs() for s in range(self.cfg.n)]
@@ -183,7 +200,7 @@ class OpenAIProvider(Provider):
     def _items(self, job: GenerationJob) -> Iterator[_Item]:
         for task in job.tasks:
             for run in self.runs():  # few-shot examples are drawn afresh for every run
-                messages = messages_for(
+                messages = job.prompting.messages(
                     task, job.technique, job.pool, job.predicted_stages, seed=self.cfg.seed, run=run
                 )
                 params = {"n": self.cfg.n, "seed": self.cfg.seed + run}
@@ -198,7 +215,7 @@ class OpenAIProvider(Provider):
         }
         out = []
         for sample in range(self.cfg.n):
-            fields = _sample_fields(item.task, result, sample)
+            fields = _sample_fields(job.prompting, item.task, result, sample)
             # the request's usage is booked on sample 0 so sums over records are exact
             out.append(
                 job.record(
@@ -213,13 +230,13 @@ class OpenAIProvider(Provider):
         return out
 
 
-def _sample_fields(task: BenchmarkTask, result: LLMResult, sample: int) -> dict:
+def _sample_fields(prompting: Prompting, task: BenchmarkTask, result: LLMResult, sample: int) -> dict:
     if result.status != "ok":
         return {"code": None, "status": GenStatus.API_ERROR, "detail": result.error}
     if sample >= len(result.texts):
         return {"code": None, "status": GenStatus.API_ERROR, "detail": f"endpoint returned {len(result.texts)} choices"}
     finish = result.finish_reasons[sample] if sample < len(result.finish_reasons) else None
-    extraction = extract_code(result.texts[sample], task.function, finish)
+    extraction = prompting.extract(task, result.texts[sample], finish)
     return {
         "code": extraction.code,
         "raw": result.texts[sample],

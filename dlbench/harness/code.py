@@ -16,11 +16,17 @@ SUPPORT_FILES = ("supervisor.py", "plugin.py", "dlbench_guard.py")
 PROTOCOL = "protocol.py"
 SHIPPED_PROTOCOL = "dlbench_protocol.py"
 GRADER_FILES = ("verdict.py", "screen.py", PROTOCOL)
+DS1000_RUNNER = "ds1000_runner.py"  # the DS-1000 image's only runner file (harness/ds1000.py)
 
 
 def support_files() -> dict[str, bytes]:
     """Trusted files for ``/opt/dlbench`` in every project image (``build_project_image``)."""
     return _read(SHIPPED, SUPPORT_FILES) | {SHIPPED_PROTOCOL: (HERE / PROTOCOL).read_bytes()}
+
+
+def ds1000_support_files() -> dict[str, bytes]:
+    """Trusted files for ``/opt/dlbench`` in the DS-1000 environment image: its test program's runner."""
+    return _read(SHIPPED, (DS1000_RUNNER,))
 
 
 def grader_files() -> dict[str, bytes]:

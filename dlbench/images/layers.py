@@ -228,6 +228,16 @@ def copy_tree_into(container, checkout: Path, support_files: Mapping[str, bytes]
         container.put_archive("/", archive)
 
 
+def copy_support_into(container, support_files: Mapping[str, bytes]) -> None:
+    """The support files alone at SUPPORT_DIR, owned by root (an image without a checkout)."""
+    with tempfile.TemporaryFile() as archive:
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            for name, data in sorted(support_files.items()):
+                _add_bytes(tar, f"{SUPPORT_DIR.lstrip('/')}/{name}", data)
+        archive.seek(0)
+        container.put_archive("/", archive)
+
+
 def _owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
     if ".git" in Path(info.name).parts:
         return None  # history is not the project's code (and may be large)

@@ -5,6 +5,8 @@ Formats read (JSON Lines; ``.gz`` is decompressed):
 - ``ds1000``: DS-1000 as published on Hugging Face (``xlangai/DS-1000``, ``ds1000.jsonl``):
   ``prompt``, ``reference_code``, ``code_context`` and ``metadata`` (``problem_id``,
   ``library``, ...). The solution is ``reference_code``; the id ``<library>/<problem_id>``.
+  ``load_ds1000_problems`` keeps every field (``Ds1000Problem``): the DS-1000 track runs
+  the code context's tests; the comparison reads only prompt and solution.
 - ``aicodereval``: AICoderEval (``vixuowis/AICoderEval``, ``v5-test-492.jsonl`` and the
   ``*-instruction-format.jsonl`` files). Its field names could not be checked offline,
   so the loader takes the prompt from the first present of ``PROMPT_FIELDS`` and the
@@ -21,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from dlbench.records import BenchmarkTask
+from dlbench.records import BenchmarkTask, Ds1000Problem
 from dlbench.store import read_jsonl
 
 PROMPT_FIELDS = ("prompt", "instruction", "problem", "description", "question")
@@ -58,16 +60,52 @@ def _first(record: Mapping, fields: Sequence[str], where: str) -> str:
     raise ExternalFormatError(f"{where}: none of {', '.join(fields)} (fields: {', '.join(sorted(record))})")
 
 
-def load_ds1000(path: Path, name: str) -> list[ExternalTask]:
-    tasks = []
-    for lineno, record in _json_lines(path):
-        where = f"{path}:{lineno}"
-        meta = record.get("metadata") or {}
-        task_id = f"{meta.get('library', 'unknown')}/{meta.get('problem_id', lineno - 1)}"
-        tasks.append(
-            ExternalTask(name, task_id, _first(record, ("prompt",), where), _first(record, ("reference_code",), where))
+def load_ds1000_problems(path: str | Path, need_context: bool = True) -> list[Ds1000Problem]:
+    """Every problem of a DS-1000 file in its released format (``need_context``: each must
+    carry the ``code_context`` its tests live in, as the DS-1000 track needs)."""
+    path = Path(path)
+    try:
+        return [
+            _ds1000_problem(record, f"{path}:{lineno}", lineno, need_context) for lineno, record in _json_lines(path)
+        ]
+    except json.JSONDecodeError as exc:
+        raise ExternalFormatError(f"{path}: not JSON Lines ({exc})") from None
+
+
+def _ds1000_problem(record: Mapping, where: str, lineno: int, need_context: bool) -> Ds1000Problem:
+    meta = record.get("metadata") or {}
+    if not isinstance(meta, Mapping):
+        raise ExternalFormatError(f"{where}: metadata is not an object")
+    problem_id = meta.get("problem_id", lineno - 1)
+    context = record.get("code_context")
+    if need_context and not (isinstance(context, str) and "def test_execution" in context):
+        raise ExternalFormatError(
+            f"{where}: no code_context defining test_execution (fields: {', '.join(sorted(record))})"
         )
-    return tasks
+    try:
+        number = int(problem_id)
+    except (TypeError, ValueError):
+        if need_context:
+            raise ExternalFormatError(f"{where}: metadata.problem_id {problem_id!r} is not a number") from None
+        number = lineno - 1  # the comparison reads text only: the id as written still names it
+    library = str(meta.get("library", "unknown"))
+    return Ds1000Problem(
+        task_id=f"{library}/{problem_id}",
+        library=library,
+        problem_id=number,
+        perturbation_type=meta.get("perturbation_type"),
+        prompt=_first(record, ("prompt",), where),
+        reference_code=_first(record, ("reference_code",), where),
+        code_context=context if isinstance(context, str) else "",
+        metadata=dict(meta),
+    )
+
+
+def load_ds1000(path: Path, name: str) -> list[ExternalTask]:
+    return [
+        ExternalTask(name, p.task_id, p.prompt, p.reference_code)
+        for p in load_ds1000_problems(path, need_context=False)
+    ]
 
 
 def load_aicodereval(path: Path, name: str) -> list[ExternalTask]:
