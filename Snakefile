@@ -15,8 +15,8 @@ wildcard_constraints:
     repo=r"(?:(?!\.repaired)[A-Za-z0-9_.\-])+",
     topic=r"[a-z0-9\-]+",
     snapshot=r"[A-Za-z0-9_.\-]+",
-    model="|".join(re.escape(m) for m in CFG.model_names()),
-    technique="|".join(re.escape(t) for t in {t for _, t in model_techniques()}),
+    model="|".join(re.escape(m) for m in {*CFG.model_names(), *CFG.ds1000_models()}),
+    technique="|".join(re.escape(t) for t in {t for _, t in [*model_techniques(), *ds1000_model_techniques()]}),
     cutoff=r"\d{4}-\d{2}-\d{2}",
 
 
@@ -26,6 +26,7 @@ include: "workflow/rules/tasks.smk"
 include: "workflow/rules/generate.smk"
 include: "workflow/rules/harness.smk"
 include: "workflow/rules/mutation_agreement.smk"
+include: "workflow/rules/ds1000.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -52,6 +53,8 @@ localrules:
     merge_failures,
     export_stage_check,
     score_stage_check,
+    ds1000_problems,
+    ds1000_tables,
 
 
 rule all:

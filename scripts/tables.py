@@ -2,6 +2,7 @@
 # manifest.json, and a copy of them all in results/runs/{run_id}/.
 from pathlib import Path
 
+from dlbench.generate.ds1000 import BENCHMARK
 from dlbench.logs import script_logging
 from dlbench.report.failures import write_table6
 from dlbench.report.manifest import archive_run, build_manifest, manifest_text
@@ -23,6 +24,7 @@ with script_logging(snakemake.log[0]):
         usage=inp.usage,
         models=snakemake.params.models.root,
         stages=inp.stages[0] if inp.stages else None,
+        others={BENCHMARK: inp.ds1000[0]} if inp.get("ds1000") else None,  # a rule parsed before it existed has none
     )
     write_table6(inp.failures, out.tables)
     manifest = build_manifest(snakemake.params.run, inp.benchmark, inp.evaluations)

@@ -21,6 +21,7 @@ import pandas as pd
 
 from dlbench.config import ModelConfig, ReportConfig
 from dlbench.records import StagePrediction
+from dlbench.report.beside import DLBENCH, beside, read_long_table, separability, separability_readable
 from dlbench.report.cells import MISSING, at, cell, interval, percent, with_error
 from dlbench.report.paper_tables import (
     as_paper_names,
@@ -409,6 +410,7 @@ def usage_table(usage: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------- the whole report
 
 DIFFERENCES_FILE = "differences.csv"
+SEPARABILITY_FILE = "separability.csv"
 
 
 def bootstrap_of(cfg: ReportConfig) -> Bootstrap:
@@ -427,9 +429,13 @@ def write_report(
     usage: str | Path | None = None,
     models: Mapping[str, ModelConfig] | None = None,
     stages: str | Path | None = None,
+    others: Mapping[str, str | Path] | None = None,
 ) -> pd.DataFrame:
     """Compute ``tables.csv`` and write every readable table and plot; return the long table.
-    ``models`` name our models the paper's way; ``stages`` are other benchmarks' predicted stages."""
+    ``models`` name our models the paper's way; ``stages`` are other benchmarks' predicted stages;
+    ``others`` name other benchmarks' ``tables.csv`` (DS-1000's): their rows join Tables 1 and 5,
+    and the separability statistics are written (``report/beside.py``)."""
+    theirs = {name: read_long_table(path) for name, path in (others or {}).items()}
     inputs = load_inputs(benchmark, evaluations, validation)
     slices = slice_names(cfg.cutoffs)
     boot = bootstrap_of(cfg)
@@ -443,8 +449,8 @@ def write_report(
     write_table(
         out,
         "table1_overall",
-        f"Table 1: pass@1 per model (all usable tasks; {note})",
-        averages_last(table1_overall(averaged)),
+        f"Table 1: pass@1 per model{' and benchmark' if theirs else ''} (all usable tasks; {note})",
+        _beside_others(averages_last(table1_overall(averaged)), theirs, models, table1_overall),
     )
     write_table(
         out,
@@ -468,9 +474,18 @@ def write_report(
     write_table(
         out,
         "table5_techniques",
-        f"Table 5: pass@1 per prompting technique ({note})",
-        table5_techniques(averaged),
+        f"Table 5: pass@1 per prompting technique{' and benchmark' if theirs else ''} ({note})",
+        _beside_others(table5_techniques(averaged), theirs, models, table5_techniques),
     )
+    if theirs:
+        separated = pd.concat([separability(table, t, name) for name, t in theirs.items()], ignore_index=True)
+        write_frame(out / SEPARABILITY_FILE, separated)
+        write_table(
+            out,
+            "separability",
+            "Separability: DL-Bench beside other benchmarks over the models that ran both (definitions: docs/DS1000.md)",
+            separability_readable(separated),
+        )
     write_table(out, "table7_passk", "Table 7: pass@k per model (± standard error)", table7_passk(table))
     differences = differences_table(inputs, slices, cfg.k, boot)
     write_frame(out / DIFFERENCES_FILE, differences)
@@ -513,6 +528,14 @@ def write_report(
     written = write_plots(table, adequacy, cfg.mutant_kill_threshold, plots_dir)
     log.info("plots: %s", ", ".join(p.name for p in written) or "none")
     return table
+
+
+def _beside_others(ours: pd.DataFrame, theirs: Mapping[str, pd.DataFrame], models, make) -> pd.DataFrame:  # noqa: ANN001
+    """``ours`` alone, or beside the same table made of each other benchmark's long table."""
+    if not theirs:
+        return ours
+    made = {name: make(with_averages(table, models)) for name, table in theirs.items()}
+    return beside({DLBENCH: ours, **{name: averages_last(frame) for name, frame in made.items()}})
 
 
 def write_live_table(

@@ -144,9 +144,35 @@ def get_evaluate_inputs(wildcards):
     return inputs
 
 
+def ds1000_model_techniques():
+    """(model, technique) pairs of the DS-1000 track (gold and null use REFERENCE); none unless enabled."""
+    if not CFG.ds1000.enabled:
+        return []
+    pairs = []
+    for name in CFG.ds1000_models():
+        if CFG.models[name].provider in REFERENCE_PROVIDERS:
+            pairs.append((name, REFERENCE))
+        else:
+            pairs.extend((name, t) for t in CFG.ds1000_techniques())
+    return pairs
+
+
+def get_ds1000_generate_inputs(wildcards):
+    """The problems' benchmark records; their predicted stages for stage-few-shot."""
+    inputs = {"benchmark": "results/ds1000/benchmark.jsonl"}
+    if wildcards.technique == "stage-few-shot":
+        inputs["stages"] = "results/ds1000/stages.jsonl"
+    return inputs
+
+
+def get_ds1000_evaluations(wildcards):
+    return [f"results/ds1000/evaluations/{m}/{t}.jsonl" for m, t in ds1000_model_techniques()]
+
+
 def get_optional_targets(wildcards):
     """Analyses run only when configured: the benchmark comparison (and the sheet checking the stages
-    predicted for the other benchmarks, scored once filled), the published and the authors' tasks' imports."""
+    predicted for the other benchmarks, scored once filled), the published and the authors' tasks' imports,
+    the DS-1000 track."""
     targets = []
     if CFG.compare.benchmarks:
         targets += ["results/compare/summary.md", "results/stages/check_sheet.xlsx"]
@@ -156,4 +182,6 @@ def get_optional_targets(wildcards):
         targets.append("results/published/dlbench.jsonl")
     if CFG.authors.source:
         targets.append("results/authors/repos.csv")
+    if CFG.ds1000.enabled:
+        targets.append("results/ds1000/tables.csv")
     return targets

@@ -12,6 +12,8 @@ rule tables:
         failures="results/failures/merged.jsonl",  # rule merge_failures: Table 6
         # Table 4: other benchmarks' stages (rule classify_benchmarks), when compare.benchmarks names any
         stages=["results/stages/benchmarks.jsonl"] if CFG.compare.benchmarks else [],
+        # Tables 1 and 5's DS-1000 rows and the separability statistics (rule ds1000_tables), when enabled
+        ds1000=["results/ds1000/tables.csv"] if CFG.ds1000.enabled else [],
     output:
         csv=report_built("results/tables.csv", caption="../report/tables.rst", category="Tables"),
         tables=report_built(
