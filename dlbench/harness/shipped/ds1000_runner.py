@@ -494,15 +494,17 @@ class Watch:
         for module_name, module in list(sys.modules.items()):
             if module is None or module_name.split(".")[0] not in WATCHED:
                 continue
-            for name, value in list(getattr(module, "__dict__", {}).items()):
-                if callable(value) or isinstance(value, types.ModuleType):
-                    found["module", module_name, name] = value
-                if isinstance(value, type) and str(getattr(value, "__module__", "")).split(".")[0] in WATCHED:
-                    classes[id(value)] = value
+            with contextlib.suppress(Exception):  # an odd module object is not a comparison's home
+                for name, value in list(vars(module).items()):
+                    if callable(value) or isinstance(value, types.ModuleType):
+                        found["module", module_name, name] = value
+                    if isinstance(value, type) and str(vars(value).get("__module__", "")).split(".")[0] in WATCHED:
+                        classes[id(value)] = value
         for cls in classes.values():
-            owner = f"{cls.__module__}.{cls.__qualname__}"
-            for name, value in list(vars(cls).items()):
-                found["class", owner, name] = value
+            owner = f"{vars(cls).get('__module__', '')}.{getattr(cls, '__qualname__', '?')}"
+            with contextlib.suppress(Exception):
+                for name, value in list(vars(cls).items()):
+                    found["class", owner, name] = value
         return found
 
     def check(self, before: dict, env: dict | None) -> None:
