@@ -44,6 +44,7 @@ localrules:
     export_annotation,
     merge_labels,
     assemble,
+    export_environments,
     dataset_card,
     validate_tasks,
     generation_usage,

@@ -1,4 +1,4 @@
-# scripts/dataset_card.py — adapter: benchmark + labels + report tables + mining skips → results/benchmark/README.md.
+# scripts/dataset_card.py — adapter: benchmark + labels + report tables + mining skips + environments → results/benchmark/README.md.
 from dlbench.logs import script_logging
 from dlbench.report.card import card_file
 
@@ -15,4 +15,5 @@ with script_logging(snakemake.log[0]):
         threshold,
         inp.prompts,
         inp.skipped,
+        inp.environments,
     )

@@ -1,7 +1,7 @@
 """The tasks rules and their scripts, run by Snakemake on prepared upstream artifacts.
 
-A small Snakefile stands in for ``common.smk`` (typed config and ``get_all`` over two
-fixed repositories) and includes ``workflow/rules/tasks.smk`` unchanged, so the rules,
+A small Snakefile stands in for ``common.smk`` (typed config, ``get_all`` and
+``get_image_records`` over two fixed repositories, ``report_built`` marking nothing) and includes ``workflow/rules/tasks.smk`` unchanged, so the rules,
 their ``scripts/`` adapters and the package run exactly as in the full workflow.
 """
 
@@ -26,6 +26,7 @@ from dlbench.records import (
 )
 from dlbench.store import read_jsonl, write_json, write_jsonl
 from tests.conftest import ROOT
+from tests.test_tasks_hub import image_record
 from tests.test_tasks_prompts import make_function
 
 REPOS = ("owner/alpha", "owner/beta")
@@ -40,6 +41,14 @@ REPOS = {[repo_slug(r) for r in REPOS]!r}
 
 def get_all(pattern):
     return lambda wildcards: expand(pattern, repo=REPOS)
+
+
+def report_built(path, expansions=None, **kwargs):
+    return path
+
+
+def get_image_records(wildcards):
+    return expand("results/images/{{repo}}.repaired.json", repo=REPOS)
 
 
 include: {str(ROOT / "workflow/rules/tasks.smk")!r}
@@ -67,6 +76,8 @@ def prepare(tmp_path) -> list[str]:
             license="Apache-2.0",
         )
         write_json(tmp_path / "results/repos" / f"{slug}.json", clone)
+        write_json(tmp_path / "results/images" / f"{slug}.repaired.json", image_record(slug))
+    (tmp_path / "x").mkdir()  # the checkout the clone records name
     ids.sort()
     sheet = "task_id,stage,task,data,keep,notes\n" + f"{ids[0]},training,general,text,,\n{ids[1]},,,,no,broken tests\n"
     (tmp_path / "ann.csv").write_text(sheet)
@@ -126,7 +137,10 @@ def test_rules_build_sheets_labels_and_benchmark(tmp_path):
     assert f"**{len(tasks)} tasks**" in card and f"| {ids[0]} | 0.25 | 4 |" in card
     assert f"- template prompts (no drafting LLM answer): {len(tasks)}" in card  # no drafting LLM configured
     assert f"| {REPOS[0]} | 1 | 0 | 0 |" in card  # what mining left out
-    for log in ("assemble", "dataset_card"):
+    for slug in (repo_slug(r) for r in REPOS):  # both have tasks
+        assert (tmp_path / f"results/benchmark/environments/{slug}/Dockerfile").read_text().startswith("# The test")
+    assert "2 of 2 repositories with tasks have a rebuildable environment." in card
+    for log in ("assemble", "export_environments", "dataset_card"):
         assert (tmp_path / f"logs/{log}.log").exists()
     assert (tmp_path / "benchmarks/draft_prompts/owner__alpha.tsv").exists()
     again = snakemake(tmp_path, "results/benchmark/README.md", "-n")

@@ -4,23 +4,29 @@ One module-scoped run serves every check here (they are one xdist group so they 
 `make run` (results/tables.csv) and the README's next step, `snakemake --report`, right
 after it; then the rest of `all`. Gold scores 1.0 and null 0.0, every task is usable, every
 rule logged, a second dry run has nothing to do, tables recompute from existing evaluations
-without rerunning them, and no Docker volume stays behind.
+without rerunning them, no Docker volume stays behind, and the exported benchmark loads with
+`datasets` and rebuilds a repository's test environment with plain Docker.
 """
 
 from __future__ import annotations
 
 import csv
 import os
+import shutil
 import subprocess
+import uuid
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from datasets import Features, load_dataset
+from packaging.requirements import Requirement
 
-from dlbench.records import BenchmarkTask, Evaluation
+from dlbench.records import BenchmarkTask, Evaluation, ImageRecord
 from dlbench.store import read_jsonl
 from tests.conftest import docker_answers, docker_volumes, volumes_left_since
 from tests.report_check import assert_report_shows_plots
+from tests.test_tasks_hub import card_metadata, instructions
 from tests.workflow_runs import ROOT, project_copy, snakemake
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("workflow")]
@@ -95,6 +101,52 @@ def test_evaluations_come_from_per_test_reports(finished_run):
     assert records and all(e.passed and e.tests and all(o == "passed" for o in e.tests.values()) for e in records)
 
 
+def test_the_exported_benchmark_loads_as_its_card_declares(finished_run, tmp_path, monkeypatch):
+    folder = finished_run / "results/benchmark"
+    tasks = read_jsonl(folder / "dlbench.jsonl", BenchmarkTask)
+    meta = card_metadata(folder)
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    split = load_dataset(str(folder), cache_dir=str(tmp_path / "hf-cache"))["test"]
+    assert split.features == Features._from_yaml_list(meta["dataset_info"]["features"])
+    assert split.num_rows == len(tasks) == meta["dataset_info"]["splits"][0]["num_examples"]
+    assert list(split["task_id"]) == [t.task_id for t in tasks] and list(split["tests"]) == [t.tests for t in tasks]
+    # Snakemake marks the folder, a directory output, with an empty .snakemake_timestamp
+    exported = sorted(p.name for p in (folder / "environments").iterdir() if not p.name.startswith("."))
+    if not list((finished_run / "results/images").glob("*.json")):  # the local backend builds no image
+        assert exported == [] and "No environment is exported" in (folder / "README.md").read_text()
+        return
+    assert exported == sorted({t.slug for t in tasks})
+    for slug in exported:
+        record = ImageRecord.model_validate_json((folder / "environments" / slug / "image.json").read_text())
+        lock = (folder / "environments" / slug / "lock.txt").read_text().splitlines()
+        assert [str(Requirement(pin)) for pin in lock if not pin.startswith("#")] == record.environment.lock
+        assert instructions((folder / "environments" / slug / "Dockerfile").read_text())[1] == ("FROM", "${BASE_IMAGE}")
+
+
+@pytest.mark.docker
+def test_a_sample_environment_rebuilds_with_plain_docker(require_docker, finished_run, tmp_path):
+    """A consumer's rebuild of one sample repository from the exported folder and its checkout:
+    `docker build` (on the run's own base: nothing can be pulled here) and a task's tests pass
+    in it without network."""
+    task = read_jsonl(finished_run / "results/benchmark/dlbench.jsonl", BenchmarkTask)[0]
+    context = tmp_path / task.slug
+    shutil.copytree(finished_run / "results/benchmark/environments" / task.slug, context)
+    shutil.copytree(finished_run / "results/repos" / task.slug, context / "repo", ignore=shutil.ignore_patterns(".git"))
+    base = ImageRecord.model_validate_json((context / "image.json").read_text()).base_image
+    tag = f"dlbench-env-test/{task.slug.lower()}:{uuid.uuid4().hex[:12]}"
+    build = ["docker", "build", "--network", "host", "--build-arg", f"BASE_IMAGE={base}", "-t", tag, "."]
+    try:
+        done = subprocess.run(build, cwd=context, capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        pytest_run = ["python", "-m", "pytest", "-p", "no:cacheprovider", "-q", *task.tests]
+        ran = subprocess.run(["docker", "run", "--rm", "--network", "none", tag, *pytest_run],
+                             capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    finally:
+        subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, timeout=120)  # this test's own image only
+
+
 @pytest.mark.docker
 def test_the_run_leaves_no_docker_volume(require_docker, finished_run, volumes_before):
     """Build steps, image checks and sandboxes: every container goes with its volumes."""
@@ -114,6 +166,8 @@ def test_every_rule_wrote_a_log(finished_run):
         "draft_prompts",
         "merge_labels",
         "assemble",
+        "export_environments",
+        "dataset_card",
         "generate",
         "evaluate",
         "validate_tasks",

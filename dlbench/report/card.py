@@ -1,5 +1,7 @@
-"""The dataset card (``results/benchmark/README.md``): sources, how the prompts were drafted,
-statistics, agreement, test adequacy, drops.
+"""The dataset card (``results/benchmark/README.md``): the Hugging Face metadata
+(``report/hub.py``), sources, licenses, how the prompts were drafted, statistics, agreement,
+test adequacy, what mining left out, drops, and how to rebuild each repository's test
+environment from ``environments/`` (``images/recipe.py``).
 
 Written after the report tables (rule ``dataset_card``), because the mutant kill rates come
 from evaluating the benchmark. Rendered from files only, with no timestamps, so rebuilding
@@ -16,9 +18,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from dlbench.records import BenchmarkTask, MergedLabel, PromptRecord, PromptSource, SkipKind, SkippedRecord
+from dlbench.images.recipe import CHECKOUT_DIR, DOCKERFILE, ENVIRONMENTS_DIR, EXTENSIONS_SCRIPT, IMAGE_FILE, LOCK_FILE
+from dlbench.records import (
+    BenchmarkTask,
+    ImageRecord,
+    MergedLabel,
+    PromptRecord,
+    PromptSource,
+    SkipKind,
+    SkippedRecord,
+)
+from dlbench.report.hub import PRETTY_NAME, front_matter, repo_licenses
 from dlbench.report.tables import ADEQUACY_FILE
-from dlbench.store import read_jsonl, write_text
+from dlbench.store import read_json, read_jsonl, write_text
 from dlbench.tasks.repos import RepoRow, csv_flag, read_repos_csv
 from dlbench.tasks.vocab import DATA, STAGES, TASKS
 
@@ -133,19 +145,28 @@ def render_card(
     threshold: float,
     prompts: Sequence[PromptRecord] = (),
     skipped: Sequence[SkippedRecord] = (),
+    environments: Sequence[ImageRecord] | None = None,
 ) -> str:
-    """Markdown dataset card; ``prompts`` are the drafts of ``tasks`` (how they were written),
-    ``skipped`` what mining left out."""
+    """Markdown dataset card under its Hugging Face metadata; ``prompts`` are the drafts of
+    ``tasks`` (how they were written), ``skipped`` what mining left out, ``environments`` the
+    image records exported beside the tasks (None: no environments exported)."""
     discarded = [label for label in labels if not label.keep]
     edited = sum(t.prompt_source == "edited" for t in tasks)
     out = [
-        "# DL-Bench (rebuilt)",
+        front_matter(tasks),
+        f"# {PRETTY_NAME}",
         "",
         "Function-level deep-learning code-generation tasks mined from open-source repositories: each "
         "task is a function or method under test, its prompt, its ground-truth source and the pytest "
-        "node ids that check it. Files: `dlbench.jsonl` (one task a line), `dlbench.parquet` (the "
-        "same table), `dlbench.schema.json` (JSON schema of a line), `repos.csv` (every repository "
-        "and why it was kept or dropped).",
+        "node ids that check it. Files: `dlbench.parquet` (the default config's `test` split: "
+        "`datasets.load_dataset` on this folder), `dlbench.jsonl` (the same rows, one task a line), "
+        "`dlbench.schema.json` (JSON schema of a line), `repos.csv` (every repository, its license and "
+        "why it was kept or dropped)"
+        + (
+            f", `{ENVIRONMENTS_DIR}/` (each repository's test environment: Test environments below)."
+            if environments is not None
+            else "."
+        ),
         "",
         f"**{len(tasks)} tasks** from {sum(r.keep and r.tasks > 0 for r in repos)} repositories; "
         f"{edited} prompts edited by annotators, {len(tasks) - edited} drafts.",
@@ -167,6 +188,7 @@ def render_card(
             ],
         ),
         "",
+        *_license_section(tasks),
         *_drafting_section(prompts, edited),
         "## Statistics",
         "",
@@ -210,7 +232,81 @@ def render_card(
     if discarded:
         out += _table(("task", "reason"), [(label.task_id, label.discard_reason or "-") for label in discarded])
         out.append("")
+    if environments is not None:
+        out += _environments_section(environments, len(repo_licenses(tasks)))
     return "\n".join(out)
+
+
+def _license_section(tasks: Sequence[BenchmarkTask]) -> list[str]:
+    counts = Counter(spdx or "none recognised" for spdx in repo_licenses(tasks).values())
+    listed = ", ".join(f"{name} {n}" for name, n in sorted(counts.items())) or "none"
+    return [
+        "## License",
+        "",
+        "Every task is code taken from an open-source repository and keeps that repository's license: "
+        "the `license` column holds its SPDX id (empty where GitHub recognises none), and the Sources "
+        "table and `repos.csv` list each repository's. The collection has no license of its own: the "
+        "card's `license` metadata lists the repositories' licenses by the Hub's ids (`unknown` where "
+        "GitHub recognises none, `other` where the Hub has no id for one). Check a repository's "
+        "license before reusing its tasks.",
+        "",
+        f"Repositories with tasks by license: {listed}.",
+        "",
+    ]
+
+
+def _environments_section(records: Sequence[ImageRecord], repos_with_tasks: int) -> list[str]:
+    """How to rebuild each repository's test environment from ``environments/``."""
+    out = [
+        "## Test environments",
+        "",
+        f"A task's tests ran in its repository's image. `{ENVIRONMENTS_DIR}/{{slug}}/` (the `slug` column) "
+        "holds what rebuilds it without this workflow: "
+        f"`{LOCK_FILE}` (every package installed, `name==version`, resolved as of the commit's date), "
+        f"`{DOCKERFILE}` (the image's steps: a `python:X.Y-slim` base of the resolved Python, a build "
+        f"argument; the lock installed with `--no-deps`; the checkout from `{CHECKOUT_DIR}/`; its extension "
+        f"modules built in place by `{EXTENSIONS_SCRIPT}` where it has any; the sandbox's user and "
+        f"settings) and `{IMAGE_FILE}` (the workflow's image record: the requirements found and where, "
+        "what was dropped or repaired and why, the lock). To run a task's tests:",
+        "",
+        "```sh",
+        f"cd {ENVIRONMENTS_DIR}/<slug>",
+        f"git clone https://github.com/<repo> {CHECKOUT_DIR} && git -C {CHECKOUT_DIR} checkout <sha>",
+        "docker build -t dlbench-env/<slug> .",
+        'docker run --rm --network none dlbench-env/<slug> python -m pytest -p no:cacheprovider "<node id>" ...',
+        "```",
+        "",
+        "The benchmark's own runs add a read-only root, a tmpfs `/tmp`, memory, CPU and process limits, "
+        "and a fresh copy of the checkout per candidate, where the candidate replaces the task's function.",
+        "",
+    ]
+    if not records:
+        return [
+            *out,
+            "No environment is exported: no image was built for these tasks (their tests ran on the "
+            "`local` backend, in the workflow's own environment).",
+            "",
+        ]
+    rows = [
+        (r.repo, r.environment.python_version, r.environment.platform,
+         r.environment.exclude_newer.date().isoformat() if r.environment.exclude_newer else "-",
+         len(r.environment.lock), len(r.environment.repairs), r.extensions or "-")
+        if r.environment else (r.repo, "-", "-", "-", 0, 0, f"no image: {(r.error or str(r.status)).splitlines()[0]}")
+        for r in sorted(records, key=lambda r: r.repo)
+    ]  # fmt: skip
+    built = sum(r.environment is not None for r in records)
+    return [
+        *out,
+        f"{built} of {repos_with_tasks} repositories with tasks have a rebuildable environment.",
+        "",
+        *_table(("slug", "Python", "platform", "resolved as of", "packages", "repairs", "extensions"), rows),
+        "",
+    ]
+
+
+def read_environments(folder: str | Path) -> list[ImageRecord]:
+    """The image records exported in ``folder`` (``environments/{slug}/image.json``)."""
+    return [read_json(path, ImageRecord) for path in sorted(Path(folder).glob(f"*/{IMAGE_FILE}"))]
 
 
 def _skipped_section(skipped: Sequence[SkippedRecord]) -> list[str]:
@@ -273,17 +369,19 @@ def card_file(
     threshold: float,
     prompts: Sequence[str | Path] = (),
     skipped: Sequence[str | Path] = (),
+    environments: str | Path | None = None,
 ) -> str:
     """Rule entry point: benchmark + repository verdicts + labels + drafts + adequacy table +
-    what mining left out → the card."""
+    what mining left out + the exported environments (a folder) → the card."""
     tasks = read_jsonl(benchmark, BenchmarkTask)
     adequacy = read_adequacy(Path(tables_dir) / ADEQUACY_FILE)
     ids = {t.task_id for t in tasks}
     drafts = [p for path in prompts for p in read_jsonl(path, PromptRecord) if p.task_id in ids]
     labels = read_jsonl(merged, MergedLabel)
     left_out = [s for path in skipped for s in read_jsonl(path, SkippedRecord)]
+    exported = read_environments(environments) if environments is not None else None
     card = render_card(
-        tasks, read_repos_csv(repos), labels, read_agreement(agreement), adequacy, threshold, drafts, left_out
+        tasks, read_repos_csv(repos), labels, read_agreement(agreement), adequacy, threshold, drafts, left_out, exported
     )
     write_text(out, card)
     log.info("dataset card: %d tasks, %d flagged by mutant kill rate", len(tasks), sum(a.flagged for a in adequacy))

@@ -81,6 +81,15 @@ def get_all(pattern):
     return _inputs
 
 
+def get_image_records(wildcards):
+    """Each kept repository's image record for the exported benchmark: the one gold's runs settled
+    on where gold runs (the scored repositories), else the built one; none on the local backend."""
+    if BACKEND != "docker":
+        return []
+    scored = set(get_scored_repos())
+    return [f"results/images/{r}.repaired.json" if r in scored else f"results/images/{r}.json" for r in get_repos()]
+
+
 def get_evaluations(models=None):
     """Input function: evaluation files of the given (default: all) models, all repos."""
 

@@ -1,5 +1,5 @@
-# Tasks: draft prompts, annotation sheets, merged labels, the assembled benchmark and its
-# dataset card (written after the report tables, for the mutant kill rates).
+# Tasks: draft prompts, annotation sheets, merged labels, the assembled benchmark, its
+# environments and its dataset card (written after the report tables, for the mutant kill rates).
 # Logic lives in dlbench.tasks; each rule maps its files to one call (scripts/<rule>.py).
 
 
@@ -92,6 +92,7 @@ rule dataset_card:
         prompts=get_all("results/prompts/{repo}.jsonl"),  # how each prompt was drafted
         skipped=get_all("results/mine/{repo}/skipped.jsonl"),  # what mining left out
         tables="results/tables",
+        environments="results/benchmark/environments",  # what the card tells how to rebuild
     output:
         report_built("results/benchmark/README.md", category="Benchmark"),
     params:
@@ -102,6 +103,27 @@ rule dataset_card:
         "../envs/dlbench.yaml"
     script:
         "../../scripts/dataset_card.py"
+
+
+# Per repository with tasks, beside them: the image record, its lock and a Dockerfile that
+# rebuilds the test environment without this workflow (none on the local backend: no image).
+rule export_environments:
+    input:
+        benchmark="results/benchmark/dlbench.jsonl",
+        clones=get_all("results/repos/{repo}.json"),
+        images=get_image_records,
+    output:
+        directory("results/benchmark/environments"),
+    params:
+        images=CFG.images,
+        # the framework index and system packages are written into the Dockerfiles
+        recipe=CFG.images.model_dump(mode="json", include={"framework_index_url", "system_packages"}),
+    log:
+        "logs/export_environments.log",
+    conda:
+        "../envs/dlbench.yaml"
+    script:
+        "../../scripts/export_environments.py"
 
 
 # The DL-Bench authors' published tasks as benchmark records (run when published.tasks is set).
