@@ -61,11 +61,13 @@ OUTCOME_STATUS = {
 
 
 class RunnerLost(RuntimeError):
-    """No reply from the runner: ``outside`` says whether the container itself was stopped."""
+    """No reply from the runner, and the status that gets: ``infra_error`` when the container was
+    stopped from outside, ``timeout`` when the runner fell silent past its own limit and the grace,
+    ``sandbox_violation`` when it ended without one (only the program beside it could do that)."""
 
-    def __init__(self, message: str, outside: bool):
+    def __init__(self, message: str, status: EvalStatus):
         super().__init__(message)
-        self.outside = outside
+        self.status = status
 
 
 # ---------------------------------------------------------------- pure parts
@@ -120,8 +122,8 @@ class Ds1000Sandbox:
         request = {"code_context": context, "solution": solution, "timeout_s": timeout_s, "sweep": True}
         try:
             return self._exchange(json.dumps(request).encode(), timeout_s + REPLY_GRACE_S)
-        except RunnerLost:
-            self.close()  # whatever the candidate left, the next one gets a fresh container
+        except (RunnerLost, DockerException):
+            self.close()  # whatever the candidate (or the engine) left, the next one gets a fresh container
             raise
 
     def _start(self) -> None:
@@ -139,6 +141,8 @@ class Ds1000Sandbox:
             raw.sendall(request)
             raw.shutdown(socket.SHUT_WR)
             stdout, stderr = _read_all(raw, time.monotonic() + limit)
+        except OSError:  # the stream broke while the request went in: no reply
+            stdout, stderr = b"", b""
         finally:
             raw.close()
         lines = stdout.decode("utf-8", "replace").strip().splitlines()
@@ -147,9 +151,10 @@ class Ds1000Sandbox:
         except ValueError:
             reply = None
         if not isinstance(reply, dict):
-            outside = self.stopped_from_outside()
-            why = "the sandbox container was stopped from outside" if outside else "the runner ended without its reply"
-            raise RunnerLost(f"{why}; its stderr: {stderr[-1500:].decode('utf-8', 'replace')}", outside)
+            if self.stopped_from_outside():
+                raise RunnerLost("the sandbox container was stopped from outside", EvalStatus.INFRA_ERROR)
+            why = f"the runner ended without its reply; its stderr: {stderr[-1500:].decode('utf-8', 'replace')}"
+            raise RunnerLost(why, EvalStatus.SANDBOX_VIOLATION)
         return reply
 
     def stopped_from_outside(self) -> bool:
@@ -182,12 +187,14 @@ def _read_all(sock, deadline: float) -> tuple[bytes, bytes]:
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
-            raise RunnerLost("no reply before the deadline", outside=False)
+            raise RunnerLost("the runner did not reply within its limit and the grace", EvalStatus.TIMEOUT)
         sock.settimeout(min(left, 5.0))
         try:
             chunk = sock.recv(1 << 16)
         except TimeoutError:
             continue
+        except OSError:  # the engine dropped the stream (a container killed): no reply, as at its end
+            return out, err
         if not chunk:
             return out, err
         buffer += chunk
@@ -286,8 +293,7 @@ def _judge(job: Ds1000Job, sandbox: Ds1000Sandbox, cfg: EvaluateConfig, timeout_
     try:
         reply = sandbox.run(job.problem.code_context, gen.code, timeout_s)
     except RunnerLost as exc:
-        status = EvalStatus.INFRA_ERROR if exc.outside else EvalStatus.SANDBOX_VIOLATION
-        return _record(gen, status, str(exc)[:2000]), None
+        return _record(gen, exc.status, str(exc)[:2000]), None
     except DockerException as exc:
         return _record(gen, EvalStatus.INFRA_ERROR, f"the Docker engine failed: {exc}"[:2000]), None
     status, detail, tests, exception, violations = grade(reply)
