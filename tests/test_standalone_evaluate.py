@@ -11,6 +11,7 @@ and the scores the report computes over the evaluated tasks.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -20,12 +21,13 @@ from dlbench.collect.clone import clone_repo
 from dlbench.config import MineConfig
 from dlbench.generate.code_mutants import null_body
 from dlbench.mine.api import mine
-from dlbench.records import BenchmarkTask, CloneRecord, EvalStatus, Evaluation, Selection, repo_slug
+from dlbench.images.recipe import ENVIRONMENTS_DIR, IMAGE_FILE
+from dlbench.records import BenchmarkTask, CloneRecord, EvalStatus, Evaluation, ImageRecord, Selection, repo_slug
 from dlbench.report.render import scores_summary
 from dlbench.report.tables import evaluated_table
 from dlbench.report.uncertainty import Bootstrap
 from dlbench.standalone import Places, Subset, checkout, chosen_tasks, source_in, unreported_ks, unscored_models
-from dlbench.store import read_json, read_jsonl, write_jsonl
+from dlbench.store import read_json, read_jsonl, write_json, write_jsonl
 from dlbench.tasks.assemble import task_from_function
 from tests.conftest import ROOT
 
@@ -125,6 +127,40 @@ def test_the_export_alone_is_evaluated_in_an_empty_folder(
     assert all(c.reused and c.sha == head_sha(c.full_name) for c in clones)  # the second run kept the checkouts
     assert sorted(p.name for p in (work / "images").glob("*.json")) == sorted(f"{c.slug}.json" for c in clones)
     assert any((work / "evidence").rglob("evaluation.json"))
+
+
+@pytest.mark.docker
+def test_an_exported_lock_builds_the_image_without_resolving_again(
+    require_docker: None, export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``environments/{repo}/image.json`` beside the tasks (the dataset export's), the image
+    comes from that record's lock: the build log says so and the image is the same one (same
+    pins, same base: the same content hash)."""
+    tasks = read_jsonl(export / "dlbench.jsonl", BenchmarkTask)
+    command = ["evaluate", "--repos-from", str(BUNDLES), "--backend", "docker", "--limit", "1",
+               "--repos", REPOS[0]]  # fmt: skip
+    first = tmp_path / "first"
+    first.mkdir()
+    monkeypatch.chdir(first)
+    gold = predictions(first / "gold.jsonl", tasks, "gold")
+    assert main([*command, "--tasks", str(export / "dlbench.jsonl"), "--predictions", gold, "--out", "e.jsonl"]) == 0
+    resolved = read_json(first / "dlbench-work" / "images" / f"{repo_slug(REPOS[0])}.json", ImageRecord)
+    assert resolved.environment and resolved.environment.lock
+
+    exported = tmp_path / "export"
+    (exported / ENVIRONMENTS_DIR / resolved.repo).mkdir(parents=True)
+    shutil.copy(export / "dlbench.jsonl", exported / "dlbench.jsonl")
+    write_json(exported / ENVIRONMENTS_DIR / resolved.repo / IMAGE_FILE, resolved)
+    second = tmp_path / "second"
+    second.mkdir()
+    monkeypatch.chdir(second)
+    gold = predictions(second / "gold.jsonl", tasks, "gold")
+    assert main([*command, "--tasks", str(exported / "dlbench.jsonl"), "--predictions", gold, "--out", "e.jsonl"]) == 0
+    rebuilt = read_json(second / "dlbench-work" / "images" / f"{resolved.repo}.json", ImageRecord)
+    log = Path(rebuilt.build_log).read_text()
+    assert "from the recorded lock" in log and "# resolved as of" not in log  # no resolution ran
+    assert rebuilt.tag == resolved.tag and rebuilt.environment == resolved.environment
+    assert all(e.passed for e in read_jsonl(second / "e.jsonl", Evaluation))
 
 
 def test_a_repository_is_found_as_a_bundle_a_mirror_or_a_checkout(tmp_path: Path) -> None:

@@ -191,7 +191,7 @@ def evaluate_predictions(
         clone = clones.get(slug) or _clone_record(repos_dir, slug, tasks_of_repo)
         record_to = image_records / f"{slug}.json" if image_records and slug in clones else None
         image = (
-            _image_for(clone, cfg, evidence_root, images, downloads, images_dir, record_to)
+            _image_for(clone, cfg, evidence_root, images, downloads, images_dir, record_to, Path(tasks).parent)
             if backend == "docker"
             else None
         )
@@ -225,12 +225,15 @@ def _clone_record(repos_dir: Path, slug: str, tasks: dict[str, BenchmarkTask]) -
 
 def _image_for(
     clone: CloneRecord, cfg: EvaluateConfig, evidence_root: Path, images: ImagesConfig | None, downloads: Path | None,
-    images_dir: Path, record_to: Path | None = None,
+    images_dir: Path, record_to: Path | None = None, export: Path | None = None,
 ) -> ImageRecord:  # fmt: skip
     """The workflow's repaired project image if the engine still has it, else one built now
-    (or reused by content hash) and, with ``record_to``, recorded there."""
-    from dlbench.images.build import build_project_image, docker_client
+    (or reused by content hash) and, with ``record_to``, recorded there: from the lock an
+    exported benchmark records beside its tasks (``export/environments/{repo}/image.json``)
+    where there is one, else resolved from the checkout."""
+    from dlbench.images.build import build_project_image, build_recorded_image, docker_client
     from dlbench.images.layers import image_exists
+    from dlbench.images.recipe import ENVIRONMENTS_DIR, IMAGE_FILE
 
     recorded = images_dir / f"{clone.slug}{REPAIRED_SUFFIX}"
     if recorded.is_file():
@@ -241,8 +244,13 @@ def _image_for(
     if clone.status != CloneStatus.OK:
         return ImageRecord(repo=clone.slug, sha=clone.sha or "", base_image=cfg.base_image, tag=None,
                            status=ImageStatus.IMAGE_ERROR, error=clone.error, build_log=str(log_path))  # fmt: skip
-    built = build_project_image(Path(clone.path), clone.slug, clone.sha or "", cfg.base_image, log_path,
-                                support_files(), images=images, downloads=downloads)  # fmt: skip
+    exported = export / ENVIRONMENTS_DIR / clone.slug / IMAGE_FILE if export else None
+    locked = read_json(exported, ImageRecord) if exported and exported.is_file() else None
+    if locked and locked.status == ImageStatus.OK and locked.environment and locked.environment.lock:
+        built = build_recorded_image(locked, Path(clone.path), log_path, support_files(), images=images, downloads=downloads)  # fmt: skip
+    else:
+        built = build_project_image(Path(clone.path), clone.slug, clone.sha or "", cfg.base_image, log_path,
+                                    support_files(), images=images, downloads=downloads)  # fmt: skip
     if record_to is not None:
         write_json(record_to, built)
     return built

@@ -252,28 +252,66 @@ def build_project_image(
     checkout, log_path, cfg = Path(checkout), Path(log_path), images or ImagesConfig()
     downloads = downloads or StorageConfig().downloads_dir()
     support_files = dict(support_files or {})
-    client = client or docker_client()
-    _ping(client)
     record = ImageRecord(repo=slug, sha=sha, base_image=base_image, tag=None, status=ImageStatus.IMAGE_ERROR, build_log=str(log_path))  # fmt: skip
+
+    def build(client, record: ImageRecord, out: IO[str]) -> ImageRecord:
+        _check_checkout(checkout, sha)
+        return _build_with_repairs(client, record, checkout, support_files, cfg, downloads, out, list(repairs), python)
+
+    return _recorded_build(client or docker_client(), record, log_path, build)
+
+
+def build_recorded_image(
+    recorded: ImageRecord,
+    checkout: Path,
+    log_path: Path,
+    support_files: Mapping[str, bytes] | None = None,
+    client: docker.DockerClient | None = None,
+    images: ImagesConfig | None = None,
+    downloads: Path | None = None,
+) -> ImageRecord:
+    """Build (or reuse) the image a record describes, from its lock: the same Python, base and
+    pins, nothing resolved again (an exported benchmark's ``environments/{repo}/image.json``
+    rebuilt on another machine). The record needs a lock; a failed build is recorded."""
+    env = recorded.environment
+    if recorded.status != ImageStatus.OK or env is None or not env.lock:
+        raise ValueError(f"{recorded.repo}: the image record has no lock to build from")
+    checkout, log_path, cfg = Path(checkout), Path(log_path), images or ImagesConfig()
+    downloads = downloads or StorageConfig().downloads_dir()
+    python = PythonBase(python=env.python_version, image=recorded.base_image, platform=env.platform)
+    record = ImageRecord(repo=recorded.repo, sha=recorded.sha, base_image=recorded.base_image, tag=None, status=ImageStatus.IMAGE_ERROR, build_log=str(log_path))  # fmt: skip
+
+    def build(client, record: ImageRecord, out: IO[str]) -> ImageRecord:
+        _check_checkout(checkout, recorded.sha)
+        out.write(f"# from the recorded lock: Python {env.python_version}, {len(env.lock)} pins, nothing resolved\n")
+        lock = Lock(pins=list(env.lock), requirements=[])
+        target = resolution_target(cfg, checkout, downloads, python)
+        built = _build_locked(client, record, checkout, dict(support_files or {}), cfg, downloads, lock, target, out)
+        return built.model_copy(update={"environment": env, "status": ImageStatus.OK})
+
+    return _recorded_build(client or docker_client(), record, log_path, build)
+
+
+def _recorded_build(client, record: ImageRecord, log_path: Path, build) -> ImageRecord:
+    """Run ``build`` with the build log open: the project's recipe failing is recorded in the
+    record; the engine, disk or network failing raises, so a rerun retries."""
+    _ping(client)
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    if not ensure_base_image(base_image, client):
-        return _failed(record, log_path, f"base image {base_image!r} is not available: {MISSING_BASE_HINT}")
-    record.base_image_id = client.images.get(base_image).id
+    if not ensure_base_image(record.base_image, client):
+        return _failed(record, log_path, f"base image {record.base_image!r} is not available: {MISSING_BASE_HINT}")
+    record.base_image_id = client.images.get(record.base_image).id
     layers.remove_finished_steps(client)
     start = time.monotonic()
     with open(log_path, "w") as out:
-        out.write(f"# project {slug} at {sha}\n# base {base_image} ({record.base_image_id})\n")
+        out.write(f"# project {record.repo} at {record.sha}\n# base {record.base_image} ({record.base_image_id})\n")
         try:
-            _check_checkout(checkout, sha)
-            record = _build_with_repairs(
-                client, record, checkout, support_files, cfg, downloads, out, list(repairs), python
-            )
+            record = build(client, record, out)
         except (ImageBuildError, ResolutionError, StepFailed) as exc:  # the project's recipe: recorded
             out.write(f"\n# FAILED: {exc}\n")
             record.error = f"{exc}\n{_step_output_tail(exc)}".strip()
         except (DockerException, RequestException, OSError, DownloadFailed, IndexUnavailable) as exc:
             out.write(f"\n# INFRASTRUCTURE: {exc}\n")  # the engine, disk or network: a rerun retries
-            raise BuildInfrastructureError(f"{slug}: {exc} (see {log_path})") from exc
+            raise BuildInfrastructureError(f"{record.repo}: {exc} (see {log_path})") from exc
     record.build_seconds = round(time.monotonic() - start, 3)
     return record
 
