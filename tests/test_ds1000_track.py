@@ -210,6 +210,10 @@ HOSTILE = {  # solution for Numpy/3 (reverse the columns of a) → what stops it
         "import numpy.testing\nnumpy.testing.assert_array_equal = print\nresult = 0\n",
         "violation",
     ),
+    "a comparison swapped for a lenient library function": (
+        "import numpy as np\nnp.testing.assert_array_equal = np.broadcast_arrays\nresult = a\n",
+        "violation",
+    ),
     "a frame walked for the nonce": ("import sys\nf = sys._getframe().f_back\nresult = a[:, ::-1]\n", "violation"),
     "a heap walk": ("import gc\nx = gc.get_objects()\nresult = a[:, ::-1]\n", "violation"),
     "a value equal to anything": (

@@ -86,6 +86,13 @@ PROC_PARTS = ("mem", "fd", "fdinfo", "environ", "maps", "pagemap", "task")
 COMPARISON_MODULES = ("numpy.testing", "pandas.testing", "scipy.sparse", "torch.testing")
 
 
+class _Absent:
+    """What a snapshot had where it had nothing."""
+
+
+_ABSENT = _Absent()
+
+
 class Violation(BaseException):
     """The solution did what a candidate may not: the run is not a pass (BaseException: a
     test's bare ``except Exception`` does not swallow it)."""
@@ -512,7 +519,7 @@ class Watch:
         after = self.snapshot()
         for key, new in after.items():
             old = before.get(key, _ABSENT)
-            if new is not old and self._foreign(key, new, first_sight=old is _ABSENT):
+            if new is not old and self._foreign(key, new, old):
                 kind, owner, name = key
                 where = f"{owner}.{name}" if owner else f"the test's {name}"
                 self.wrapper.violation(f"the solution replaced {where} ({kind})")
@@ -531,14 +538,22 @@ class Watch:
             if _is_candidate(target) or _is_candidate(getattr(type(thread).run, "__code__", None)):
                 self.wrapper.violation("the solution started a thread")
 
-    def _foreign(self, key: tuple[str, str, str], value: object, first_sight: bool = False) -> bool:
+    def _foreign(self, key: tuple[str, str, str], value: object, old: object = _ABSENT) -> bool:
         """A replacement that is not a library's own doing (a lazy import rebinding a name). A
         class attribute first seen now (a class imported meanwhile) counts only when it is the
-        solution's code: library classes keep builtins under other names (an enum's ``__new__``)."""
+        solution's code: library classes keep builtins under other names (an enum's ``__new__``).
+        A function replaced by another of another name (``assert_array_equal = np.asarray``) counts."""
         if key[0] == "context":
             return True  # the context's functions are rebound by nothing but the solution
-        if first_sight and key[0] == "class":
+        if old is _ABSENT and key[0] == "class":
             return _made_by_candidate(value)
+        named = getattr(old, "__name__", None) if callable(old) else None
+        if (
+            isinstance(named, str)
+            and getattr(value, "__name__", None) != named
+            and not isinstance(value, types.ModuleType)
+        ):
+            return True
         if isinstance(value, types.ModuleType):
             return sys.modules.get(value.__name__) is not value  # a stand-in, not what the import system loaded
         if _made_by_candidate(value):
@@ -579,9 +594,6 @@ class Watch:
 
 class _Stranger:
     """An object nothing honest equals."""
-
-
-_ABSENT = _Stranger()
 
 
 def _items(value: object) -> list[object]:
