@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from dlbench.config import ConfigError, load_config
 from dlbench.ds1000.problems import sample_problems
@@ -22,6 +23,7 @@ from dlbench.harness.ds1000 import grade, program_of, screened
 from dlbench.records import Ds1000Problem, EvalStatus, GenStatus
 from dlbench.report.external import ExternalFormatError, load_benchmark, load_ds1000_problems
 from tests.conftest import ROOT
+from tests.workflow_runs import project_copy, snakemake
 
 SAMPLE = ROOT / "resources/ds1000/sample.jsonl"
 RUNNER = ROOT / "dlbench/harness/shipped/ds1000_runner.py"
@@ -245,3 +247,24 @@ def test_the_runner_sweeps_only_inside_the_sandbox():
 def test_shipped_runner_is_standalone():
     source = Path(RUNNER).read_text()
     assert "import dlbench" not in source and "from dlbench" not in source
+
+
+@pytest.mark.slow
+def test_stage_few_shot_on_ds1000_asks_the_stage_classifier_first(tmp_path):
+    """A dry run: DS-1000's prompts get the classifier's stages (rule ds1000_stages) before stage-few-shot."""
+    workdir = project_copy(tmp_path / "project")
+    overlay = {
+        "models": {"m": {"provider": "openai", "model": "standin-model", "base_url": "http://127.0.0.1:9/v1"}},
+        "generate": {"models": ["m"]},
+        "ds1000": {"techniques": ["zero-shot", "stage-few-shot"]},
+    }
+    (workdir / "t.yaml").write_text(yaml.safe_dump(overlay))
+    configs = ["config/config.yaml", "config/ds1000-sample.yaml", "t.yaml"]
+    proc = snakemake(workdir, "-n", "results/ds1000/tables.csv", "--configfile", *configs)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    assert "rule ds1000_stages:" in out and "rule classify_stages:" in out
+    assert (
+        "results/ds1000/generations/m/stage-few-shot.jsonl" in out
+        and "results/ds1000/evaluations/m/zero-shot.jsonl" in out
+    )
