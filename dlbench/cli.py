@@ -141,16 +141,7 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--n", type=_positive, help="samples per task (pass@k needs n >= k; default 1)")
     run.add_argument("--temperature", type=float, help="sampling temperature (default 0)")
     run.add_argument("--runs", type=_positive, help="independent runs (seeds) of every task (default 1)")
-    which = run.add_mutually_exclusive_group()
-    which.add_argument(
-        "--limit", type=_positive, metavar="N",
-        help="a seeded sample of N tasks, stratified by pipeline stage and repository (evaluate.sample_limit)",
-    )  # fmt: skip
-    which.add_argument("--task-ids", nargs="+", metavar="ID", help="only these tasks (evaluate.task_ids)")
-    run.add_argument(
-        "--repos", nargs="+", metavar="OWNER/NAME", help="only these repositories' tasks and images (evaluate.repos)"
-    )
-    run.add_argument("--seed", type=int, help="seed of the --limit sample (evaluate.sample_seed; default 0)")
+    _subset_arguments(run, "(evaluate.sample_limit, task_ids, repos, sample_seed: default 0)")
     run.add_argument("--config", default="config/config.yaml", help="base config file (default: config/config.yaml)")
     run.add_argument("--cores", type=_positive, default=os.cpu_count() or 1, help="snakemake --cores (default: all)")
     run.add_argument("--dry-run", action="store_true", help="plan only (snakemake --dry-run)")
@@ -290,6 +281,18 @@ def _mine_options(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+def _subset_arguments(parser: argparse.ArgumentParser, where: str) -> None:
+    """The tasks a run or an evaluation takes: --limit or --task-ids, --repos, --seed."""
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--limit", type=_positive, metavar="N",
+        help=f"a seeded sample of N tasks, stratified by pipeline stage and repository {where}",
+    )  # fmt: skip
+    which.add_argument("--task-ids", nargs="+", metavar="ID", help="only these tasks")
+    parser.add_argument("--repos", nargs="+", metavar="OWNER/NAME", help="only these repositories' tasks (and images)")
+    parser.add_argument("--seed", type=int, help="seed of the --limit sample")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dlbench", description=__doc__)
     parser.add_argument("--version", action="version", version=f"dlbench {importlib.metadata.version('dlbench')}")
@@ -339,14 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--evidence", metavar="DIR",
         help="per-candidate evidence (default: results/evidence in the workflow's folder, else WORK/evidence)",
     )  # fmt: skip
-    which = ev.add_mutually_exclusive_group()
-    which.add_argument(
-        "--limit", type=_positive, metavar="N",
-        help="a seeded sample of N tasks, stratified by pipeline stage and repository (as dlbench run --limit)",
-    )  # fmt: skip
-    which.add_argument("--task-ids", nargs="+", metavar="ID", help="only these tasks")
-    ev.add_argument("--repos", nargs="+", metavar="OWNER/NAME", help="only these repositories' tasks")
-    ev.add_argument("--seed", type=int, help="seed of the --limit sample (default: the config's evaluate.sample_seed)")
+    _subset_arguments(ev, "(as dlbench run's; seed default: the config's evaluate.sample_seed)")
     ev.add_argument(
         "--k", nargs="+", type=_positive, metavar="K",
         help="pass@k values, reported where every task has k samples or more (default: the config's report.k, 1 3 5)",
