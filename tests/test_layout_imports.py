@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "dlbench"
 # sub-packages that sit apart from their package). A part imports only lower floors.
 FLOORS = {
     "records": 0, "logs": 0, "parsing": 0, "testfiles": 0, "config": 0,
-    "store": 1, "deps": 1, "subset": 1,
+    "store": 1, "deps": 1, "subset": 1, "encoders": 1,
     "standins": 2, "llm": 2, "mine": 2, "images": 2,
     "collect": 3, "tasks": 3, "generate": 3, "harness": 3,
     "generate.mutation_agreement": 4, "trace": 4, "report": 4,

