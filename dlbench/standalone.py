@@ -37,8 +37,8 @@ from dlbench.config import Config, EvaluateConfig, mirror_of
 from dlbench.harness.evaluate import IMAGES_DIR, REPOS_DIR, evaluate_predictions
 from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, Evaluation, Prediction, Selection
 from dlbench.report.render import bootstrap_of
-from dlbench.report.taxonomy import INFRASTRUCTURE, classify
 from dlbench.report.tables import evaluated_table
+from dlbench.report.taxonomy import INFRASTRUCTURE, classify
 from dlbench.store import iter_jsonl, read_json, read_jsonl, write_json
 from dlbench.subset import scored_task_ids
 

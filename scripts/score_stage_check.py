@@ -1,6 +1,6 @@
 # scripts/score_stage_check.py — adapter: the filled manual-check sheet → each benchmark's accuracy and its interval.
-from dlbench.report.stage_check import score_check
 from dlbench.logs import script_logging
+from dlbench.report.stage_check import score_check
 
 with script_logging(snakemake.log[0]):
     inp = snakemake.input

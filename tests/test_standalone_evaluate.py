@@ -20,8 +20,8 @@ from dlbench.cli import main
 from dlbench.collect.clone import clone_repo
 from dlbench.config import MineConfig
 from dlbench.generate.code_mutants import null_body
-from dlbench.mine.api import mine
 from dlbench.images.recipe import ENVIRONMENTS_DIR, IMAGE_FILE
+from dlbench.mine.api import mine
 from dlbench.records import BenchmarkTask, CloneRecord, EvalStatus, Evaluation, ImageRecord, Selection, repo_slug
 from dlbench.report.render import scores_summary
 from dlbench.report.tables import evaluated_table

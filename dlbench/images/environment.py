@@ -18,7 +18,8 @@ import hashlib
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from datetime import UTC, date, datetime, time as clock
+from datetime import UTC, date, datetime
+from datetime import time as clock
 from functools import partial
 from pathlib import Path
 

@@ -49,8 +49,8 @@ from dlbench.report.tables import (
     run_table,
     write_long_table,
 )
-from dlbench.report.uncertainty import Bootstrap
 from dlbench.report.taxonomy import DL_SPECIFIC, INFRASTRUCTURE, KINDS, TOP_LEVEL
+from dlbench.report.uncertainty import Bootstrap
 from dlbench.store import read_jsonl, write_frame, write_text
 
 log = logging.getLogger(__name__)

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from dlbench.generate.techniques import REFERENCE
 from dlbench.records import TABLE_COLUMNS, BenchmarkTask, Evaluation, TableRow
 from dlbench.report.metrics import (
     RunCount,
@@ -41,7 +42,6 @@ from dlbench.report.metrics import (
 )
 from dlbench.report.slices import ALL, in_slice
 from dlbench.report.taxonomy import INFRASTRUCTURE, classify
-from dlbench.generate.techniques import REFERENCE
 from dlbench.report.uncertainty import Bootstrap, Spread, holm, paired, spread
 from dlbench.store import iter_jsonl, read_jsonl, write_frame
 
