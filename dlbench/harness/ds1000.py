@@ -39,7 +39,7 @@ from docker.errors import DockerException, NotFound
 import docker
 from dlbench.config import EvaluateConfig
 from dlbench.harness.code import DS1000_RUNNER, ds1000_support_files
-from dlbench.harness.sandbox import STOP_SETTLE_S, container_options, remove_orphans_once
+from dlbench.harness.sandbox import STOP_SETTLE_S, container_options, remove_container, remove_orphans_once
 from dlbench.harness.screen import screen
 from dlbench.images.build import RUNNER_UID, SUPPORT_DIR, docker_client
 from dlbench.logs import Progress
@@ -174,10 +174,7 @@ class Ds1000Sandbox:
 
     def close(self) -> None:
         if self.container is not None:
-            try:
-                self.container.remove(force=True, v=True)
-            except DockerException as exc:
-                log.warning("could not remove container %s: %s", self.container.short_id, exc)
+            remove_container(self.container)
             self.container = None
 
 

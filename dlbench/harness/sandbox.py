@@ -235,11 +235,16 @@ class DockerSession(Session):
                 except OSError:
                     pass
         if self.container is not None:
-            try:
-                self.container.remove(force=True, v=True)
-            except DockerException as exc:
-                log.warning("could not remove container %s: %s", self.container.short_id, exc)
+            remove_container(self.container)
             self.container = None
+
+
+def remove_container(container) -> None:
+    """Remove a sandbox container and its anonymous volumes; a failure is logged, not raised."""
+    try:
+        container.remove(force=True, v=True)
+    except DockerException as exc:
+        log.warning("could not remove container %s: %s", container.short_id, exc)
 
 
 class NaiveDocker:
