@@ -139,28 +139,29 @@ def test_an_exported_lock_builds_the_image_without_resolving_again(
     tasks = read_jsonl(export / "dlbench.jsonl", BenchmarkTask)
     command = ["evaluate", "--repos-from", str(BUNDLES), "--backend", "docker", "--limit", "1",
                "--repos", REPOS[0]]  # fmt: skip
-    first = tmp_path / "first"
-    first.mkdir()
-    monkeypatch.chdir(first)
-    gold = predictions(first / "gold.jsonl", tasks, "gold")
-    assert main([*command, "--tasks", str(export / "dlbench.jsonl"), "--predictions", gold, "--out", "e.jsonl"]) == 0
-    resolved = read_json(first / "dlbench-work" / "images" / f"{repo_slug(REPOS[0])}.json", ImageRecord)
+
+    def gold_run(folder: Path, tasks_file: Path) -> Path:
+        """``dlbench evaluate`` of gold in an empty ``folder``; its work folder."""
+        folder.mkdir()
+        monkeypatch.chdir(folder)
+        gold = predictions(folder / "gold.jsonl", tasks, "gold")
+        assert main([*command, "--tasks", str(tasks_file), "--predictions", gold, "--out", "e.jsonl"]) == 0
+        return folder / "dlbench-work"
+
+    first = gold_run(tmp_path / "first", export / "dlbench.jsonl")
+    resolved = read_json(first / "images" / f"{repo_slug(REPOS[0])}.json", ImageRecord)
     assert resolved.environment and resolved.environment.lock
 
     exported = tmp_path / "export"
     (exported / ENVIRONMENTS_DIR / resolved.repo).mkdir(parents=True)
     shutil.copy(export / "dlbench.jsonl", exported / "dlbench.jsonl")
     write_json(exported / ENVIRONMENTS_DIR / resolved.repo / IMAGE_FILE, resolved)
-    second = tmp_path / "second"
-    second.mkdir()
-    monkeypatch.chdir(second)
-    gold = predictions(second / "gold.jsonl", tasks, "gold")
-    assert main([*command, "--tasks", str(exported / "dlbench.jsonl"), "--predictions", gold, "--out", "e.jsonl"]) == 0
-    rebuilt = read_json(second / "dlbench-work" / "images" / f"{resolved.repo}.json", ImageRecord)
+    second = gold_run(tmp_path / "second", exported / "dlbench.jsonl")
+    rebuilt = read_json(second / "images" / f"{resolved.repo}.json", ImageRecord)
     log = Path(rebuilt.build_log).read_text()
     assert "from the recorded lock" in log and "# resolved as of" not in log  # no resolution ran
     assert rebuilt.tag == resolved.tag and rebuilt.environment == resolved.environment
-    assert all(e.passed for e in read_jsonl(second / "e.jsonl", Evaluation))
+    assert all(e.passed for e in read_jsonl(second.parent / "e.jsonl", Evaluation))
 
 
 def test_a_repository_is_found_as_a_bundle_a_mirror_or_a_checkout(tmp_path: Path) -> None:
