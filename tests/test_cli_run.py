@@ -335,6 +335,11 @@ def test_run_scores_only_the_stratified_sample(finished):
     assert set(overall["n_tasks"]) == {LIMIT}  # the sample's tasks are all usable
     scores = overall.set_index("model")["value"]
     assert (scores["gold"], scores["null"]) == (1.0, 0.0) and 0 <= scores["standin-model"] <= 1
+    # every score with its uncertainty over the tasks: none for a model that never varies
+    spread = overall.set_index("model")[["stderr", "ci_low", "ci_high"]].astype(float)
+    assert spread.loc["gold"].tolist() == [0.0, 1.0, 1.0] and spread.loc["null"].tolist() == [0.0, 0.0, 0.0]
+    ours = spread.loc["standin-model"]
+    assert ours["ci_low"] <= scores["standin-model"] <= ours["ci_high"] and ours["stderr"] >= 0
 
 
 @pytest.mark.slow
@@ -348,7 +353,8 @@ def test_run_records_its_config_and_prints_the_tables(finished):
     assert (cfg.evaluate.sample_limit, cfg.evaluate.repos) == (LIMIT, SAMPLED_REPOS)
     out = proc.stdout
     assert "## pass@1 per model (usable tasks)" in out and "## pass@1 per pipeline stage" in out
-    assert "| standin-model | zero-shot |" in out and "| gold | reference |" in out
+    assert "| standin-model | zero-shot |" in out and "| gold | reference | 100.0 ± 0.0 | [100.0, 100.0] |" in out
+    assert "| model | technique | pass@1 (%) | 95% interval |" in out  # standard error and interval printed
     stages = out.split("## pass@1 per pipeline stage", 1)[1]
     assert "| stage |" in stages and "| task |" not in stages  # the stage rows only
     assert f"{LIMIT} task(s) drawn, {LIMIT} usable" in out and str(overlays[0]) in out
