@@ -26,7 +26,7 @@ with script_logging(snakemake.log[0]):
         stages=inp.stages[0] if inp.stages else None,
         others={BENCHMARK: inp.ds1000[0]} if inp.get("ds1000") else None,  # a rule parsed before it existed has none
     )
-    write_table6(inp.failures, out.tables)
+    write_table6(inp.failures, out.tables, paper=paper)
     manifest = build_manifest(snakemake.params.run, inp.benchmark, inp.evaluations)
     write_text(Path(out.tables) / "run.md", manifest_text(manifest))
     archive_run(manifest, out.manifest, [out.csv, out.tables, out.plots], Path(out.manifest).parent / "runs")

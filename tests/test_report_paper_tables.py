@@ -169,3 +169,9 @@ def test_write_report_writes_tables_4_5_and_the_temperature_match(tmp_path):
     assert (
         (tables / "table7_temperature.md").read_text().startswith("## Table 7: our runs at the paper's temperature 0.3")
     )
+    # the shipped published figures beside ours: Table 4's DL-Bench stage counts, Table 5's rows
+    assert (
+        "| Pre/Post Processing | 0 (0.0%) | 210 (40.4%) | Table 4; Leaderboard.md §1"
+        in (tables / "table4_beside_paper.md").read_text()
+    )
+    assert (tables / "table5_beside_paper.md").read_text().startswith("## Table 5: pass@1 per prompting technique")

@@ -77,6 +77,7 @@ from __future__ import annotations
 import difflib
 import logging
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,7 +87,9 @@ import pandas as pd
 from dlbench.generate.techniques import REFERENCE
 from dlbench.records import BenchmarkTask, Evaluation, FailureLabel, Generation
 from dlbench.report import taxonomy as tx
-from dlbench.report.render import write_table
+from dlbench.report.cells import MISSING
+from dlbench.report.paper_beside import count_share, published
+from dlbench.report.render import read_paper, write_table
 from dlbench.store import iter_jsonl, read_jsonl, write_jsonl
 from dlbench.tasks.merge import majority
 from dlbench.tasks.sheets import ANY, read_table, write_xlsx_table
@@ -477,9 +480,48 @@ def _shares(table: pd.DataFrame, total: int) -> pd.DataFrame:
     return table
 
 
-def write_table6(merged: str | Path, tables_dir: str | Path) -> None:
-    """``tables/table6_failures.md`` and ``.tex`` from the merged failure labels."""
+PUBLISHED_FAILURES = "failures"  # resources/paper_results.csv's metric of Table 6's counts
+
+
+def table6_beside_paper(labels: Sequence[FailureLabel], paper: pd.DataFrame) -> pd.DataFrame:
+    """Table 6 beside the paper's: per category, and under it per DL sub-type the paper
+    counts, our failing candidates (all models pooled, as the paper's counts are) beside the
+    paper's count, each with its share of the failures categorised (ours: every label with a
+    category; the paper's: the sum of its category counts)."""
+    theirs = published(paper, metric=PUBLISHED_FAILURES)
+    categories = theirs[theirs["dimension"] == "failure category"]
+    subtypes = theirs[theirs["dimension"] == "DL sub-type"]
+    decided = [m for m in labels if m.category]
+    ours = Counter((m.category, m.dl_subtype) for m in decided)
+    ours_total, their_total = len(decided), int(categories["value"].sum())
+    rows = []
+    for category in [*CATEGORIES, *sorted(set(categories["category"]) - set(CATEGORIES))]:
+        published_category = categories[categories["category"] == category]
+        mine = sum(n for (c, _), n in ours.items() if c == category)
+        their = int(published_category["value"].iloc[0]) if len(published_category) else None
+        source = published_category["source"].iloc[0] if len(published_category) else MISSING
+        rows.append([category, "", count_share(mine, ours_total), count_share(their, their_total), source])
+        for r in subtypes[subtypes["category"].str.startswith(f"{category} / ")].itertuples(index=False):
+            subtype = r.category.split(" / ", 1)[1]
+            n = ours.get((category, subtype), 0)
+            rows.append(
+                [category, subtype, count_share(n, ours_total), count_share(int(r.value), their_total), r.source]
+            )
+    columns = ["category", "DL sub-type", f"ours (n={ours_total})", f"paper (n={their_total})", "source"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def write_table6(merged: str | Path, tables_dir: str | Path, paper: str | Path | None = None) -> None:
+    """``tables/table6_failures.md`` and ``.tex`` from the merged failure labels, and with the
+    paper's published figures ``tables/table6_beside_paper``."""
     labels = read_jsonl(merged, FailureLabel)
     write_table(
         tables_dir, "table6_failures", "Table 6: failure categories of the models' failing candidates", table6(labels)
     )
+    if paper is not None and Path(paper).exists():
+        write_table(
+            tables_dir,
+            "table6_beside_paper",
+            "Table 6: failing candidates per category and DL sub-type, ours (all models) beside the paper's",
+            table6_beside_paper(labels, read_paper(paper)),
+        )

@@ -23,7 +23,9 @@ from dlbench.config import ModelConfig, ReportConfig
 from dlbench.records import StagePrediction
 from dlbench.report.beside import DLBENCH, beside, read_long_table, separability, separability_readable
 from dlbench.report.cells import MISSING, at, cell, interval, percent, with_error
+from dlbench.report.paper_beside import published, separability_beside_paper, table4_beside_paper
 from dlbench.report.paper_tables import (
+    TABLE5_TECHNIQUES,
     as_paper_names,
     average_columns_last,
     average_note,
@@ -315,21 +317,30 @@ def loose_name(name: str) -> str:
 
 
 def read_paper(path: str | Path) -> pd.DataFrame:
-    """The paper's published figures (percent), as shipped in ``resources/paper_results.csv``."""
-    return pd.read_csv(path, comment="#")
+    """The paper's published figures, as shipped in ``resources/paper_results.csv`` (a file
+    without the ``benchmark`` column is all DL-Bench's)."""
+    paper = pd.read_csv(path, comment="#", keep_default_na=False)
+    if "benchmark" not in paper:
+        paper["benchmark"] = DLBENCH
+    return paper.assign(value=paper["value"].astype(float))
 
 
 def paper_comparison(
-    table: pd.DataFrame, paper: pd.DataFrame, models: Mapping[str, ModelConfig] | None = None
+    table: pd.DataFrame,
+    paper: pd.DataFrame,
+    models: Mapping[str, ModelConfig] | None = None,
+    benchmark: str = DLBENCH,
 ) -> pd.DataFrame:
-    """Our figures beside the paper's for models, slices, categories and metrics present in both.
-    A model is matched by its paper name, and a run at a temperature other than 0 by the
-    paper's label of such runs (``paper_tables.as_paper_names``)."""
+    """Our figures beside the paper's pass@k figures of ``benchmark`` for models, slices,
+    categories and metrics present in both. A model is matched by its paper name, and a run at
+    a temperature other than 0 by the paper's label of such runs (``paper_tables.as_paper_names``)."""
     keys = ["slice", "dimension", "category", "metric"]
     named = as_paper_names(table, models or {})
     ours = named.assign(
         _model=named["paper_model"].map(loose_name), _technique=named["paper_technique"].map(loose_name)
     )
+    paper = published(paper, benchmark)
+    paper = paper[paper["metric"].str.startswith("pass@")]
     theirs = paper.assign(_model=paper["model"].map(loose_name), _technique=paper["technique"].map(loose_name))
     both = ours.merge(theirs, on=["_model", "_technique", *keys], suffixes=("", "_paper"))
     both = both.sort_values(["model", "technique", *keys, "source"])
@@ -363,6 +374,24 @@ def paper_comparison(
         "source",
     ]
     return pd.DataFrame(data, columns=columns)
+
+
+def table5_beside_paper(
+    tables: Mapping[str, pd.DataFrame], paper: pd.DataFrame, models: Mapping[str, ModelConfig] | None = None
+) -> pd.DataFrame:
+    """Table 5 beside the paper's: per benchmark (DL-Bench's long table and each other's,
+    DS-1000's), our overall pass@1 per prompting technique beside the paper's figure."""
+    parts = []
+    for name, table in tables.items():
+        matched = paper_comparison(table, paper, models, benchmark=name)
+        base = matched["technique"].str.replace(r" \(temperature .*\)$", "", regex=True)
+        keep = (matched["slice"] == "all") & (matched["dimension"] == "overall") & (matched["metric"] == "pass@1")
+        keep &= base.isin(TABLE5_TECHNIQUES)
+        parts.append(matched[keep].drop(columns=["slice", "dimension", "category", "metric"]).assign(benchmark=name))
+    if not parts:
+        return pd.DataFrame(columns=["benchmark", "model", "technique"])
+    frame = pd.concat(parts, ignore_index=True)
+    return frame[["benchmark", *[c for c in frame.columns if c != "benchmark"]]]
 
 
 # ---------------------------------------------------------------- failures and usage
@@ -512,8 +541,10 @@ def write_report(
     adequacy = adequacy_table(inputs, cfg.mutant_kill_threshold)
     write_frame(out / ADEQUACY_FILE, adequacy)
     if paper is not None and Path(paper).exists():
-        comparison = paper_comparison(table, read_paper(paper), models)
+        published_rows = read_paper(paper)
+        comparison = paper_comparison(table, published_rows, models)
         write_table(out, "paper_comparison", "Our figures beside the paper's (percent)", comparison)
+        write_paper_beside(out, inputs, table, theirs, published_rows, models)
         write_table(
             out,
             "table7_temperature",
@@ -528,6 +559,38 @@ def write_report(
     written = write_plots(table, adequacy, cfg.mutant_kill_threshold, plots_dir)
     log.info("plots: %s", ", ".join(p.name for p in written) or "none")
     return table
+
+
+def write_paper_beside(
+    out: Path,
+    inputs: ReportInputs,
+    table: pd.DataFrame,
+    theirs: Mapping[str, pd.DataFrame],
+    paper: pd.DataFrame,
+    models: Mapping[str, ModelConfig] | None,
+) -> None:
+    """Tables 4 and 5 and the separability statistics beside the paper's published figures
+    (Table 6's: ``failures.write_table6``; Tables 1, 2, 3 and 7: ``paper_comparison``)."""
+    write_table(
+        out,
+        "table4_beside_paper",
+        "Table 4: DL-Bench's tasks per stage, ours beside the paper's",
+        table4_beside_paper(list(inputs.tasks.values()), paper),
+    )
+    write_table(
+        out,
+        "table5_beside_paper",
+        "Table 5: pass@1 per prompting technique and benchmark, ours beside the paper's (percent)",
+        table5_beside_paper({DLBENCH: table, **theirs}, paper, models),
+    )
+    if theirs:
+        separated = pd.concat([separability(table, t, name) for name, t in theirs.items()], ignore_index=True)
+        write_table(
+            out,
+            "separability_beside_paper",
+            "Separability of DL-Bench and other benchmarks, ours beside the paper's",
+            separability_beside_paper(separated, paper),
+        )
 
 
 def _beside_others(ours: pd.DataFrame, theirs: Mapping[str, pd.DataFrame], models, make) -> pd.DataFrame:  # noqa: ANN001
