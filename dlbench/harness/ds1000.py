@@ -39,7 +39,15 @@ from docker.errors import DockerException, NotFound
 import docker
 from dlbench.config import EvaluateConfig
 from dlbench.harness.code import DS1000_RUNNER, ds1000_support_files
-from dlbench.harness.sandbox import STOP_SETTLE_S, container_options, remove_container, remove_orphans_once
+from dlbench.harness.sandbox import (
+    STOP_SETTLE_S,
+    check_lockdown,
+    container_options,
+    LockdownMissing,
+    engine_name,
+    remove_container,
+    remove_orphans_once,
+)
 from dlbench.harness.screen import screen
 from dlbench.images.build import RUNNER_UID, SUPPORT_DIR, docker_client
 from dlbench.logs import Progress
@@ -128,7 +136,13 @@ class Ds1000Sandbox:
 
     def _start(self) -> None:
         remove_orphans_once(self.client)
-        self.container = self.client.containers.run(self.image, ["sleep", "infinity"], **container_options(self.cfg))
+        options = container_options(self.cfg, engine=engine_name(self.client))
+        self.container = self.client.containers.run(self.image, ["sleep", "infinity"], **options)
+        try:
+            check_lockdown(self.container, options)
+        except LockdownMissing as exc:  # the engine's fault: an infrastructure error, no container left
+            self.close()
+            raise RunnerLost(str(exc), EvalStatus.INFRA_ERROR) from exc
 
     def _exchange(self, request: bytes, limit: float) -> dict:
         api = self.client.api

@@ -10,6 +10,12 @@ images built before layers-5 declare two). Two modes:
            fresh copy of ``/work/repo`` on the tmpfs, and everything it started is killed
            before the next one.
 ``naive``  (``run_naive``) one ``docker run`` per candidate (the baseline of the benchmark).
+
+The engine is whatever ``DOCKER_HOST`` names: Docker, or Podman's Docker-compatible service
+(rootless on a cluster: docs/CLUSTER.md). Every container's lock-down is read back from the
+engine before a candidate runs in it (``lockdown_gaps``): an engine that accepted a limit and
+dropped it (rootless Podman on cgroups v1 drops memory, CPU and pids limits with a warning in
+its own log only) is an infrastructure fault, never a run without the limit.
 """
 
 from __future__ import annotations
@@ -52,6 +58,13 @@ WORK_DIR = "/tmp/dlbench"
 TMPFS_MB = 512
 SHM_MB = 16
 SUPERVISOR_MB = 384  # the warm supervisor and the tmpfs copies, on top of the candidate's memory
+# Podman mounts writable, unbounded tmpfs at /run and /var/tmp on a read-only root (its
+# read_only_tmpfs default, which Podman 4.3's containers.conf cannot turn off): in a warm
+# container they would outlive a candidate. Read-only tmpfs take their place.
+PODMAN_TMPFS = {"/run": "ro,nosuid,nodev,noexec,size=64k", "/var/tmp": "ro,nosuid,nodev,noexec,size=64k"}
+# the check of every container's lock-down; tests turn it off to see what else an engine
+# without limits (rootless Podman on cgroups v1) still enforces
+REQUIRE_LOCKDOWN = True
 LABEL = "dlbench.sandbox"
 OWNER_LABEL = "dlbench.owner"  # host:pid:start time of the evaluator that started the container
 _orphans_checked = threading.Event()
@@ -68,10 +81,12 @@ def supervisor_command(
     ]  # fmt: skip
 
 
-def container_options(cfg: EvaluateConfig, test_env: Mapping[str, str] | None = None) -> dict:
+def container_options(cfg: EvaluateConfig, test_env: Mapping[str, str] | None = None, engine: str = "docker") -> dict:
     """The lock-down of every sandbox container (docker SDK ``containers.run`` keywords);
-    ``test_env``: the variables the project's own test runs set (``deps.testenv``)."""
+    ``test_env``: the variables the project's own test runs set (``deps.testenv``);
+    ``engine``: ``docker`` or ``podman`` (``engine_name``)."""
     memory = f"{cfg.memory_mb + SUPERVISOR_MB}m"
+    tmpfs = {"/tmp": f"rw,exec,nosuid,nodev,size={TMPFS_MB}m,mode=1777"}
     return {
         "user": f"{RUNNER_UID}:{RUNNER_UID}",
         "network_mode": "none",
@@ -83,7 +98,7 @@ def container_options(cfg: EvaluateConfig, test_env: Mapping[str, str] | None = 
         # exec: tests load native code they compile at run time (torch.compile's kernels). noexec
         # stops no candidate: ctypes runs anonymous executable memory (the audit hook reports
         # ctypes, a loaded library among it), a subprocess runs another interpreter
-        "tmpfs": {"/tmp": f"rw,exec,nosuid,nodev,size={TMPFS_MB}m,mode=1777"},
+        "tmpfs": {**tmpfs, **PODMAN_TMPFS} if engine == "podman" else tmpfs,
         "shm_size": f"{SHM_MB}m",
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges"],
@@ -97,6 +112,51 @@ def container_options(cfg: EvaluateConfig, test_env: Mapping[str, str] | None = 
         "labels": {LABEL: "1", OWNER_LABEL: owner_id(os.getpid())},
         "detach": True,
     }
+
+
+def engine_name(client: docker.DockerClient) -> str:
+    """``podman`` when the engine behind ``client`` is Podman's Docker-compatible service, else ``docker``."""
+    components = client.version().get("Components") or []
+    return "podman" if any(str(c.get("Name", "")).startswith("Podman") for c in components) else "docker"
+
+
+def lockdown_gaps(container: Container, options: Mapping) -> list[str]:
+    """What of ``options``'s lock-down the engine reports it did not apply to ``container``
+    (empty: all of it). Read back from the engine, which may accept a setting and drop it."""
+    container.reload()
+    host = container.attrs.get("HostConfig") or {}
+    gaps = []
+    for key, name in (("Memory", "memory limit"), ("MemorySwap", "swap limit"), ("NanoCpus", "CPU limit"), ("PidsLimit", "pids limit")):  # fmt: skip
+        if not host.get(key) or host[key] < 0:
+            gaps.append(f"{name} ({key} {host.get(key)})")
+    if not host.get("ReadonlyRootfs"):
+        gaps.append("read-only root")
+    if host.get("NetworkMode") != options["network_mode"]:
+        gaps.append(f"network {options['network_mode']} (NetworkMode {host.get('NetworkMode')})")
+    if host.get("Privileged") or host.get("CapAdd"):
+        gaps.append("no privileges (Privileged or CapAdd set)")
+    if "no-new-privileges" not in " ".join(host.get("SecurityOpt") or []):
+        gaps.append("no-new-privileges")
+    writable = sorted(m for m, o in (host.get("Tmpfs") or {}).items() if m != "/tmp" and "ro" not in str(o).split(","))
+    if writable:
+        gaps.append(f"no writable mount but /tmp (writable tmpfs at {', '.join(writable)})")
+    return gaps
+
+
+def check_lockdown(container: Container, options: Mapping) -> None:
+    """Raise ``LockdownMissing`` when the engine did not apply the whole lock-down (``REQUIRE_LOCKDOWN``)."""
+    gaps = lockdown_gaps(container, options)
+    if gaps and REQUIRE_LOCKDOWN:
+        raise LockdownMissing(
+            f"the container engine did not apply the sandbox's {'; '.join(gaps)}: not a sandbox "
+            "(rootless Podman needs cgroups v2 with the memory, cpu and pids controllers delegated: docs/CLUSTER.md)"
+        )
+    if gaps:
+        log.warning("the container engine did not apply the sandbox's %s", "; ".join(gaps))
+
+
+class LockdownMissing(RuntimeError):
+    """The engine accepted a container without the lock-down it was asked for."""
 
 
 def owner_id(pid: int) -> str | None:
@@ -162,8 +222,9 @@ class DockerSession(Session):
 
     def _start(self) -> None:
         remove_orphans_once(self.client)
-        options = container_options(self.cfg, self.test_env)
+        options = container_options(self.cfg, self.test_env, engine_name(self.client))
         self.container = self.client.containers.run(self.image, ["sleep", "infinity"], **options)
+        check_lockdown(self.container, options)  # raised: close() removes the container
         api = self.client.api
         exec_id = api.exec_create(
             self.container.id, supervisor_command("serve", self.preload, self.cfg.preload, self.learned_skip()), stdin=True, stdout=True, stderr=True, tty=False,
@@ -283,10 +344,17 @@ def run_naive(
     command = ["timeout", "-s", "KILL", limit, *supervisor_command("once"), "--request", payload]
     remove_orphans_once(client)
     try:
-        container = client.containers.run(image, command, **container_options(cfg, test_env))
+        options = container_options(cfg, test_env, engine_name(client))
+        # created, checked, then started: the candidate never runs without its lock-down
+        container = client.containers.create(image, command, **{k: v for k, v in options.items() if k != "detach"})
     except DockerException as exc:  # the engine, not the candidate
         return RunResult(infra=f"docker could not start the container: {exc}"[:2000])
     try:
+        try:
+            check_lockdown(container, options)
+            container.start()
+        except (DockerException, LockdownMissing) as exc:
+            return RunResult(infra=f"docker could not start the container: {exc}"[:2000])
         try:
             container.wait(timeout=candidate.limit(cfg) + 2 * REPLY_GRACE_S)
         except Exception as exc:  # noqa: BLE001 - requests' read timeout: the container is stuck
