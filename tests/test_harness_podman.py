@@ -81,6 +81,14 @@ def podman_host() -> Iterator[str]:
     finally:
         os.killpg(service.pid, signal.SIGTERM)
         service.wait(timeout=30)
+        # Podman 4.3 leaves a conmon per exec session (the supervisors) after their container is
+        # removed, and its pause process: this user runs nothing else
+        left = subprocess.run(["ps", "-u", USER, "-o", "pid="], capture_output=True, text=True).stdout.split()
+        for pid in map(int, left):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
 
 
 @pytest.fixture(scope="module")
