@@ -72,6 +72,27 @@ setup(name="acme", install_requires=BASE + ["pandas"], extras_require=EXTRAS, te
     assert specs(found, "test") == ["pytest"]
 
 
+def test_setup_py_arguments_passed_as_a_mapping_are_read() -> None:
+    """``setup(**configuration)``: the keyword arguments live in a module-level dict whose other
+    entries are computed (``readme()``): its literal ones are still the declarations."""
+    found = declared_requirements(tree_of({"setup.py": """
+def readme():
+    return open("README.rst").read()
+configuration = {
+    "name": "acme",
+    "long_description": readme(),
+    "install_requires": ["numpy >= 1.23", "tqdm"],
+    "extras_require": {"plot": ["matplotlib"]},
+    "tests_require": ["pytest"],
+    "python_requires": ">=3.9",
+}
+setup(**configuration)
+"""}))  # fmt: skip
+    assert specs(found, "runtime") == ["numpy>=1.23", "tqdm"]
+    assert specs(found, "extra:plot") == ["matplotlib"] and specs(found, "test") == ["pytest"]
+    assert found.requires_python == [">=3.9"]
+
+
 def test_setup_cfg_tox_nox_conda_and_ci_files() -> None:
     found = declared_requirements(tree_of({
         "setup.cfg": "[options]\ninstall_requires =\n    numpy\n    scipy; python_version>'3.8'\n[options.extras_require]\ntest = pytest-mock\n",  # noqa: E501

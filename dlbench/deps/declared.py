@@ -363,16 +363,28 @@ def _read_setup_py(tree: SourceTree, path: str, text: str, found: Declarations, 
         return
     names = _module_literals(module)
     for call in (n for n in ast.walk(module) if isinstance(n, ast.Call) and _call_name(n) == "setup"):
-        for keyword in call.keywords:
-            value = _literal(keyword.value, names)
-            if keyword.arg == "python_requires":
+        for arg, value in _setup_arguments(call, names):
+            if arg == "python_requires":
                 _add_python(found, value)
-            elif keyword.arg in ("install_requires", "tests_require") and isinstance(value, list):
-                _add_all(found, value, f"{path} setup({keyword.arg}=...)", "runtime" if keyword.arg == "install_requires" else "test")  # fmt: skip
-            elif keyword.arg == "extras_require" and isinstance(value, dict):
+            elif arg in ("install_requires", "tests_require") and isinstance(value, list):
+                _add_all(found, value, f"{path} setup({arg}=...)", "runtime" if arg == "install_requires" else "test")
+            elif arg == "extras_require" and isinstance(value, dict):
                 for name, specs in value.items():
                     if isinstance(specs, list):
                         _add_all(found, specs, f"{path} setup(extras_require[{name!r}])", f"extra:{name}")
+
+
+def _setup_arguments(call: ast.Call, names: dict[str, object]) -> list[tuple[str, object]]:
+    """``setup(...)``'s keyword arguments as literals, those passed as ``**mapping`` included
+    (``setup(**configuration)`` with a module-level dict: umap's, and many older projects')."""
+    arguments: list[tuple[str, object]] = []
+    for keyword in call.keywords:
+        value = _literal(keyword.value, names)
+        if keyword.arg is not None:
+            arguments.append((keyword.arg, value))
+        elif isinstance(value, dict):
+            arguments.extend(value.items())
+    return arguments
 
 
 def _call_name(call: ast.Call) -> str | None:
