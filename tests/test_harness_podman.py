@@ -25,8 +25,7 @@ import docker
 from dlbench.harness import sandbox
 from dlbench.harness.evaluate import evaluate_repo
 from dlbench.records import CloneRecord, EvalStatus, ImageRecord
-from tests.test_harness_run import CFG, GOLD_RELU, HOSTILE, NULL_RELU, RELU, TASKS, by_status, gen
-from tests.test_harness_run import clone, image  # noqa: F401 - module fixtures: the tiny repository, its image
+from tests.test_harness_run import CFG, GOLD_RELU, HOSTILE, NULL_RELU, RELU, TASKS, by_status, clone, gen, image  # noqa: F401 - module fixtures: the tiny repository, its image
 
 # the image is test_harness_run's: built by one worker (harness_docker)
 pytestmark = [pytest.mark.podman, pytest.mark.xdist_group("harness_docker")]

@@ -41,9 +41,9 @@ from dlbench.config import EvaluateConfig
 from dlbench.harness.code import DS1000_RUNNER, ds1000_support_files
 from dlbench.harness.sandbox import (
     STOP_SETTLE_S,
+    LockdownMissing,
     check_lockdown,
     container_options,
-    LockdownMissing,
     engine_name,
     remove_container,
     remove_orphans_once,
