@@ -68,6 +68,7 @@ REQUIRE_LOCKDOWN = True
 LABEL = "dlbench.sandbox"
 OWNER_LABEL = "dlbench.owner"  # host:pid:start time of the evaluator that started the container
 _orphans_checked = threading.Event()
+_engines: dict[str, str] = {}  # engine_name's answer per endpoint
 STDERR_KEEP = 64 * 1024
 STOP_SETTLE_S = 3.0
 
@@ -115,9 +116,13 @@ def container_options(cfg: EvaluateConfig, test_env: Mapping[str, str] | None = 
 
 
 def engine_name(client: docker.DockerClient) -> str:
-    """``podman`` when the engine behind ``client`` is Podman's Docker-compatible service, else ``docker``."""
-    components = client.version().get("Components") or []
-    return "podman" if any(str(c.get("Name", "")).startswith("Podman") for c in components) else "docker"
+    """``podman`` when the engine behind ``client`` is Podman's Docker-compatible service, else
+    ``docker``; asked once per endpoint (the naive mode starts a container per candidate)."""
+    url = client.api.base_url
+    if url not in _engines:
+        components = client.version().get("Components") or []
+        _engines[url] = "podman" if any(str(c.get("Name", "")).startswith("Podman") for c in components) else "docker"
+    return _engines[url]
 
 
 def lockdown_gaps(container: Container, options: Mapping) -> list[str]:
