@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import logging
 
+import docker
+
 import pytest
 
 from dlbench.config import EvaluateConfig
@@ -103,3 +105,14 @@ def test_a_gap_is_refused_unless_the_check_is_off(
     with caplog.at_level(logging.WARNING, logger="dlbench.harness.sandbox"):
         sandbox.check_lockdown(Reported(PODMAN_V1), options)
     assert "did not apply the sandbox's memory limit" in caplog.text
+
+
+def test_engines_on_different_unix_sockets_are_told_apart() -> None:
+    """Every unix socket's base_url reads ``http+docker://localhost``: the engine answer is
+    cached per socket, so a Podman service beside Docker is not taken for Docker."""
+    ours = docker.DockerClient(base_url="unix:///var/run/docker.sock", version="1.41")
+    theirs = docker.DockerClient(base_url="unix:///run/user/1000/podman/podman.sock", version="1.41")
+    remote = docker.DockerClient(base_url="tcp://127.0.0.1:2375", version="1.41")
+    assert sandbox.endpoint(ours) == "unix:///var/run/docker.sock"
+    assert sandbox.endpoint(theirs) == "unix:///run/user/1000/podman/podman.sock"
+    assert sandbox.endpoint(remote) == "http://127.0.0.1:2375"

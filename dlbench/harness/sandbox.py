@@ -118,11 +118,18 @@ def container_options(cfg: EvaluateConfig, test_env: Mapping[str, str] | None = 
 def engine_name(client: docker.DockerClient) -> str:
     """``podman`` when the engine behind ``client`` is Podman's Docker-compatible service, else
     ``docker``; asked once per endpoint (the naive mode starts a container per candidate)."""
-    url = client.api.base_url
+    url = endpoint(client)
     if url not in _engines:
         components = client.version().get("Components") or []
         _engines[url] = "podman" if any(str(c.get("Name", "")).startswith("Podman") for c in components) else "docker"
     return _engines[url]
+
+
+def endpoint(client: docker.DockerClient) -> str:
+    """The address ``client`` talks to: every unix socket's ``base_url`` is the same
+    ``http+docker://localhost``, the socket path is on the session's mounted adapter."""
+    adapter = client.api.adapters.get("http+docker://")
+    return f"unix://{adapter.socket_path}" if hasattr(adapter, "socket_path") else client.api.base_url
 
 
 def lockdown_gaps(container: Container, options: Mapping) -> list[str]:
