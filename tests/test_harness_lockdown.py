@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import logging
 
-import docker
-
 import pytest
 
+import docker
 from dlbench.config import EvaluateConfig
 from dlbench.harness import sandbox
 
