@@ -9,6 +9,7 @@ import pytest
 
 from dlbench.config import StorageConfig
 from dlbench.deps.resolve import IndexUnavailable, ResolutionError, Target, resolve
+from dlbench.deps.sdists import wanted_only_as_wheel, wheel_is_pure
 from dlbench.images.envcheck import check_script, missing_modules
 from dlbench.records import DeclaredRequirement
 
@@ -98,3 +99,31 @@ def test_many_unavailable_optional_requirements_cost_only_themselves(
     assert {d.spec for d in lock.dropped if d.reason.startswith("cannot be had")} == {b.spec for b in bogus}
     assert [d.reason for d in lock.dropped if d.spec == url][0].startswith("direct URL git+https://github.com")
     assert runs.count(False) == 2, runs  # whole resolutions: the first, and the one that succeeds
+
+
+def test_a_test_import_offered_only_as_a_pure_python_sdist_is_kept(target: Target) -> None:
+    """suod publishes no wheels: a test import of it is built once here (pure Python) and kept
+    in the lock instead of dropped with the tests that need it."""
+    lock = resolve([req("six"), req("suod", group="import")], [], target)
+    assert "suod" in lock.versions() and lock.from_source == ["suod"] and lock.dropped == []
+
+
+@pytest.mark.parametrize(
+    ("wheel", "pure"),
+    [
+        ("Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n", True),
+        ("Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py2-none-any\nTag: py3-none-any\n", True),
+        ("Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n", False),
+        ("Wheel-Version: 1.0\nRoot-Is-Purelib: true\n", False),
+    ],
+)
+def test_only_a_none_any_purelib_wheel_counts_as_pure_python(tmp_path, wheel: str, pure: bool) -> None:
+    info = tmp_path / "pkg-1.0.dist-info"
+    info.mkdir()
+    (info / "WHEEL").write_text(wheel)
+    assert wheel_is_pure(tmp_path)[0] is pure
+
+
+def test_a_wheels_only_refusal_is_told_from_a_missing_release() -> None:
+    assert wanted_only_as_wheel("Because all versions of suod have no usable wheels and you require suod, ...")
+    assert not wanted_only_as_wheel("Because dlbench-no-such-distribution-7f3a was not found in the package registry")

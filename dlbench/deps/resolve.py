@@ -9,7 +9,9 @@ the distribution alone (``--no-deps``: one index look-up, not a whole resolution
 dropped with their cause: however many there are, they cost only the tests that need them.
 Then, for real conflicts, the requirement the resolver names with the lowest priority is
 dropped and recorded, until the rest resolves. A direct URL (``name @ git+https://...``)
-cannot be fetched here: the index's release of that name stands in for it, recorded.
+cannot be fetched here: the index's release of that name stands in for it, recorded. An
+optional requirement offered only as an sdist is built once here and kept when it is pure
+Python (``deps.sdists``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 
 from dlbench.deps.declared import canonical_name
 from dlbench.deps.plan import PRIORITY, drop_priority
+from dlbench.deps.sdists import builds_pure_python, wanted_only_as_wheel
 from dlbench.records import DeclaredRequirement, DroppedRequirement
 
 OPTIONAL_BELOW = PRIORITY["test"]  # import, ci, optional, docs, dev: the tests can do without them
@@ -73,6 +76,7 @@ class Lock:
     pins: list[str]  # name==version, sorted by name
     requirements: list[DeclaredRequirement]  # what was resolved (after drops)
     dropped: list[DroppedRequirement] = field(default_factory=list)
+    from_source: list[str] = field(default_factory=list)  # wheels-only names kept as pure-Python sdists
 
     def versions(self) -> dict[str, str]:
         return {canonical_name(m["name"]): m["version"] for m in map(PIN.match, self.pins) if m}
@@ -99,17 +103,18 @@ def resolve(
 
 def _resolve_dropping(requirements: list[DeclaredRequirement], constraints: list[str], target: Target, allow_drops: bool) -> Lock:  # fmt: skip
     requirements, dropped = _from_the_index(requirements)
-    checked = not allow_drops
+    checked, from_source = not allow_drops, set[str]()
     while True:
-        ok, output = compile_lock([r.spec for r in requirements], constraints, target, _wheels_only(requirements))
+        no_build = _wheels_only(requirements, from_source)
+        ok, output = compile_lock([r.spec for r in requirements], constraints, target, no_build)
         if ok:
-            return Lock(pins=_pins(output), requirements=requirements, dropped=dropped)
+            return Lock(pins=_pins(output), requirements=requirements, dropped=dropped, from_source=sorted(from_source))
         if UNSATISFIABLE not in output:
             raise IndexUnavailable(f"uv pip compile failed: {_cause(output)}")
         if not checked:  # first, every optional requirement that cannot be had at all, cheaply
             checked = True
-            requirements, missing = _without_unavailable(requirements, constraints, target)
-            if missing:
+            requirements, missing, from_source = _without_unavailable(requirements, constraints, target)
+            if missing or from_source:
                 dropped += missing
                 continue
         blamed = _blamed(requirements, output) if allow_drops else None
@@ -119,9 +124,10 @@ def _resolve_dropping(requirements: list[DeclaredRequirement], constraints: list
         dropped += gone
 
 
-def _wheels_only(requirements: Sequence[DeclaredRequirement]) -> list[str]:
-    """What the tests merely import, or a CI file installs, must not need a compiler in the image."""
-    return [r.name for r in requirements if drop_priority(r) <= PRIORITY["ci"]]
+def _wheels_only(requirements: Sequence[DeclaredRequirement], from_source: set[str] = frozenset()) -> list[str]:
+    """What the tests merely import, or a CI file installs, must not need a compiler in the
+    image; ``from_source``: such names whose sdist was found to be pure Python."""
+    return [r.name for r in requirements if drop_priority(r) <= PRIORITY["ci"] and r.name not in from_source]
 
 
 def _drop_name(
@@ -137,27 +143,31 @@ def _drop_name(
 
 def _without_unavailable(
     requirements: list[DeclaredRequirement], constraints: list[str], target: Target
-) -> tuple[list[DeclaredRequirement], list[DroppedRequirement]]:
-    """The optional requirements no release of which can be had, dropped with their cause."""
+) -> tuple[list[DeclaredRequirement], list[DroppedRequirement], set[str]]:
+    """The optional requirements no release of which can be had, dropped with their cause, and
+    the names kept as pure-Python sdists."""
     required = {r.name for r in requirements if drop_priority(r) >= OPTIONAL_BELOW}
     optional = [r for r in requirements if drop_priority(r) < OPTIONAL_BELOW and r.name not in required]
     dropped: list[DroppedRequirement] = []
-    for blamed, cause in unavailable(optional, constraints, target):
+    gone_names, from_source = unavailable(optional, constraints, target)
+    for blamed, cause in gone_names:
         requirements, gone = _drop_name(requirements, blamed, f"cannot be had: {cause}")
         dropped += gone
-    return requirements, dropped
+    return requirements, dropped, from_source
 
 
 def unavailable(
     requirements: Sequence[DeclaredRequirement], constraints: Sequence[str], target: Target
-) -> list[tuple[DeclaredRequirement, str]]:
+) -> tuple[list[tuple[DeclaredRequirement, str]], set[str]]:
     """(requirement, the resolver's words) for each of ``requirements`` of which no release
     can be had for ``target`` (not on the index as of the date, no wheel where one is needed),
     found by asking for them without their dependencies: one small run per such
-    requirement, never a whole resolution."""
-    left, gone = list(requirements), []
+    requirement, never a whole resolution; and the wheels-only names whose sdist builds
+    here as pure Python, which can be had after all."""
+    left, gone, from_source = list(requirements), [], set[str]()
     while left:
-        ok, output = compile_lock([r.spec for r in left], constraints, target, _wheels_only(left), no_deps=True)
+        no_build = _wheels_only(left, from_source)
+        ok, output = compile_lock([r.spec for r in left], constraints, target, no_build, no_deps=True)
         if ok:
             break
         if UNSATISFIABLE not in output:
@@ -165,9 +175,25 @@ def unavailable(
         blamed = _blamed(left, output)
         if blamed is None:
             break
-        gone.append((blamed, _cause(output)))
+        cause = _cause(output)
+        if blamed.name in no_build and wanted_only_as_wheel(cause):
+            pure, why = _pure_sdist(blamed, constraints, target)
+            if pure:
+                from_source.add(blamed.name)
+                continue
+            cause = f"{cause} ({why})"
+        gone.append((blamed, cause))
         left = [r for r in left if r.name != blamed.name]
-    return gone
+    return gone, from_source
+
+
+def _pure_sdist(requirement: DeclaredRequirement, constraints: Sequence[str], target: Target) -> tuple[bool, str]:
+    """(pure, why) for the release of ``requirement`` the date allows, built from its sdist."""
+    ok, output = compile_lock([requirement.spec], constraints, target, no_deps=True)
+    pins = _pins(output) if ok else []
+    if not pins:
+        return False, f"no sdist either: {_cause(output)}" if not ok else "no sdist either"
+    return builds_pure_python(pins[0], uv_binary(), _uv_environment() | target.index_environment(), target.cache_dir)
 
 
 def _from_the_index(

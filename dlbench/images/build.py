@@ -461,6 +461,8 @@ def _log_plan(out: IO[str], lock: Lock, target: Target) -> None:
     out.write("# lock\n" + "".join(f"#   {pin}\n" for pin in lock.pins))
     for dropped in lock.dropped:
         out.write(f"# dropped {dropped.spec} ({dropped.source}): {dropped.reason}\n")
+    for name in lock.from_source:
+        out.write(f"# {name}: no wheel, a pure-Python sdist: built in the image\n")
     out.flush()
 
 

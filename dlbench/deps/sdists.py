@@ -1,0 +1,59 @@
+"""Requirements the index offers only as a source distribution, tried here before they are
+dropped.
+
+What the tests merely import, or a CI file installs, is taken as a wheel only: an sdist that
+needs a compiler must not cost the image its build. But many sdist-only test requirements
+are pure Python (``suod``, small plugins): built once on the host (uv, into the shared
+download cache, so the image's install reuses the wheel), one whose wheel is tagged
+``none-any`` and purelib installs in any image and is kept; one that compiles, or does not
+build, stays dropped with that cause.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+NO_WHEELS = re.compile(r"no usable wheels|no wheels (?:with|are available)|no matching distribution", re.IGNORECASE)
+BUILD_TIMEOUT_S = 300
+
+
+def wanted_only_as_wheel(cause: str) -> bool:
+    """True when the resolver refused a requirement only because it has no wheel for us."""
+    return NO_WHEELS.search(cause) is not None
+
+
+def builds_pure_python(pin: str, uv: str, env: dict[str, str], cache_dir: Path | None) -> tuple[bool, str]:
+    """(pure, why): ``pin`` (``name==version``) built from its sdist with the host's
+    interpreter, without its dependencies; pure when every wheel tag is ``*-none-any``."""
+    name = pin.split("==")[0]
+    with tempfile.TemporaryDirectory(prefix="dlbench-sdist-") as target:
+        command = [uv, "pip", "install", "--quiet", "--python", sys.executable, "--target", target,
+                   "--no-deps", "--no-binary", name, pin]  # fmt: skip
+        if cache_dir:
+            command += ["--cache-dir", str(cache_dir)]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, env=env)
+        except subprocess.TimeoutExpired:
+            return False, f"its sdist did not build in {BUILD_TIMEOUT_S} s"
+        if done.returncode != 0:
+            return False, "its sdist does not build: " + (done.stderr.strip().splitlines() or ["(no message)"])[-1][
+                :300
+            ]
+        return wheel_is_pure(Path(target))
+
+
+def wheel_is_pure(installed: Path) -> tuple[bool, str]:
+    """(pure, why) from the WHEEL metadata of the one distribution installed under ``installed``."""
+    wheels = list(installed.glob("*.dist-info/WHEEL"))
+    if not wheels:
+        return False, "its build left no wheel metadata"
+    lines = wheels[0].read_text(encoding="utf-8", errors="replace").splitlines()
+    tags = [line.split(":", 1)[1].strip() for line in lines if line.startswith("Tag:")]
+    purelib = any(line.replace(" ", "").lower() == "root-is-purelib:true" for line in lines)
+    if purelib and tags and all(tag.endswith("-none-any") for tag in tags):
+        return True, "pure Python: built from its sdist"
+    return False, f"its sdist builds native code ({', '.join(tags) or 'no tag'}): it needs a compiler in the image"
