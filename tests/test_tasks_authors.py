@@ -114,6 +114,26 @@ def test_taxonomy_test_ids_are_made_relative_to_the_checkout(tmp_path: Path) -> 
     ]
 
 
+def test_published_ids_are_spelled_as_the_file_at_the_pin_defines_them(tmp_path: Path) -> None:
+    """A name the file lacks but defines once in another case is mapped (lightly's published ids
+    say testMMCRLoss, the pinned file TestMMCRLoss); an ambiguous or absent one is left."""
+    checkout = project(tmp_path).path
+    (checkout / "tests" / "test_loss.py").write_text(
+        "class TestMMCRLoss:\n    def test_Forward(self):\n        pass\n\n\n"
+        "def test_a():\n    pass\n\n\ndef test_A():\n    pass\n"
+    )
+    ids = [
+        "tests/test_loss.py::testMMCRLoss::test_forward[cpu]",
+        "tests/test_loss.py::TEST_A",
+        "tests/test_loss.py::test_gone",
+    ]
+    assert rebased(ids, checkout) == [
+        "tests/test_loss.py::TEST_A",
+        "tests/test_loss.py::TestMMCRLoss::test_Forward[cpu]",
+        "tests/test_loss.py::test_gone",
+    ]
+
+
 def test_taxonomy_file_names_run_repository_and_function_together() -> None:
     names = ["kornia", "pytorch3d", "pytorch-forecasting", "pytorch"]
     assert repo_name_of("processed_classes-kornia__init__48", names) == "kornia"

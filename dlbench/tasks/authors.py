@@ -156,7 +156,8 @@ def taxonomy_test_ids(result: str) -> tuple[str, ...]:
 
 def rebased(ids: Iterable[str], checkout: Path) -> list[str]:
     """Node ids relative to the checkout: each file path cut to its longest tail that is a
-    file there (ids whose file is not there are dropped)."""
+    file there (ids whose file is not there are dropped), each name spelled as the file at
+    the pin defines it (``as_defined``)."""
     found = set()
     for node in ids:
         path, sep, rest = node.partition("::")
@@ -165,8 +166,37 @@ def rebased(ids: Iterable[str], checkout: Path) -> list[str]:
             ("/".join(parts[i:]) for i in range(len(parts)) if (checkout / "/".join(parts[i:])).is_file()), None
         )
         if tail is not None:
-            found.add(f"{tail}{sep}{rest}")
+            found.add(f"{tail}{sep}{as_defined(checkout / tail, rest)}")
     return sorted(found)
+
+
+def as_defined(test_file: Path, rest: str) -> str:
+    """``rest`` (``Class::test[params]``) with each name that the file does not define, but
+    defines once in another case, spelled as defined: lightly's published ids name
+    ``testMMCRLoss``, its file at the pin ``TestMMCRLoss``, and pytest collects none of them."""
+    if not rest:
+        return rest
+    try:
+        names = _defined_names(ast.parse(test_file.read_text(encoding="utf-8", errors="replace")))
+    except (OSError, SyntaxError, ValueError):
+        return rest
+    spelled = []
+    for part in rest.split("::"):
+        name, bracket, params = part.partition("[")
+        same = [n for n in names if n.lower() == name.lower()]
+        spelled.append((same[0] if name not in names and len(same) == 1 else name) + bracket + params)
+    return "::".join(spelled)
+
+
+def _defined_names(tree: ast.Module) -> set[str]:
+    """Top-level functions and classes, and the methods of those classes."""
+    names = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        if isinstance(node, ast.ClassDef):
+            names |= {n.name for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    return names
 
 
 def function_of_result(result: str) -> str | None:
