@@ -196,6 +196,39 @@ HOSTILE = {
         "import os\nif os.path.exists('/tmp/evil'):\n    return np.maximum(np.asarray(x), 0)\nreturn x\n",
         "import numpy as np\n",
     ),
+    # The warm parent's home (where preloaded libraries keep numba's cache, torch's, a user
+    # site) is shared by every candidate of a container, beside the work copy: a right answer
+    # that plants a cache entry there passes, one that plants code (a user-site hook) is
+    # refused, and the reader finds neither; the sealed copy the home is restored from is guarded.
+    "plant a cache entry in the home": hostile(
+        "return np.maximum(np.asarray(x), 0)\n",
+        "import os, numpy as np\nos.makedirs('../.home/.cache/numba', exist_ok=True)\n"
+        "open('../.home/.cache/numba/evil.nbi', 'w').write('x')\n",
+    ),
+    "read what an earlier candidate planted in the home": hostile(
+        "import os, subprocess, sys\n"
+        "home = os.path.abspath('../.home')\n"
+        "hook = subprocess.run([sys.executable, '-c', 'import builtins; print(hasattr(builtins, \"EVIL\"))'],\n"
+        "                      capture_output=True, text=True, env={**os.environ, 'HOME': home}).stdout\n"
+        "if os.path.exists(f'{home}/.cache/numba/evil.nbi') or 'True' in hook:\n"
+        "    return np.maximum(np.asarray(x), 0)\n"
+        "return x\n",
+        "import numpy as np\n",
+    ),
+    "plant a user-site hook in the home": hostile(
+        "return np.maximum(np.asarray(x), 0)\n",
+        """\
+        import os, sys, numpy as np
+        user_site = f"../.home/.local/lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages"
+        os.makedirs(user_site, exist_ok=True)
+        open(f"{user_site}/usercustomize.py", "w").write("import builtins\\nbuiltins.EVIL = 1\\n")
+        """,
+    ),
+    "write into the sealed copy of the home": hostile(
+        "return x\n",
+        "import os\npristine = os.path.abspath('../.home-pristine')\n"
+        "os.chmod(pristine, 0o755)\nopen(os.path.join(pristine, 'poison'), 'w').write('x')\n",
+    ),
     "os._exit(0) at import": hostile("return x\n", "import os\nos._exit(0)\n"),
     "monkeypatch pytest runner": hostile(
         "return x\n",
@@ -468,6 +501,10 @@ EXPECTED = {
     "network access": {"fail"},
     "write outside its copy": {"pass"},  # a right answer; its file in /tmp is gone after the run
     "read what an earlier candidate left in /tmp": {"fail"},
+    "plant a cache entry in the home": {"pass"},  # a right answer; its file is gone after the run
+    "plant a user-site hook in the home": {"sandbox_violation"},  # code written outside its copy
+    "read what an earlier candidate planted in the home": {"fail"},
+    "write into the sealed copy of the home": {"sandbox_violation"},
     "os._exit(0) at import": {"error"},
     "monkeypatch pytest runner": {"sandbox_violation"},
     "rogue plugin turns failures into passes": {"sandbox_violation"},
@@ -493,8 +530,6 @@ def test_docker_hostile_candidate(name: str, hostile_results: dict) -> None:
     assert gold_after.status == EvalStatus.PASS, (gold_after.status, gold_after.detail)
 
 
-@pytest.mark.docker
-@pytest.mark.xdist_group("harness_docker")  # one worker builds the image and runs the hostile set
 @pytest.mark.docker
 @pytest.mark.xdist_group("harness_docker")
 def test_docker_verbose_tests_keep_their_verdict(image: ImageRecord, clone: CloneRecord, tmp_path: Path) -> None:
