@@ -236,20 +236,12 @@ def read_tables(path: Path) -> pd.DataFrame:
 
 
 def summary(table: pd.DataFrame) -> str:
-    """The overall pass@1 (with test pass ratio and task counts), pass@k when k > 1 is
-    reported, and pass@1 per pipeline stage: Markdown, by the report's renderers."""
-    from dlbench.report.render import markdown, table1_overall, table3_categories, table7_passk
+    """What ``dlbench evaluate`` prints too (``render.scores_summary``), or why there is nothing."""
+    from dlbench.report.render import scores_summary
 
     if table.empty:
         return "results/tables.csv has no rows: no task was usable (results/validation.csv says why)\n"
-    parts = [markdown(table1_overall(table), "pass@1 per model (usable tasks)")]
-    passk = table7_passk(table)
-    if len(passk.columns) > 3:  # model, technique, pass@1: only when a larger k is reported
-        parts.append(markdown(passk, "pass@k per model"))
-    stages = table[table["dimension"] == "stage"]
-    if not stages.empty:
-        parts.append(markdown(table3_categories(stages), "pass@1 per pipeline stage"))
-    return "\n".join(parts)
+    return scores_summary(table)
 
 
 def coverage_note(workdir: Path, tasks: TaskRequest) -> list[str]:
