@@ -127,3 +127,16 @@ def test_only_a_none_any_purelib_wheel_counts_as_pure_python(tmp_path, wheel: st
 def test_a_wheels_only_refusal_is_told_from_a_missing_release() -> None:
     assert wanted_only_as_wheel("Because all versions of suod have no usable wheels and you require suod, ...")
     assert not wanted_only_as_wheel("Because dlbench-no-such-distribution-7f3a was not found in the package registry")
+
+
+def test_a_stale_requirements_file_pin_goes_not_the_packages_own_declaration(target: Target) -> None:
+    """CompressAI: requirements.txt pins an old release against pyproject's lower bound, both
+    runtime; the conflict drops the requirements file's pin and keeps the name, as declared."""
+    declared = [
+        DeclaredRequirement(spec="packaging>=23", name="packaging", source="pyproject.toml [project.dependencies]", group="runtime"),
+        DeclaredRequirement(spec="packaging==20.9", name="packaging", source="requirements.txt", group="runtime"),
+        req("six"),
+    ]  # fmt: skip
+    lock = resolve(declared, [], target)
+    assert lock.versions()["packaging"] == "23.1"
+    assert [(d.spec, d.source) for d in lock.dropped] == [("packaging==20.9", "requirements.txt")]

@@ -39,6 +39,7 @@ DIRECT_URL = re.compile(
 DEFAULT_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 RESOLVE_TIMEOUT_S = 600
 UNSATISFIABLE = "No solution found"  # uv's word for a conflict (not a network or index failure)
+METADATA_FILES = ("pyproject.toml", "setup.py", "setup.cfg")  # what the package itself declares
 PIN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>\S+)")
 
 
@@ -133,12 +134,24 @@ def _wheels_only(requirements: Sequence[DeclaredRequirement], from_source: set[s
 def _drop_name(
     requirements: list[DeclaredRequirement], blamed: DeclaredRequirement, reason: str
 ) -> tuple[list[DeclaredRequirement], list[DroppedRequirement]]:
-    """``blamed`` and every other declaration of its name that counts no more (a CI file's
-    and an import's alike); one the project declares with a higher priority stays."""
-    level = drop_priority(blamed)
-    gone = [r for r in requirements if r.name == blamed.name and drop_priority(r) <= level]
+    """``blamed`` and every other declaration of its name that counts no more (``going_with``)."""
+    gone = going_with(requirements, blamed)
     kept = [r for r in requirements if r not in gone]
     return kept, [DroppedRequirement(spec=r.spec, source=r.source, reason=reason) for r in gone]
+
+
+def going_with(requirements: Sequence[DeclaredRequirement], blamed: DeclaredRequirement) -> list[DeclaredRequirement]:
+    """The declarations of ``blamed``'s name that go when it goes: those that count no more
+    (a CI file's and an import's alike). One the project declares with a higher priority,
+    or in its package metadata where ``blamed`` is a requirements file's, stays: CompressAI's
+    requirements.txt pins ``torch==1.8.1`` against its pyproject's ``torch>=1.13.1``, and
+    dropping the name with the conflict left the project without its framework."""
+    return [r for r in requirements if r.name == blamed.name and authority(r) <= authority(blamed)]
+
+
+def authority(requirement: DeclaredRequirement) -> tuple[int, bool]:
+    """How much a declaration counts: its priority, then whether the package metadata says it."""
+    return drop_priority(requirement), Path(requirement.source.split(" ")[0]).name in METADATA_FILES
 
 
 def _without_unavailable(
@@ -183,7 +196,7 @@ def unavailable(
                 continue
             cause = f"{cause} ({why})"
         gone.append((blamed, cause))
-        left = [r for r in left if r.name != blamed.name]
+        left = [r for r in left if r not in going_with(left, blamed)]
     return gone, from_source
 
 
@@ -273,10 +286,10 @@ def _pins(output: str) -> list[str]:
 
 
 def _blamed(requirements: list[DeclaredRequirement], message: str) -> DeclaredRequirement | None:
-    """The lowest-priority requirement whose name the resolver's message mentions."""
+    """The requirement of least ``authority`` whose name the resolver's message mentions."""
     text = canonical_name(message)
     named = [r for r in requirements if re.search(rf"(?<![a-z0-9-]){re.escape(r.name)}(?![a-z0-9])", text)]
-    return min(named, key=drop_priority, default=None)
+    return min(named, key=authority, default=None)
 
 
 def _cause(output: str) -> str:

@@ -29,7 +29,7 @@ from packaging.version import Version
 import docker
 from dlbench.config import ImagesConfig, PythonBase
 from dlbench.deps.plan import PRIORITY, EnvironmentPlan, drop_priority
-from dlbench.deps.resolve import Target, unavailable
+from dlbench.deps.resolve import Target, going_with, unavailable
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ def required_lost(plan: EnvironmentPlan, target: Target) -> list[str]:
     """The runtime and test requirements no release of which can be had for ``target``, each
     asked for without its dependencies (cheap: no whole resolution per Python)."""
     required = [r for r in plan.requirements if drop_priority(r) >= REQUIRED_FROM]
-    return sorted({r.spec for blamed, _ in unavailable(required, plan.constraints, target)[0] for r in required if r.name == blamed.name})  # fmt: skip
+    return sorted({r.spec for blamed, _ in unavailable(required, plan.constraints, target)[0] for r in going_with(required, blamed)})  # fmt: skip
 
 
 def choose_python(
