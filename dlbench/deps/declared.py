@@ -45,6 +45,8 @@ OPTIONS_WITH_VALUE = {
 }  # fmt: skip
 OWN_EXTRAS = re.compile(r"""['"]?\.?/?\[(?P<extras>[\w,\s-]+)\]['"]?""")
 SHELL_OPERATORS = {"&&", "||", ";", "|", ">", ">>", "2>&1", "&"}
+METADATA_FILES = ("pyproject.toml", "setup.py", "setup.cfg")  # what the package itself declares
+FREEZE_MIN = 30  # exact pins in one file: a ``pip freeze`` of an environment, not what a package needs
 MAX_REQUIREMENTS_DEPTH = 3  # requirements files deeper than this are examples' or tools', not the tests'
 GROUP_WORDS = {
     "test": ("test", "tests", "testing", "pytest", "check", "ci"),
@@ -160,7 +162,37 @@ def declared_requirements(tree: SourceTree) -> Declarations:
         found.files.append(path)
         reader = _reader_for(path)
         reader(tree, path, text, found, seen)
+    _set_aside_freezes(found)
     return found
+
+
+def from_package_metadata(source: str) -> bool:
+    """Whether a declaration's ``source`` is the package's own metadata (not a requirements,
+    CI or environment file)."""
+    return PurePosixPath(source.split(" ")[0]).name in METADATA_FILES
+
+
+def _set_aside_freezes(found: Declarations) -> None:
+    """A requirements file that is a whole environment frozen (``FREEZE_MIN`` or more lines,
+    every one an exact pin) is set aside where the package metadata declares its runtime
+    dependencies: its pins are someone's machine on the day, not what the package needs.
+    CompressAI's requirements.txt of 2023 pins pytest 6.2.4, whose toml parser cannot read
+    the project's pyproject.toml (every session ended before collecting), and torch 1.8.1
+    against the metadata's ``torch>=1.13.1``."""
+    if not any(r.group == "runtime" and from_package_metadata(r.source) for r in found.requirements):
+        return
+    for source, declared in itertools.groupby(sorted(found.requirements, key=lambda r: r.source), lambda r: r.source):
+        pins = list(declared)
+        if from_package_metadata(source) or len(pins) < FREEZE_MIN or not all(map(_exact_pin, pins)):
+            continue
+        found.requirements = [r for r in found.requirements if r.source != source]
+        reason = f"a frozen environment ({len(pins)} exact pins) beside the package's declared dependencies"
+        found.skipped.append(DroppedRequirement(spec="", source=source, reason=reason))
+
+
+def _exact_pin(requirement: DeclaredRequirement) -> bool:
+    specifiers = list(Requirement(requirement.spec).specifier)
+    return len(specifiers) == 1 and specifiers[0].operator == "==" and "*" not in specifiers[0].version
 
 
 def _file_order(path: str) -> tuple[int, str]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from dlbench.deps.declared import canonical_name
+from dlbench.deps.declared import canonical_name, from_package_metadata
 from dlbench.deps.plan import PRIORITY, drop_priority
 from dlbench.deps.sdists import builds_pure_python, wanted_only_as_wheel
 from dlbench.records import DeclaredRequirement, DroppedRequirement
@@ -39,7 +39,6 @@ DIRECT_URL = re.compile(
 DEFAULT_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 RESOLVE_TIMEOUT_S = 600
 UNSATISFIABLE = "No solution found"  # uv's word for a conflict (not a network or index failure)
-METADATA_FILES = ("pyproject.toml", "setup.py", "setup.cfg")  # what the package itself declares
 PIN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>\S+)")
 
 
@@ -151,7 +150,7 @@ def going_with(requirements: Sequence[DeclaredRequirement], blamed: DeclaredRequ
 
 def authority(requirement: DeclaredRequirement) -> tuple[int, bool]:
     """How much a declaration counts: its priority, then whether the package metadata says it."""
-    return drop_priority(requirement), Path(requirement.source.split(" ")[0]).name in METADATA_FILES
+    return drop_priority(requirement), from_package_metadata(requirement.source)
 
 
 def _without_unavailable(
