@@ -47,6 +47,7 @@ OWN_EXTRAS = re.compile(r"""['"]?\.?/?\[(?P<extras>[\w,\s-]+)\]['"]?""")
 SHELL_OPERATORS = {"&&", "||", ";", "|", ">", ">>", "2>&1", "&"}
 METADATA_FILES = ("pyproject.toml", "setup.py", "setup.cfg")  # what the package itself declares
 FREEZE_MIN = 30  # exact pins in one file: a ``pip freeze`` of an environment, not what a package needs
+FREEZE_SHARE = 0.9  # of its lines (a freeze edited by hand keeps a bound or two: CompressAI's Jinja2<3.1)
 MAX_REQUIREMENTS_DEPTH = 3  # requirements files deeper than this are examples' or tools', not the tests'
 GROUP_WORDS = {
     "test": ("test", "tests", "testing", "pytest", "check", "ci"),
@@ -173,8 +174,8 @@ def from_package_metadata(source: str) -> bool:
 
 
 def _set_aside_freezes(found: Declarations) -> None:
-    """A requirements file that is a whole environment frozen (``FREEZE_MIN`` or more lines,
-    every one an exact pin) is set aside where the package metadata declares its runtime
+    """A requirements file that is a whole environment frozen (``FREEZE_MIN`` or more exact
+    pins, nearly every line) is set aside where the package metadata declares its runtime
     dependencies: its pins are someone's machine on the day, not what the package needs.
     CompressAI's requirements.txt of 2023 pins pytest 6.2.4, whose toml parser cannot read
     the project's pyproject.toml (every session ended before collecting), and torch 1.8.1
@@ -182,11 +183,12 @@ def _set_aside_freezes(found: Declarations) -> None:
     if not any(r.group == "runtime" and from_package_metadata(r.source) for r in found.requirements):
         return
     for source, declared in itertools.groupby(sorted(found.requirements, key=lambda r: r.source), lambda r: r.source):
-        pins = list(declared)
-        if from_package_metadata(source) or len(pins) < FREEZE_MIN or not all(map(_exact_pin, pins)):
+        lines = list(declared)
+        exact = sum(map(_exact_pin, lines))
+        if from_package_metadata(source) or exact < FREEZE_MIN or exact < FREEZE_SHARE * len(lines):
             continue
         found.requirements = [r for r in found.requirements if r.source != source]
-        reason = f"a frozen environment ({len(pins)} exact pins) beside the package's declared dependencies"
+        reason = f"a frozen environment ({exact} of {len(lines)} requirements exact pins) beside the package's declared dependencies"
         found.skipped.append(DroppedRequirement(spec="", source=source, reason=reason))
 
 
