@@ -252,6 +252,44 @@ def test_children_may_set_the_start_method_a_preloaded_library_asked_for(
     assert run.status == EvalStatus.PASS, (run.status, run.detail, run.causes)
 
 
+def test_a_file_a_preloaded_library_holds_open_stays_readable_and_closing_it_costs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """torchgeo: pyproj keeps its database open from import on. The child closed every
+    inherited descriptor, its own files reused the numbers, and the library, closing its
+    handle, closed the report pipe (every session ended at collection, EBADF). The library's
+    read-only file stays readable in the child, and closing it there costs nothing."""
+    site = write_tree(tmp_path / "site", {"dbheld.py": DBHELD, "rows.db": "rows"})
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    files = {
+        "requirements.txt": "dbheld\n",
+        "lib/__init__.py": "",
+        "lib/ops.py": "def double(x):\n    return [2 * v for v in x]\n",
+        "tests/test_ops.py": (
+            "import dbheld\n\nfrom lib.ops import double\n\n\ndef test_read_then_close():\n"
+            "    dbheld.HANDLE.seek(0)\n    assert dbheld.HANDLE.read() == b'rows'\n    dbheld.HANDLE.close()\n\n\n"
+            "def test_double():\n    assert double([1, 2]) == [2, 4]\n"
+        ),
+    }
+    checkout = write_tree(tmp_path / "db", files)
+    gold = "def double(x):\n    return [2 * v for v in x]\n"
+    tests = ["tests/test_ops.py::test_read_then_close", "tests/test_ops.py::test_double"]
+    task = TASK.model_copy(update={"task_id": "db__lib:lib/ops.py:double", "slug": "db__lib", "ground_truth": gold, "tests": tests})  # fmt: skip
+    with LocalSession(checkout, CFG, preload_for(checkout)) as session:
+        assert "dbheld" in session.start()["preloaded"]
+    clone = clone_of(checkout).model_copy(update={"slug": "db__lib"})
+    gens = [Generation(task_id=task.task_id, model="gold", technique="t", sample=k, code=gold) for k in range(2)]
+    runs = evaluate_repo(clone, {task.task_id: task}, gens, None, "local", CFG, 1, tmp_path / "out")
+    assert [r.status for r in runs] == [EvalStatus.PASS] * 2, [(r.status, r.detail, r.causes) for r in runs]
+
+
+DBHELD = """\
+import os
+
+HANDLE = open(os.path.join(os.path.dirname(__file__), "rows.db"), "rb")
+"""
+
+
 PARKED_OR_BUSY = """\
 import ctypes, hashlib, sys, threading
 sys.path.insert(0, "/opt/dlbench")

@@ -22,6 +22,7 @@ import argparse
 import ast
 import base64
 import ctypes
+import fcntl
 import gc
 import hashlib
 import importlib.machinery
@@ -52,7 +53,6 @@ except ModuleNotFoundError:  # run from the dlbench package (local backend, test
 
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
-REPORT_FD = 3
 COPY_LINK_BYTES = 1 << 20  # sandboxed: larger files are symlinked to the read-only original
 EXTENSION_SUFFIXES = (".so", ".pyd")  # compiled modules a project builds in place (images/extensions.py)
 EVENT_LIMIT = 16 << 20
@@ -306,10 +306,9 @@ class Supervisor:
         code = 70
         try:
             os.setsid()
-            null = os.open(os.devnull, os.O_RDONLY)
+            null = os.open(os.devnull, os.O_RDWR)
             os.dup2(null, 0), os.dup2(out_w, 1), os.dup2(out_w, 2)
-            os.dup2(rep_w, REPORT_FD)
-            os.closerange(REPORT_FD + 1, 65536)
+            self.report_fd = _settle_descriptors(null, rep_w, self.repo)
             _limit_child(req, self.sandboxed)
             self._enter_copy(copy)
             if self.entry_plugins is not None:  # resolved once in the parent (see _entry_point_plugins)
@@ -318,7 +317,7 @@ class Supervisor:
             audit = self._audit(copy, req)
             _, fail, ok = canary(req["nonce"], req["tests"])
             selected = sorted([*req["tests"], fail, ok])
-            self.plugin.attach(REPORT_FD, selected, req.get("seed"), audit, copy, req.get("target"))
+            self.plugin.attach(self.report_fd, selected, req.get("seed"), audit, copy, req.get("target"))
             sys.addaudithook(audit)
             code = self._main(args, copy)
         except BaseException as exc:  # noqa: BLE001 - report anything, never return
@@ -382,7 +381,7 @@ class Supervisor:
         return dlbench_guard.Audit(
             self.plugin.send, copy, candidate=list(req["files"]), tests=[t.split("::")[0] for t in req["tests"]],
             scratch=[os.path.join(own, sub) for sub in SCRATCH_SUBDIRS], writable=[*SCRATCH_DIRS, self.work],
-            library=self.guarded[1], report_fd=REPORT_FD,
+            library=self.guarded[1], report_fd=self.report_fd,
         )  # fmt: skip
 
     def _enter_copy(self, copy: str) -> None:
@@ -799,6 +798,50 @@ def _shadows_source(path: str) -> bool:
 
 def _large_data(path: str) -> bool:
     return os.path.getsize(path) > COPY_LINK_BYTES and not path.endswith(dlbench_guard.CODE_SUFFIXES)
+
+
+def _settle_descriptors(null: int, report: int, repo: str) -> int:
+    """The child's descriptors: the report pipe moved to a number the parent never had open,
+    which is returned; every inherited one keeps its number, a read-only regular file outside
+    the repository (a preloaded library's database: pyproj's proj.db) as it is, anything
+    else (the parent's pipes and sockets, writable files) pointed at /dev/null.
+
+    Objects inherited from the parent close their descriptor when the child drops them: had
+    the number been closed, the child's own files would reuse it and be closed under it
+    (torchgeo: pyproj's database held the number the report pipe took, and every session
+    ended at collection on EBADF)."""
+    inherited = _open_descriptors()
+    moved = fcntl.fcntl(report, fcntl.F_DUPFD, max([*inherited, null]) + 1)
+    for fd in inherited:
+        if fd != null and not _read_only_file(fd, repo):
+            os.dup2(null, fd)
+    return moved
+
+
+def _open_descriptors() -> list[int]:
+    """This process's open descriptors beyond stdio."""
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:  # no /proc: probe
+        names = [str(n) for n in range(3, 1024)]
+    found = []
+    for fd in sorted(int(n) for n in names if n.isdigit() and int(n) > 2):
+        try:
+            os.fstat(fd)  # the listing's own descriptor is closed by now
+        except OSError:
+            continue
+        found.append(fd)
+    return found
+
+
+def _read_only_file(fd: int, repo: str) -> bool:
+    try:
+        mode, flags = os.fstat(fd).st_mode, fcntl.fcntl(fd, fcntl.F_GETFL)
+        path = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return False
+    inside = path == repo or path.startswith(repo + os.sep)  # never a way back to the reference
+    return stat.S_ISREG(mode) and flags & os.O_ACCMODE == os.O_RDONLY and not inside
 
 
 def _copy_tree(src: str, dst: str, link_large: bool) -> list[str]:
