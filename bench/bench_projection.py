@@ -12,7 +12,9 @@ The projection: ``models × runs`` candidates per task (the paper: 7 × 5) plus 
 over ``--tasks`` tasks drawn like the measured ones (each repository weighs by its share of
 the authors' named tasks in ``results/authors/repos.csv``, else equally), run ``--slots`` at a
 time on one node (16 cores, one sandbox per core). Every figure is a measurement or a product
-of measurements; the per-repository rows are written to ``docs/data/projection.csv``.
+of measurements; the per-repository rows are written to ``docs/data/projection.csv``, with
+the median of each part of a run where its evidence records them (copy, the child's start,
+pytest's start-up and collection, the tests, exit, the checks after, cleanup).
 
     python bench/bench_projection.py --budget 10
 """
@@ -20,6 +22,7 @@ of measurements; the per-repository rows are written to ``docs/data/projection.c
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 from collections import defaultdict
 from pathlib import Path
@@ -70,7 +73,26 @@ def repository_row(slug: str, runs: list[Evaluation], budget_s: float) -> dict:
         "overhead_median_s": statistics.median(w - t for w, t in zip(wall, tests, strict=True)),
         "budget_median_s": statistics.median(budgeted),
         "budget_mean_s": statistics.fmean(budgeted),
+        **phase_medians(slug),
     }
+
+
+PHASES = ("copy", "start", "collect", "tests", "exit", "check", "cleanup")
+
+
+def phase_medians(slug: str) -> dict[str, float]:
+    """Median seconds of each part of the repository's gold runs, from their evidence
+    (``run.json``'s ``phases``, kept by runs since they were recorded): where the overhead
+    beyond the tests' own time goes. ``exit``: the session less the child's stamped parts."""
+    found: dict[str, list[float]] = defaultdict(list)
+    for path in ROOT.glob(f"results/evidence/gold/*/{slug}/*/*/run.json"):
+        phases = json.loads(path.read_text()).get("phases") or {}
+        if not {"session", "start", "collect", "tests"} <= phases.keys():
+            continue
+        phases["exit"] = phases["session"] - phases["start"] - phases["collect"] - phases["tests"]
+        for name in PHASES:
+            found[name].append(phases.get(name, 0.0))
+    return {f"{name}_median_s": statistics.median(found[name]) if found[name] else float("nan") for name in PHASES}
 
 
 def weights(slugs: list[str]) -> dict[str, float]:

@@ -461,7 +461,16 @@ def _record(
     write_text(job.evidence / "events.jsonl", "".join(line + "\n" for line in run.events))
     meta = {
         k: getattr(run, k)
-        for k in ("output_bytes", "output_exceeded", "timed_out", "exit_code", "violations", "infra", "wall_s")
+        for k in (
+            "output_bytes",
+            "output_exceeded",
+            "timed_out",
+            "exit_code",
+            "violations",
+            "infra",
+            "wall_s",
+            "phases",
+        )
     }
     write_text(
         job.evidence / "run.json",

@@ -86,6 +86,7 @@ class RunResult:
     wall_s: float = 0.0
     cmd: list[str] = field(default_factory=list)
     oom: bool = False  # the container's memory cgroup killed a process during the run
+    phases: dict[str, float] = field(default_factory=dict)  # seconds of each part (supervisor._phases)
 
     @classmethod
     def from_response(cls, data: Mapping[str, Any]) -> RunResult:

@@ -28,6 +28,7 @@ import linecache
 import os
 import random
 import sys
+import time
 import types
 import warnings
 from collections.abc import Iterator, Mapping
@@ -45,6 +46,7 @@ except ModuleNotFoundError:  # run from the dlbench package (local backend, test
 
 _FD: int | None = None
 _WRITE = os.write  # captured before candidate code can replace os.write
+_NOW = time.monotonic  # and before a test freezes time (freezegun)
 _BASELINE: dict[str, str] = {}
 TEXT_LIMIT = 4000  # of a failure's traceback kept in its event: its tail, and the error lines before it
 TEXT_TAIL = 3000
@@ -232,7 +234,9 @@ def attach(  # noqa: PLR0913
     _BASELINE.clear()
     _BASELINE.update(fingerprints())
     trust_attributes()
-    send({"ev": "hello", "pid": os.getpid(), "python": sys.version.split()[0], "pytest": pytest.__version__})
+    send(
+        {"ev": "hello", "pid": os.getpid(), "python": sys.version.split()[0], "pytest": pytest.__version__, "t": _NOW()}
+    )
 
 
 def send(event: dict) -> None:
@@ -700,7 +704,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     check("collection", session.config)
     if _AUDIT[0] is not None and _TARGET[0]:
         _check_returns(_AUDIT[0], _TARGET[0])
-    send({"ev": "collected", "ids": [_listed(item.nodeid) for item in session.items]})
+    send({"ev": "collected", "ids": [_listed(item.nodeid) for item in session.items], "t": _NOW()})
     _COLLECTED_SENT.append(True)
 
 
@@ -734,4 +738,4 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     check("finish", session.config)
-    send({"ev": "finish", "exitstatus": int(exitstatus)})
+    send({"ev": "finish", "exitstatus": int(exitstatus), "t": _NOW()})

@@ -216,16 +216,19 @@ class Supervisor:
     def run(self, req: dict) -> dict:
         self.counter += 1
         copy = os.path.join(self.work, f"c{self.counter}")
-        start = time.monotonic()
+        marks = [("start", time.monotonic())]
         result: dict = {"events": [], "output": "", "output_bytes": 0, "timed_out": False, "exit_code": None}
         result.update(output_exceeded=False, violations=[], infra=None, cmd=[], oom=False)
         try:
             args, before = self._prepare(copy, req)
+            marks.append(("copy", time.monotonic()))
             result["cmd"] = ["pytest", *args]
             kills = _oom_kills() if self.sandboxed else None
             result.update(self._execute(copy, req, args))
+            marks.append(("session", time.monotonic()))
             result["oom"] = kills is not None and (_oom_kills() or 0) > kills
             result["violations"] += self._violations(copy, before, req)
+            marks.append(("check", time.monotonic()))
         except OSError as exc:
             result["infra"] = f"supervisor: {exc!r}"
         finally:
@@ -235,7 +238,9 @@ class Supervisor:
         result["violations"] += tampered
         if not tampered:
             self._restore_home()
-        result.update(id=req.get("id"), wall_s=round(time.monotonic() - start, 4), restart=bool(tampered))
+        marks.append(("cleanup", time.monotonic()))
+        wall = round(marks[-1][1] - marks[0][1], 4)
+        result.update(id=req.get("id"), wall_s=wall, restart=bool(tampered), phases=_phases(marks, result))
         return result
 
     def _pristine_changed(self) -> list[str]:
@@ -294,6 +299,7 @@ class Supervisor:
         # child's session has reused since the child closed the inherited ones (Python 3.13:
         # every failing run after the first ended in EBADF at pytest's unconfigure).
         gc.freeze()
+        self.forked = time.monotonic()
         pid = self.child = os.fork()
         if pid == 0:  # the child never returns
             os.close(out_r), os.close(rep_r)
@@ -451,6 +457,7 @@ class Supervisor:
             ].decode(errors="replace")
         return {
             "events": bytes(events[:EVENT_LIMIT]).decode(errors="replace").splitlines(),
+            "forked": self.forked,
             "output": output,
             "output_bytes": total,
             "output_exceeded": exceeded,
@@ -798,6 +805,32 @@ def _shadows_source(path: str) -> bool:
 
 def _large_data(path: str) -> bool:
     return os.path.getsize(path) > COPY_LINK_BYTES and not path.endswith(dlbench_guard.CODE_SUFFIXES)
+
+
+def _phases(marks: list, result: dict) -> dict:
+    """Seconds of each part of a run (the harness's overhead, measured: docs/PERFORMANCE.md):
+    the supervisor's own (copy, session, check, cleanup), and within the session the child's,
+    from the times its plugin stamps on its events (start: fork to the plugin attached;
+    collect: pytest's start-up and collection; tests; exit). Informational only: a child
+    could forge its stamps, no verdict reads them."""
+    phases = {name: round(t - marks[i][1], 4) for i, (name, t) in enumerate(marks[1:])}
+    stamps = {"forked": result.get("forked")}
+    for line in result.get("events", []):
+        if (
+            line.startswith('{"ev": "hello"')
+            or line.startswith('{"ev": "collected"')
+            or line.startswith('{"ev": "finish"')
+        ):
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            stamps.setdefault(event.get("ev"), event.get("t"))
+    names = [("start", "forked", "hello"), ("collect", "hello", "collected"), ("tests", "collected", "finish")]
+    for name, a, b in names:
+        if isinstance(stamps.get(a), float) and isinstance(stamps.get(b), float):
+            phases[name] = round(stamps[b] - stamps[a], 4)
+    return phases
 
 
 def _settle_descriptors(null: int, report: int, repo: str) -> int:
