@@ -16,7 +16,7 @@ from dlbench.harness.local import LocalSession
 from dlbench.harness.run import Candidate, preload_for
 from dlbench.harness.shipped.plugin import neutralise
 from dlbench.harness.verdict import describe
-from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, EvalStatus, Generation
+from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, EvalStatus, Evaluation, Generation
 from tests.test_mine_callgraph import write_tree
 
 SLUG = "warm__lib"
@@ -230,25 +230,12 @@ def test_children_may_set_the_start_method_a_preloaded_library_asked_for(
     parent, a test module's ``set_start_method("spawn")`` then failed in every child ("context
     has already been set": PennyLane's default_qubit tests). Children start unset, as a fresh
     interpreter does."""
-    site = write_tree(tmp_path / "site", {"mpask.py": "import multiprocessing\n\nmultiprocessing.get_start_method()\n"})
-    monkeypatch.setenv("PYTHONPATH", str(site))
-    files = {
-        "requirements.txt": "mpask\n",
-        "lib/__init__.py": "",
-        "lib/ops.py": "def double(x):\n    return [2 * v for v in x]\n",
-        "tests/test_ops.py": (
-            "from multiprocessing import set_start_method\n\nfrom lib.ops import double\n\n"
-            'set_start_method("spawn")\n\n\ndef test_double():\n    assert double([1, 2]) == [2, 4]\n'
-        ),
-    }
-    checkout = write_tree(tmp_path / "mp", files)
-    gold = "def double(x):\n    return [2 * v for v in x]\n"
-    task = TASK.model_copy(update={"task_id": "mp__lib:lib/ops.py:double", "slug": "mp__lib", "ground_truth": gold})
-    with LocalSession(checkout, CFG, preload_for(checkout)) as session:
-        assert "mpask" in session.start()["preloaded"]
-    clone = clone_of(checkout).model_copy(update={"slug": "mp__lib"})
-    gens = [Generation(task_id=task.task_id, model="gold", technique="t", code=gold)]
-    [run] = evaluate_repo(clone, {task.task_id: task}, gens, None, "local", CFG, 1, tmp_path / "out")
+    test_module = (
+        "from multiprocessing import set_start_method\n\nfrom lib.ops import double\n\n"
+        'set_start_method("spawn")\n\n\ndef test_double():\n    assert double([1, 2]) == [2, 4]\n'
+    )
+    site = {"mpask.py": "import multiprocessing\n\nmultiprocessing.get_start_method()\n"}
+    [run] = gold_runs_beside(tmp_path, monkeypatch, site, "mpask", test_module, TASK.tests)
     assert run.status == EvalStatus.PASS, (run.status, run.detail, run.causes)
 
 
@@ -259,28 +246,36 @@ def test_a_file_a_preloaded_library_holds_open_stays_readable_and_closing_it_cos
     inherited descriptor, its own files reused the numbers, and the library, closing its
     handle, closed the report pipe (every session ended at collection, EBADF). The library's
     read-only file stays readable in the child, and closing it there costs nothing."""
-    site = write_tree(tmp_path / "site", {"dbheld.py": DBHELD, "rows.db": "rows"})
-    monkeypatch.setenv("PYTHONPATH", str(site))
-    files = {
-        "requirements.txt": "dbheld\n",
-        "lib/__init__.py": "",
-        "lib/ops.py": "def double(x):\n    return [2 * v for v in x]\n",
-        "tests/test_ops.py": (
-            "import dbheld\n\nfrom lib.ops import double\n\n\ndef test_read_then_close():\n"
-            "    dbheld.HANDLE.seek(0)\n    assert dbheld.HANDLE.read() == b'rows'\n    dbheld.HANDLE.close()\n\n\n"
-            "def test_double():\n    assert double([1, 2]) == [2, 4]\n"
-        ),
-    }
-    checkout = write_tree(tmp_path / "db", files)
-    gold = "def double(x):\n    return [2 * v for v in x]\n"
+    test_module = (
+        "import dbheld\n\nfrom lib.ops import double\n\n\ndef test_read_then_close():\n"
+        "    dbheld.HANDLE.seek(0)\n    assert dbheld.HANDLE.read() == b'rows'\n    dbheld.HANDLE.close()\n\n\n"
+        "def test_double():\n    assert double([1, 2]) == [2, 4]\n"
+    )
     tests = ["tests/test_ops.py::test_read_then_close", "tests/test_ops.py::test_double"]
-    task = TASK.model_copy(update={"task_id": "db__lib:lib/ops.py:double", "slug": "db__lib", "ground_truth": gold, "tests": tests})  # fmt: skip
-    with LocalSession(checkout, CFG, preload_for(checkout)) as session:
-        assert "dbheld" in session.start()["preloaded"]
-    clone = clone_of(checkout).model_copy(update={"slug": "db__lib"})
-    gens = [Generation(task_id=task.task_id, model="gold", technique="t", sample=k, code=gold) for k in range(2)]
-    runs = evaluate_repo(clone, {task.task_id: task}, gens, None, "local", CFG, 1, tmp_path / "out")
+    site = {"dbheld.py": DBHELD, "rows.db": "rows"}
+    runs = gold_runs_beside(tmp_path, monkeypatch, site, "dbheld", test_module, tests, runs=2)
     assert [r.status for r in runs] == [EvalStatus.PASS] * 2, [(r.status, r.detail, r.causes) for r in runs]
+
+
+DOUBLE = "def double(x):\n    return [2 * v for v in x]\n"
+
+
+def gold_runs_beside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, site: dict[str, str], library: str, test_module: str,
+    tests: list[str], runs: int = 1,
+) -> list[Evaluation]:  # fmt: skip
+    """Gold runs of ``double`` in a project that requires ``library`` (from ``site``, preloaded
+    by the warm supervisor), tested by ``test_module``."""
+    monkeypatch.setenv("PYTHONPATH", str(write_tree(tmp_path / "site", site)))
+    files = {"requirements.txt": f"{library}\n", "lib/__init__.py": "", "lib/ops.py": DOUBLE, "tests/test_ops.py": test_module}  # fmt: skip
+    checkout = write_tree(tmp_path / library, files)
+    slug = f"{library}__lib"
+    task = TASK.model_copy(update={"task_id": f"{slug}:lib/ops.py:double", "slug": slug, "ground_truth": DOUBLE, "tests": tests})  # fmt: skip
+    with LocalSession(checkout, CFG, preload_for(checkout)) as session:
+        assert library in session.start()["preloaded"]
+    clone = clone_of(checkout).model_copy(update={"slug": slug})
+    gens = [Generation(task_id=task.task_id, model="gold", technique="t", sample=k, code=DOUBLE) for k in range(runs)]
+    return evaluate_repo(clone, {task.task_id: task}, gens, None, "local", CFG, 1, tmp_path / "out")
 
 
 DBHELD = """\
