@@ -11,6 +11,7 @@ from dlbench.records import FunctionRecord, task_id_for
 from dlbench.tasks.authors import (
     AuthorsRepo,
     Checkout,
+    as_test_functions,
     import_authors,
     most_like,
     rebased,
@@ -110,8 +111,21 @@ def test_taxonomy_test_ids_are_made_relative_to_the_checkout(tmp_path: Path) -> 
     deep = "../publishablew/tinyml/tinyml/tests/tinyml/test_deep.py::test_x[a-b]"
     assert rebased([*raw, deep, "elsewhere/test_gone.py::test_y"], checkout) == [
         "tests/test_ops.py::test_scale",
-        "tests/tinyml/test_deep.py::test_x[a-b]",
+        "tests/tinyml/test_deep.py::test_x",  # every published id of it a parametrization: the function
     ]
+
+
+def test_parametrized_ids_run_as_their_test_function_unless_it_is_listed_bare() -> None:
+    """torchgeo's published ids parametrize test_resnet_weights by weights, the pin by
+    features_only: the function runs with whatever parametrizations the pin has."""
+    ids = [
+        "t.py::T::test_w[A.X]",
+        "t.py::T::test_w[A.Y]",
+        "t.py::test_mixed",
+        "t.py::test_mixed[1]",
+        "t.py::test_plain",
+    ]
+    assert as_test_functions(ids) == ["t.py::T::test_w", "t.py::test_mixed", "t.py::test_mixed[1]", "t.py::test_plain"]
 
 
 def test_published_ids_are_spelled_as_the_file_at_the_pin_defines_them(tmp_path: Path) -> None:
@@ -129,7 +143,7 @@ def test_published_ids_are_spelled_as_the_file_at_the_pin_defines_them(tmp_path:
     ]
     assert rebased(ids, checkout) == [
         "tests/test_loss.py::TEST_A",
-        "tests/test_loss.py::TestMMCRLoss::test_Forward[cpu]",
+        "tests/test_loss.py::TestMMCRLoss::test_Forward",
         "tests/test_loss.py::test_gone",
     ]
 

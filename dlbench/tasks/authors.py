@@ -167,7 +167,22 @@ def rebased(ids: Iterable[str], checkout: Path) -> list[str]:
         )
         if tail is not None:
             found.add(f"{tail}{sep}{as_defined(checkout / tail, rest)}")
-    return sorted(found)
+    return as_test_functions(found)
+
+
+def as_test_functions(ids: Iterable[str]) -> list[str]:
+    """Each test function whose every published id is a parametrization, as the function:
+    pytest runs all its parametrizations at the pin. Their ids name the parameters of the
+    code their harness ran, which the pin may spell otherwise (torchgeo's
+    ``test_resnet_weights[ResNet50_Weights.X]`` is ``test_resnet_weights[True]`` at the pin:
+    pytest collected none of the published ones)."""
+    by_function: dict[str, list[str]] = {}
+    for node in ids:
+        by_function.setdefault(node.split("[", 1)[0], []).append(node)
+    kept = []
+    for function, nodes in by_function.items():
+        kept += [function] if all("[" in node for node in nodes) else nodes
+    return sorted(kept)
 
 
 def as_defined(test_file: Path, rest: str) -> str:
