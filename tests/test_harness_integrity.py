@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from dlbench.harness.evaluate import evaluate_repo
+from dlbench.harness.verdict import CANARIES_UNRUNNABLE
 from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, EvalStatus, ImageRecord, TestOutcome
 from tests.test_harness_run import CFG, GOLD_RELU, RELU, clone, gen, hostile, image, make_task  # noqa: F401 (fixtures)
 from tests.test_mine_callgraph import write_tree
@@ -333,6 +334,29 @@ def test_a_broken_conftest_costs_only_the_tests_below_it(tmp_path: Path) -> None
         "tests/broken/test_below.py cannot be collected: RuntimeError: the fixtures need a GPU build"
         in result.causes[below]
     )
+
+
+def test_canaries_a_project_fixture_fails_at_setup_make_an_error_with_its_cause_never_a_violation(
+    tmp_path: Path,
+) -> None:
+    """torchgeo's tests/datasets conftest patches a module named after each test file, which the
+    canary module (named like tests, beside them) is not: both canaries failed at setup and
+    every gold run was a sandbox_violation. It is an error naming the fixture's failure."""
+    conftest = (
+        "import importlib\n\nimport pytest\n\n\n@pytest.fixture(autouse=True)\ndef per_module(request):\n"
+        "    importlib.import_module('pkg.' + request.module.__name__.rpartition('.')[2].removeprefix('test_'))\n"
+    )
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/core.py": "def one():\n    return 1\n",
+        "tests/conftest.py": conftest,
+        "tests/test_core.py": "from pkg.core import one\n\n\ndef test_one():\n    assert one() == 1\n",
+    }
+    record, task = project_task(tmp_path, files, "one", ["tests/test_core.py::test_one"], ONE)
+    [result] = run_local(record, task, [("gold", ONE)], tmp_path / "ev")
+    assert result.status == EvalStatus.ERROR, (result.status, result.detail)
+    assert result.detail.startswith(CANARIES_UNRUNNABLE) and "ModuleNotFoundError" in result.detail
+    assert result.tests == {"tests/test_core.py::test_one": TestOutcome.PASSED}
 
 
 @pytest.mark.docker

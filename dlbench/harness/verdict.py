@@ -24,6 +24,7 @@ from dlbench.records import EvalStatus, TestOutcome
 PHASES = ("setup", "call", "teardown")
 TAMPER = "pytest internals replaced"
 PYTEST_ABORTED = (2, 3, 4)  # interrupted, internal error, usage error
+CANARIES_UNRUNNABLE = "the canary tests cannot run beside these tests (the project's fixtures fail them at setup)"
 TESTS_FAILED = 1  # pytest's exit status of every complete run: the fail canary always fails
 NEEDS_NETWORK = "needs network"
 # What the sandbox's missing network looks like from inside a test (DNS, sockets, HTTP clients).
@@ -231,6 +232,18 @@ def canary_outcome(node_id: str, phases: Mapping[str, Mapping[str, dict]]) -> Te
     if "teardown" in own:
         own["teardown"] = {**own["teardown"], "outcome": "passed"}
     return node_outcome(node_id, {node_id: own})
+
+
+def canaries_failed_in_setup(canary_tests: Iterable[str], phases: Mapping[str, Mapping[str, dict]]) -> str | None:
+    """The error, when one error failed both canaries at setup, before their bodies ran: a
+    project fixture that cannot serve a test module it does not know (torchgeo's
+    tests/datasets conftest patches ``torchgeo.datasets.<the test file's name>``). Such a run
+    says nothing of how outcomes are reported: neither a violation nor, ever, a pass."""
+    own = [phases.get(c, {}) for c in canary_tests]
+    if any("call" in p or p.get("setup", {}).get("outcome") != "failed" for p in own):
+        return None
+    errors = {p["setup"].get("exc") or "" for p in own}
+    return errors.pop() or "an error at setup" if len(errors) == 1 else None
 
 
 SEVERITY = [TestOutcome.ERROR, TestOutcome.FAILED, TestOutcome.MISSING, TestOutcome.XFAIL, TestOutcome.SKIPPED]
@@ -447,6 +460,9 @@ def grade(
             EvalStatus.SANDBOX_VIOLATION,
             f"exit code {run.exit_code} and reported exit status {ev.exitstatus} disagree with a complete run ({TESTS_FAILED})",
         )
+    unrunnable = canaries_failed_in_setup(canary_tests, ev.phases)
+    if unrunnable is not None:
+        return verdict(EvalStatus.ERROR, f"{CANARIES_UNRUNNABLE}: {unrunnable}"[:2000])
     if canaries != [TestOutcome.FAILED, TestOutcome.PASSED]:
         return verdict(EvalStatus.SANDBOX_VIOLATION, "canary tests misreported: outcomes were altered")
     if all(o == TestOutcome.PASSED for o in tests.values()):
