@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import json
 import logging
 import re
@@ -189,11 +190,8 @@ def as_defined(test_file: Path, rest: str) -> str:
     """``rest`` (``Class::test[params]``) with each name that the file does not define, but
     defines once in another case, spelled as defined: lightly's published ids name
     ``testMMCRLoss``, its file at the pin ``TestMMCRLoss``, and pytest collects none of them."""
-    if not rest:
-        return rest
-    try:
-        names = _defined_names(ast.parse(test_file.read_text(encoding="utf-8", errors="replace")))
-    except (OSError, SyntaxError, ValueError):
+    names = _defined_names(str(test_file)) if rest else None
+    if names is None:
         return rest
     spelled = []
     for part in rest.split("::"):
@@ -203,15 +201,21 @@ def as_defined(test_file: Path, rest: str) -> str:
     return "::".join(spelled)
 
 
-def _defined_names(tree: ast.Module) -> set[str]:
-    """Top-level functions and classes, and the methods of those classes."""
+@functools.lru_cache(maxsize=256)
+def _defined_names(test_file: str) -> frozenset[str] | None:
+    """Top-level functions and classes of ``test_file``, and the methods of those classes
+    (None: unreadable); parsed once per file, which many published ids share."""
+    try:
+        tree = ast.parse(Path(test_file).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return None
     names = set()
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             names.add(node.name)
         if isinstance(node, ast.ClassDef):
             names |= {n.name for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
-    return names
+    return frozenset(names)
 
 
 def function_of_result(result: str) -> str | None:
