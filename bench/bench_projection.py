@@ -95,6 +95,16 @@ def phase_medians(slug: str) -> dict[str, float]:
     return {f"{name}_median_s": statistics.median(found[name]) if found[name] else float("nan") for name in PHASES}
 
 
+def with_earlier_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """This run's rows and, for repositories it did not measure, the rows an earlier run kept
+    in ``OUT`` (``results/`` does not outlive the machine; the measured rows do)."""
+    if not OUT.is_file():
+        return table
+    earlier = pd.read_csv(OUT)
+    kept = earlier[~earlier["repo"].isin(table["repo"])]
+    return pd.concat([table, kept], ignore_index=True).sort_values("repo", ignore_index=True)
+
+
 def weights(slugs: list[str]) -> dict[str, float]:
     """Each repository's share of the authors' named tasks (equal when unknown)."""
     path = ROOT / "results" / "authors" / "repos.csv"
@@ -125,13 +135,15 @@ def main() -> None:
     runs = gold_runs()
     if not runs:
         raise SystemExit("no gold runs with per-test times under results/: run bench/bench_paper.py first")
-    table = pd.DataFrame([repository_row(s, r, args.budget) for s, r in sorted(runs.items())])
+    table = with_earlier_rows(pd.DataFrame([repository_row(s, r, args.budget) for s, r in sorted(runs.items())]))
     OUT.parent.mkdir(parents=True, exist_ok=True)
     table.round(3).to_csv(OUT, index=False)
     print(table.round(2).to_string(index=False))
     candidates = args.models * args.runs + 2  # the models' runs, gold and null
     every = pd.Series([s for r in runs.values() for s in (e.duration_s for e in r)])
-    print(f"\nall repositories: median {every.median():.1f} s, p90 {every.quantile(0.9):.1f} s per gold candidate")
+    print(
+        f"\nthis run's repositories: median {every.median():.1f} s, p90 {every.quantile(0.9):.1f} s per gold candidate"
+    )
     for label, column in (("full test sets", "mean_s"), (f"test budget {args.budget:g} s", "budget_mean_s")):
         hours = projection_hours(table, column, args.tasks, candidates, args.slots)
         print(
