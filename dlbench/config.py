@@ -495,10 +495,15 @@ class ImagesConfig(Section):
         description="Distributions installed in a shared framework layer (with their dependencies).",
     )
     system_packages: dict[str, list[str]] = Field(
-        default_factory=lambda: {"torch": ["g++", "python3-dev"]},
-        description="Debian packages a framework's tests need at run time, installed in its framework layer "
-        "(torch.compile's inductor compiles C++ kernels for the CPU against Python.h: 'No working C++ "
-        "compiler found', then 'Python.h: No such file or directory').",
+        default_factory=lambda: {
+            "torch": ["g++", "python3-dev"],
+            "opencv-python": ["libgl1", "libglib2.0-0"],
+            "opencv-contrib-python": ["libgl1", "libglib2.0-0"],
+        },
+        description="Debian packages a distribution needs at run time, installed with it: a framework's in its "
+        "framework layer (torch.compile's inductor compiles C++ kernels for the CPU against Python.h: 'No working "
+        "C++ compiler found', then 'Python.h: No such file or directory'), any other's in the project layer "
+        "(OpenCV's non-headless wheels link libGL: 'libGL.so.1: cannot open shared object file').",
     )
     reuse_frameworks: bool = Field(
         False,

@@ -55,6 +55,8 @@ def test_a_frameworks_system_packages_are_installed_before_it() -> None:
     cfg = ImagesConfig()
     assert system_packages_for(["numpy==2.0.0", "torch==2.6.0"], cfg) == ["g++", "python3-dev"]
     assert system_packages_for(["tensorflow==2.15.0"], cfg) == []
+    # a wheel that links a system library (OpenCV's non-headless ones: libGL), in the project layer
+    assert system_packages_for(["opencv-python==4.11.0.86"], cfg) == ["libgl1", "libglib2.0-0"]
     script = uv_install_script("-r x.txt", ["g++"])
     assert "apt-get install -y -qq --no-install-recommends g++" in script
     assert script.index("apt-get install") < script.index("uv pip install")

@@ -177,7 +177,7 @@ def test_each_repository_with_tasks_gets_its_environment(tmp_path):
 def test_frameworks_extensions_and_repairs_reach_the_dockerfile(tmp_path):
     record = image_record(
         "owner__good",
-        lock=["torch==2.4.0", *SMALL_LOCK],
+        lock=["opencv-python==4.11.0.86", "torch==2.4.0", *SMALL_LOCK],
         frameworks=["torch==2.4.0"],
         repairs=[RepairStep(round=1, module="yaml", distribution="pyyaml", reason="gold run: missing module yaml")],
     )
@@ -186,7 +186,8 @@ def test_frameworks_extensions_and_repairs_reach_the_dockerfile(tmp_path):
     text = dockerfile(record, "owner/good", cfg, extensions=ExtensionBuild(("cython>=3",)), uv_version="0.5.1")
     steps = instructions(text)
     prepare = next(args for name, args in steps if name == "RUN")
-    assert "apt-get install -y -qq --no-install-recommends g++ python3-dev" in prepare  # torch's and the build's
+    # torch's, OpenCV's (its wheel links libGL) and the build's
+    assert "apt-get install -y -qq --no-install-recommends g++ libgl1 libglib2.0-0 python3-dev" in prepare
     assert ("ARG", "FRAMEWORK_INDEX_URL=https://download.pytorch.org/whl/cpu") in steps
     assert ("COPY", "build-extensions.sh /opt/dlbench-build/in/build-extensions.sh") in steps
     build = next(args for name, args in steps if name == "RUN" and "build-extensions.sh" in args)

@@ -144,7 +144,7 @@ def _listed(packages: Sequence[str]) -> list[list[str]]:
 
 
 def system_packages_for(pins: Sequence[str], cfg: ImagesConfig) -> list[str]:
-    """Debian packages the pinned frameworks' tests need (``images.system_packages``)."""
+    """Debian packages that ``pins``' distributions need at run time (``images.system_packages``)."""
     names = {canonical_name(pin.partition("==")[0]) for pin in pins}
     return sorted(
         {
@@ -470,8 +470,9 @@ def _build_locked(client, record: ImageRecord, checkout: Path, support: Mapping[
     """The framework layer (shared) and the project layer for one lock, reused when built."""
     pins = framework_pins(lock, cfg)
     packages = system_packages_for(pins, cfg)
+    own_packages = sorted(set(system_packages_for(lock.pins, cfg)) - set(packages))  # a wheel's libraries (cv2: libGL)
     extensions = extension_build(checkout, set(lock.versions()))
-    recipe = [*packages, *(extensions.hash_parts() if extensions else ())]
+    recipe = [*packages, *own_packages, *(extensions.hash_parts() if extensions else ())]
     tag, digest = project_tag(record.repo, record.base_image_id, lock.pins, record.sha, support, recipe)
     record = record.model_copy(update={"tag": tag, "recipe_hash": digest})
     framework = (
@@ -481,7 +482,7 @@ def _build_locked(client, record: ImageRecord, checkout: Path, support: Mapping[
     if existing:
         out.write(f"# reused {tag} ({existing})\n")
         return _with_image(client, record, existing, framework, reused=True)
-    image_id = _project_layer(client, framework or record.base_image_id, tag, checkout, support, lock, downloads, target, out, record, extensions)  # fmt: skip
+    image_id = _project_layer(client, framework or record.base_image_id, tag, checkout, support, lock, downloads, target, out, record, extensions, own_packages)  # fmt: skip
     out.write(f"# built {tag} ({image_id})\n")
     return _with_image(client, record, image_id, framework, reused=False)
 
@@ -512,9 +513,9 @@ def _build_framework_layer(client, base_id: str, tag: str, pins: list[str], pack
     return tag
 
 
-def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mapping[str, bytes], lock: Lock, downloads: Path, target: Target, out: IO[str], record: ImageRecord, extensions: ExtensionBuild | None) -> str:  # fmt: skip
+def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mapping[str, bytes], lock: Lock, downloads: Path, target: Target, out: IO[str], record: ImageRecord, extensions: ExtensionBuild | None, system_packages: Sequence[str] = ()) -> str:  # fmt: skip
     tree = partial(layers.copy_tree_into, checkout=checkout, support_files=support)
-    packages = EXTENSION_PACKAGES if extensions else ()
+    packages = sorted({*system_packages, *(EXTENSION_PACKAGES if extensions else ())})
     container = _install_step(client, parent, f"-r {STEP_INPUTS}/lock.txt", lock_input(lock), downloads, target, out, tree, packages)  # fmt: skip
     labels = {layers.LABEL: "project", "dlbench.repo": record.repo, "dlbench.sha": record.sha}
     image_id = layers.commit_layer(container, tag, labels, runtime=True)

@@ -81,9 +81,10 @@ def lock_text(record: ImageRecord) -> str:
 
 
 def system_packages(record: ImageRecord, cfg: ImagesConfig, extensions: ExtensionBuild | None) -> list[str]:
-    """The Debian packages of the image: its frameworks' and, when it builds extensions, a compiler's."""
-    frameworks = system_packages_for(record.environment.frameworks if record.environment else [], cfg)
-    return sorted({*frameworks, *(EXTENSION_PACKAGES if extensions else ())})
+    """The Debian packages of the image: what its locked distributions need at run time and,
+    when it builds extensions, a compiler's."""
+    needed = system_packages_for(record.environment.lock if record.environment else [], cfg)
+    return sorted({*needed, *(EXTENSION_PACKAGES if extensions else ())})
 
 
 def dockerfile(
