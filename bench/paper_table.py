@@ -103,7 +103,7 @@ def table() -> pd.DataFrame:
         ran = runs[runs["repo"] == repo]
         rows.append({
             "repository": repo,
-            "commit": (clone.get("sha") or "")[:7] or clone.get("error", "-"),
+            "commit": (clone.get("sha") or "")[:7] or ("not cloned" if clone.get("error") else "-"),
             "environment": image_cell(_json(KEPT / f"{slug}.image.json"), sizes),
             "tests": _lines(mine / "tests.jsonl"),
             "mined tasks": _lines(mine / "functions.jsonl"),
