@@ -28,7 +28,7 @@ tree = ast.parse(open(canaries[0].split("::")[0]).read())
 expected = {{f.name: ast.literal_eval(f.body[0].value) for f in tree.body if isinstance(f, ast.FunctionDef)}}
 failing = [c for c in canaries if expected[c.split("::")[1]] != sorted(expected[c.split("::")[1]])][0]
 names = ids + canaries
-f = open(3, "w", closefd=False)
+f = open(plug._FD, "w", closefd=False)  # the report pipe's descriptor, wherever the child put it
 def ev(d):
     f.write(json.dumps(d) + "\\n")
 {collected}
@@ -80,7 +80,7 @@ def test_bypass_without_the_screen_is_caught_by_the_graders_cross_checks(clone: 
     assert bypass.status == EvalStatus.SANDBOX_VIOLATION and not bypass.passed, bypass
     assert "outside the session" in bypass.detail
     assert full.status == EvalStatus.SANDBOX_VIOLATION and not full.passed, full
-    assert "seen: candidate code opened the report pipe (file descriptor 3)" in full.detail, full.detail
+    assert "seen: candidate code opened the report pipe (file descriptor" in full.detail, full.detail
 
 
 def test_always_equal_result_is_refused(clone: CloneRecord, tmp_path: Path) -> None:

@@ -195,12 +195,16 @@ def _call(node: ast.Call, aliases: dict[str, str]) -> Iterator[str]:
 
 
 def _looks_like_fd(arg: ast.expr) -> bool:
-    """An int constant (or arithmetic of them), or anything's ``.fileno()``."""
+    """An int constant (or arithmetic of them), anything's ``.fileno()``, or an attribute named
+    like a descriptor (``plugin._FD``: the report pipe's number is no longer fixed, a forger
+    reads it where the plugin keeps it)."""
     if isinstance(arg, ast.Constant):
         return isinstance(arg.value, int)
     if isinstance(arg, (ast.BinOp, ast.UnaryOp)):
         return all(_looks_like_fd(a) for a in ast.iter_child_nodes(arg) if isinstance(a, ast.expr))
-    return any(isinstance(n, ast.Attribute) and n.attr == "fileno" for n in ast.walk(arg))
+    return any(
+        isinstance(n, ast.Attribute) and (n.attr == "fileno" or n.attr.lower().endswith("fd")) for n in ast.walk(arg)
+    )
 
 
 def _module_assignment(node: ast.AST, aliases: dict[str, str]) -> Iterator[str]:
