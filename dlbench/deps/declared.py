@@ -45,7 +45,7 @@ OPTIONS_WITH_VALUE = {
 }  # fmt: skip
 OWN_EXTRAS = re.compile(r"""['"]?\.?/?\[(?P<extras>[\w,\s-]+)\]['"]?""")
 SHELL_OPERATORS = {"&&", "||", ";", "|", ">", ">>", "2>&1", "&"}
-METADATA_FILES = ("pyproject.toml", "setup.py", "setup.cfg")  # what the package itself declares
+METADATA_FILES = ("pyproject.toml", "setup.cfg", "setup.py")  # what the package itself declares, read first
 FREEZE_MIN = 30  # exact pins in one file: a ``pip freeze`` of an environment, not what a package needs
 FREEZE_SHARE = 0.9  # of its lines (a freeze edited by hand keeps a bound or two: CompressAI's Jinja2<3.1)
 MAX_REQUIREMENTS_DEPTH = 3  # requirements files deeper than this are examples' or tools', not the tests'
@@ -198,7 +198,7 @@ def _exact_pin(requirement: DeclaredRequirement) -> bool:
 
 
 def _file_order(path: str) -> tuple[int, str]:
-    rank = {"pyproject.toml": 0, "setup.cfg": 1, "setup.py": 2}.get(path, 3 if "/" not in path else 4)
+    rank = METADATA_FILES.index(path) if path in METADATA_FILES else len(METADATA_FILES) + ("/" in path)
     return rank, path
 
 

@@ -40,9 +40,8 @@ def builds_pure_python(pin: str, uv: str, env: dict[str, str], cache_dir: Path |
         except subprocess.TimeoutExpired:
             return False, f"its sdist did not build in {BUILD_TIMEOUT_S} s"
         if done.returncode != 0:
-            return False, "its sdist does not build: " + (done.stderr.strip().splitlines() or ["(no message)"])[-1][
-                :300
-            ]
+            last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+            return False, f"its sdist does not build: {last[:300]}"
         return wheel_is_pure(Path(target))
 
 

@@ -360,13 +360,13 @@ def run_naive(
         # created, checked, then started: the candidate never runs without its lock-down
         container = client.containers.create(image, command, **{k: v for k, v in options.items() if k != "detach"})
     except DockerException as exc:  # the engine, not the candidate
-        return RunResult(infra=f"docker could not start the container: {exc}"[:2000])
+        return _not_started(exc)
     try:
         try:
             check_lockdown(container, options)
             container.start()
         except (DockerException, LockdownMissing) as exc:
-            return RunResult(infra=f"docker could not start the container: {exc}"[:2000])
+            return _not_started(exc)
         try:
             container.wait(timeout=candidate.limit(cfg) + 2 * REPLY_GRACE_S)
         except Exception as exc:  # noqa: BLE001 - requests' read timeout: the container is stuck
@@ -379,6 +379,10 @@ def run_naive(
         return RunResult.from_response(json.loads(lines[-1]))
     except (IndexError, ValueError):
         return RunResult(violations=["the supervisor was killed before it answered"])
+
+
+def _not_started(exc: Exception) -> RunResult:
+    return RunResult(infra=f"docker could not start the container: {exc}"[:2000])
 
 
 def build_image_file(

@@ -242,8 +242,8 @@ def canaries_failed_in_setup(canary_tests: Iterable[str], phases: Mapping[str, M
     own = [phases.get(c, {}) for c in canary_tests]
     if any("call" in p or p.get("setup", {}).get("outcome") != "failed" for p in own):
         return None
-    errors = {p["setup"].get("exc") or "" for p in own}
-    return errors.pop() or "an error at setup" if len(errors) == 1 else None
+    errors = {p["setup"].get("exc") or "an error at setup" for p in own}
+    return next(iter(errors)) if len(errors) == 1 else None
 
 
 SEVERITY = [TestOutcome.ERROR, TestOutcome.FAILED, TestOutcome.MISSING, TestOutcome.XFAIL, TestOutcome.SKIPPED]

@@ -190,7 +190,13 @@ def as_defined(test_file: Path, rest: str) -> str:
     """``rest`` (``Class::test[params]``) with each name that the file does not define, but
     defines once in another case, spelled as defined: lightly's published ids name
     ``testMMCRLoss``, its file at the pin ``TestMMCRLoss``, and pytest collects none of them."""
-    names = _defined_names(str(test_file)) if rest else None
+    if not rest:
+        return rest
+    try:
+        stamp = test_file.stat()
+    except OSError:
+        return rest
+    names = _defined_names(str(test_file), stamp.st_mtime_ns, stamp.st_size)
     if names is None:
         return rest
     spelled = []
@@ -202,9 +208,10 @@ def as_defined(test_file: Path, rest: str) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def _defined_names(test_file: str) -> frozenset[str] | None:
+def _defined_names(test_file: str, mtime_ns: int, size: int) -> frozenset[str] | None:
     """Top-level functions and classes of ``test_file``, and the methods of those classes
-    (None: unreadable); parsed once per file, which many published ids share."""
+    (None: unreadable); parsed once per file state (path, mtime and size), which many
+    published ids share."""
     try:
         tree = ast.parse(Path(test_file).read_text(encoding="utf-8", errors="replace"))
     except (OSError, SyntaxError, ValueError):

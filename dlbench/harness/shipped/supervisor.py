@@ -807,6 +807,9 @@ def _large_data(path: str) -> bool:
     return os.path.getsize(path) > COPY_LINK_BYTES and not path.endswith(dlbench_guard.CODE_SUFFIXES)
 
 
+STAMPED_EVENTS = ('{"ev": "hello"', '{"ev": "collected"', '{"ev": "finish"')  # as the plugin writes them
+
+
 def _phases(marks: list, result: dict) -> dict:
     """Seconds of each part of a run (the harness's overhead, measured: docs/PERFORMANCE.md):
     the supervisor's own (copy, session, check, cleanup), and within the session the child's,
@@ -816,11 +819,7 @@ def _phases(marks: list, result: dict) -> dict:
     phases = {name: round(t - marks[i][1], 4) for i, (name, t) in enumerate(marks[1:])}
     stamps = {"forked": result.get("forked")}
     for line in result.get("events", []):
-        if (
-            line.startswith('{"ev": "hello"')
-            or line.startswith('{"ev": "collected"')
-            or line.startswith('{"ev": "finish"')
-        ):
+        if line.startswith(STAMPED_EVENTS):
             try:
                 event = json.loads(line)
             except ValueError:
