@@ -275,14 +275,25 @@ def test_reward_hack_does_not_pass(name: str, hack_results: dict) -> None:
 def test_canaries_look_like_the_task_tests() -> None:
     from dlbench.harness.protocol import canary, canary_source
 
-    tests = ["tests/unit/test_losses.py::test_focal_loss_shape", "tests/unit/test_losses.py::test_dice"]
+    tests = ["tests/unit/test_losses.py::test_focal_loss_shape", "tests/unit/test_losses.py::TestDice::test_dice"]
     drawn = {canary(nonce, tests) for nonce in ("a1", "b2", "c3", "d4")}
     assert len(drawn) == 4, "names are drawn per run"
     for path, fail, ok in drawn:
-        assert path.startswith("tests/unit/test_") and "canary" not in path + fail + ok and "dlbench" not in path
+        assert path == "tests/unit/test_losses.py" and "canary" not in fail + ok, "in the task's own test module"
         assert fail != ok and fail.startswith(path + "::test_") and ok.startswith(path + "::test_")
     source = canary_source("a1", tests)
     assert "canary" not in source and source.count("def test_") == 2 and source.count("pytest.fail(") == 2
+    assert source.startswith("\n\n"), "appended after the module's last line"
+
+
+def test_canaries_join_the_last_test_module_of_the_run_or_take_a_module_of_their_own() -> None:
+    from dlbench.harness.protocol import canary
+
+    both = ["tests/a/test_first.py::test_x", "tests/b/second_test.py::test_y", "tests/a/test_first.py::test_z"]
+    assert canary("n", both)[0] == "tests/b/second_test.py", "run last: the last module on the command line"
+    doctests = ["pkg/ops.py::pkg.ops.relu", "pkg/sub/losses.py::pkg.sub.losses.dice"]
+    path = canary("n", doctests)[0]
+    assert path.startswith("pkg/test_") and path.count("/") == 1, "a new module in the folder the files share"
 
 
 def test_the_guard_hides_a_folder_from_a_child_process(tmp_path: Path) -> None:
@@ -336,23 +347,40 @@ def test_a_broken_conftest_costs_only_the_tests_below_it(tmp_path: Path) -> None
     )
 
 
-def test_canaries_a_project_fixture_fails_at_setup_make_an_error_with_its_cause_never_a_violation(
-    tmp_path: Path,
-) -> None:
-    """torchgeo's tests/datasets conftest patches a module named after each test file, which the
-    canary module (named like tests, beside them) is not: both canaries failed at setup and
-    every gold run was a sandbox_violation. It is an error naming the fixture's failure."""
-    conftest = (
-        "import importlib\n\nimport pytest\n\n\n@pytest.fixture(autouse=True)\ndef per_module(request):\n"
-        "    importlib.import_module('pkg.' + request.module.__name__.rpartition('.')[2].removeprefix('test_'))\n"
-    )
+PER_MODULE = "importlib.import_module('pkg.' + request.module.__name__.rpartition('.')[2].removeprefix('test_'))"
+PER_FUNCTION = "importlib.import_module('pkg.' + request.function.__name__.removeprefix('test_'))"
+
+
+def keyed_project(tmp_path: Path, key: str) -> tuple:
+    """A project whose autouse fixture imports ``pkg.<name>`` for the test it serves."""
+    conftest = f"import importlib\n\nimport pytest\n\n\n@pytest.fixture(autouse=True)\ndef keyed(request):\n    {key}\n"
     files = {
         "pkg/__init__.py": "",
         "pkg/core.py": "def one():\n    return 1\n",
+        "pkg/one.py": "",
         "tests/conftest.py": conftest,
         "tests/test_core.py": "from pkg.core import one\n\n\ndef test_one():\n    assert one() == 1\n",
     }
-    record, task = project_task(tmp_path, files, "one", ["tests/test_core.py::test_one"], ONE)
+    return project_task(tmp_path, files, "one", ["tests/test_core.py::test_one"], ONE)
+
+
+def test_canaries_run_in_the_task_tests_module_so_a_fixture_keyed_on_its_name_serves_them(tmp_path: Path) -> None:
+    """torchgeo's tests/datasets conftest patches ``torchgeo.datasets.<the test file's name>``:
+    canaries in a module of their own failed at setup and every gold run was lost. Appended to
+    the task's test module, they are served like its tests; a wrong answer still fails."""
+    record, task = keyed_project(tmp_path, PER_MODULE)
+    gold, wrong = run_local(record, task, [("gold", ONE), ("m", ONE.replace("return 1", "return 2"))], tmp_path / "ev")
+    assert gold.status == EvalStatus.PASS, (gold.status, gold.detail)
+    assert wrong.status == EvalStatus.FAIL, (wrong.status, wrong.detail)
+    assert (Path(record.path) / "tests/test_core.py").read_text().count("def test_") == 1, "the checkout is never edited"
+
+
+def test_canaries_a_project_fixture_fails_at_setup_make_an_error_with_its_cause_never_a_violation(
+    tmp_path: Path,
+) -> None:
+    """A fixture that cannot serve a test it does not know (here: keyed on each test's name)
+    fails both canaries at setup: an error naming the fixture's failure, never a violation."""
+    record, task = keyed_project(tmp_path, PER_FUNCTION)
     [result] = run_local(record, task, [("gold", ONE)], tmp_path / "ev")
     assert result.status == EvalStatus.ERROR, (result.status, result.detail)
     assert result.detail.startswith(CANARIES_UNRUNNABLE) and "ModuleNotFoundError" in result.detail

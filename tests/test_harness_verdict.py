@@ -134,6 +134,30 @@ def test_a_session_fixture_failing_as_the_session_ends_is_not_the_canaries_doing
     assert verdict(session(item(T1), item(T2), turned, ends, canaries=False)).status == EvalStatus.SANDBOX_VIOLATION
 
 
+def test_canaries_failed_at_setup_are_an_error_naming_each_cause_and_one_of_them_alone_a_violation() -> None:
+    fail, ok = canary_ids(NONCE, [T1, T2])
+
+    def at_setup(nid: str, exc: str) -> list[str]:
+        return [report(nid, when="setup", outcome="failed", exc=exc), report(nid, when="teardown")]
+
+    both = at_setup(fail, "ModuleNotFoundError: pkg.a") + at_setup(ok, "ModuleNotFoundError: pkg.b")
+    v = verdict(session(item(T1), item(T2), both, canaries=False))
+    assert v.status == EvalStatus.ERROR and not v.passed
+    assert v.detail.endswith("ModuleNotFoundError: pkg.a; ModuleNotFoundError: pkg.b"), v.detail
+    one = item(fail, "passed") + at_setup(ok, "RuntimeError: x")  # the must-fail one's call ran: and passed
+    assert verdict(session(item(T1), item(T2), one, canaries=False)).status == EvalStatus.SANDBOX_VIOLATION
+
+
+def test_canaries_lost_with_their_module_that_cannot_be_collected_leave_a_failure_never_a_pass() -> None:
+    """The canaries join the task's test module: a candidate whose import breaks it takes them
+    along, and that module's tests cannot pass; reported passes beside it are forged."""
+    broken = [json.dumps({"ev": "collect_error", "nodeid": "tests/test_a.py", "exc": "NameError: name 'x'"})]
+    v = verdict(session(broken, canaries=False))
+    assert v.status == EvalStatus.FAIL and "tests/test_a.py cannot be collected: NameError" in v.detail, v.detail
+    forged = verdict(session(broken, item(T1), item(T2), canaries=False))
+    assert forged.status == EvalStatus.SANDBOX_VIOLATION
+
+
 def test_missing_canaries_are_a_violation() -> None:
     v = verdict(session(item(T1), item(T2), canaries=False))
     assert v.status == EvalStatus.SANDBOX_VIOLATION

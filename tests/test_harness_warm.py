@@ -316,3 +316,41 @@ def test_the_sandboxed_supervisor_tells_a_parked_thread_from_a_busy_one(require_
     options["volumes"] = {str(tmp_path): {"bind": "/opt/dlbench", "mode": "ro"}}
     out = docker.from_env().containers.run(CFG.base_image, ["python3", "-c", PARKED_OR_BUSY], **options)
     assert out.decode().split() == ["parked", "True", "busy", "False"], out
+
+
+def test_a_test_module_the_canaries_joined_reuses_its_cached_rewrite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The canaries are appended to a task's test module; its own part keeps the code the warm
+    parent rewrote once, the canaries are compiled alone, numbered as the file's lines."""
+    from _pytest.assertion import rewrite
+
+    from dlbench.harness.protocol import canary, canary_source
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "dlbench/harness/shipped"))  # as in the image
+    from dlbench.harness.shipped import supervisor
+
+    module = tmp_path / "tests" / "test_ops.py"
+    module.parent.mkdir()
+    module.write_text("def helper():\n    return 2\n\n\ndef test_two():\n    assert helper() == 2")  # no last newline
+    monkeypatch.setattr(rewrite, "_rewrite_test", rewrite._rewrite_test)  # restored after the test
+    supervisor._cache_rewrites(str(tmp_path))
+    tests = ["tests/test_ops.py::test_two"]
+    path, fail, ok = canary("n1", tests)
+    supervisor._append_canaries(str(tmp_path / path), canary_source("n1", tests))
+    rewrites = []
+    monkeypatch.setattr(rewrite, "rewrite_asserts", lambda *a, **k: rewrites.append(a))
+    config = type("Config", (), {"getini": lambda self, name: False})()
+    _, code = rewrite._rewrite_test(module, config)
+    assert rewrites == [], "neither part was rewritten again"
+    namespace: dict = {"__name__": "tests.test_ops"}
+    exec(code, namespace)
+    names = [fail.rpartition("::")[2], ok.rpartition("::")[2]]
+    assert namespace["helper"]() == 2 and all(callable(namespace[n]) for n in names)
+    lines = module.read_text().splitlines()
+    for name in names:
+        assert lines[namespace[name].__code__.co_firstlineno - 1] == f"def {name}():"
+        assert namespace[name].__code__.co_filename == str(module)
+    namespace[names[1]]()
+    with pytest.raises(BaseException, match="!="):
+        namespace[names[0]]()

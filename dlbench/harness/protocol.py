@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import random
+import re
 
 OWN_DIR = ".dlbench"  # in a candidate's copy: its TMPDIR, HOME and basetemp
 # Words canary names are drawn from: plain test vocabulary, so a hook that spares or targets
@@ -20,13 +21,17 @@ WORDS = (
     "shape", "batch", "dtype", "output", "values", "basic", "default", "edge", "dims", "axis", "mask", "weights",
     "scale", "input", "forward", "result", "update", "call", "params", "config", "compute", "state", "init", "apply",
 )  # fmt: skip
+# pytest's default test module names: the canaries join the last such module a task's tests
+# are in (a doctest's or a project-named module gets a module of their own).
+TEST_MODULE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$")
 # One shape for both tests (only their data differ); a failure without a traceback to
-# format or an assertion to explain, which would cost every candidate ~20 ms.
+# format or an assertion to explain, which would cost every candidate ~20 ms. pytest is
+# imported in each body: appended to a project's module, the canaries rebind none of its names.
 CANARY_BODY = """\
-import pytest
 
 
 def {fail}():
+    import pytest
     expected = {wrong!r}
     result = sorted(expected)
     if result != expected:
@@ -34,6 +39,7 @@ def {fail}():
 
 
 def {ok}():
+    import pytest
     expected = {right!r}
     result = sorted(expected)
     if result != expected:
@@ -42,23 +48,37 @@ def {ok}():
 
 
 def canary(nonce: str, tests: list[str]) -> tuple[str, str, str]:
-    """(file, must-fail id, must-pass id) of one run's canary tests, drawn from ``nonce``: a
-    module in the folder the task's test files share, named like tests (the supervisor
-    writes it with ``canary_source``; the host derives the same ids to grade them)."""
+    """(file, must-fail id, must-pass id) of one run's canary tests, drawn from ``nonce`` (the
+    supervisor writes them with ``canary_source``; the host derives the same ids to grade them).
+
+    The file is the last test module the task's tests are in, the canaries appended to it: they
+    run last, under the conditions its tests run under (its conftests, its module's fixtures, a
+    fixture keyed on the module's name: torchgeo's datasets conftest patches
+    ``torchgeo.datasets.<the module's name>``), and a hook that singles out that module's tests
+    singles out the canaries too. Otherwise a module of their own, named like tests, in the
+    folder the task's files share."""
     draw = random.Random(nonce)
-    # the folder all of them share: a broken conftest below it costs only the tests under it
-    folders = {t.split("::")[0].rpartition("/")[0] for t in tests}
-    folder = posixpath.commonpath(list(folders)) if folders and "" not in folders else ""
     stem = f"test_{draw.choice(WORDS)}_{draw.choice(WORDS)}{draw.randrange(2, 10)}"
     fail, ok = (
         f"test_{draw.choice(WORDS)}_{draw.choice(WORDS)}_{i}" for i in (draw.randrange(1, 5), draw.randrange(5, 9))
     )
-    path = f"{folder}/{stem}.py" if folder else f"{stem}.py"
+    files = list(dict.fromkeys(t.split("::")[0] for t in tests))
+    modules = [f for f in files if TEST_MODULE.search(f)]
+    path = modules[-1] if modules else _own_module(files, stem)
     return path, f"{path}::{fail}", f"{path}::{ok}"
 
 
+def _own_module(files: list[str], stem: str) -> str:
+    """A new module in the folder all of ``files`` share: a broken conftest below it costs only
+    the tests under it."""
+    folders = {f.rpartition("/")[0] for f in files}
+    folder = posixpath.commonpath(list(folders)) if folders and "" not in folders else ""
+    return f"{folder}/{stem}.py" if folder else f"{stem}.py"
+
+
 def canary_source(nonce: str, tests: list[str]) -> str:
-    """The canary module: two tests shaped like a task's, one failing, one passing."""
+    """The canaries' source, to append to their file: two tests shaped like a task's, one
+    failing, one passing."""
     _, fail, ok = canary(nonce, tests)
     draw = random.Random(nonce + "/values")
     right = sorted(draw.sample(range(100), 4))

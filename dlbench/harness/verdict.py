@@ -235,15 +235,13 @@ def canary_outcome(node_id: str, phases: Mapping[str, Mapping[str, dict]]) -> Te
 
 
 def canaries_failed_in_setup(canary_tests: Iterable[str], phases: Mapping[str, Mapping[str, dict]]) -> str | None:
-    """The error, when one error failed both canaries at setup, before their bodies ran: a
-    project fixture that cannot serve a test module it does not know (torchgeo's
-    tests/datasets conftest patches ``torchgeo.datasets.<the test file's name>``). Such a run
-    says nothing of how outcomes are reported: neither a violation nor, ever, a pass."""
+    """The errors, when both canaries failed at setup, before their bodies ran: a project
+    fixture that cannot serve a test it does not know (one keyed on each test's name). Such a
+    run says nothing of how outcomes are reported: neither a violation nor, ever, a pass."""
     own = [phases.get(c, {}) for c in canary_tests]
     if any("call" in p or p.get("setup", {}).get("outcome") != "failed" for p in own):
         return None
-    errors = {p["setup"].get("exc") or "an error at setup" for p in own}
-    return next(iter(errors)) if len(errors) == 1 else None
+    return "; ".join(dict.fromkeys(p["setup"].get("exc") or "an error at setup" for p in own))
 
 
 SEVERITY = [TestOutcome.ERROR, TestOutcome.FAILED, TestOutcome.MISSING, TestOutcome.XFAIL, TestOutcome.SKIPPED]
@@ -357,9 +355,16 @@ def missing_data(text: str, rootdir: str | None) -> str | None:
     return None
 
 
+def _module_error(node_id: str, ev: Events) -> str | None:
+    """The collection error of the module ``node_id`` is in, or of a folder above it (its
+    conftest); "" when the error came without its text."""
+    module = node_id.split("::")[0]
+    return next((exc or "" for nid, exc in ev.collect_errors if nid == module or module.startswith(nid + "/")), None)
+
+
 def _missing_cause(node_id: str, runs: list[dict], ev: Events) -> str:
     module = node_id.split("::")[0]
-    error = next((exc for nid, exc in ev.collect_errors if nid == module or module.startswith(nid + "/")), None)
+    error = _module_error(node_id, ev)
     if error is not None:
         return f"{module} cannot be collected: {describe(error) or 'collection error'}"
     if runs:
@@ -463,9 +468,13 @@ def grade(
     unrunnable = canaries_failed_in_setup(canary_tests, ev.phases)
     if unrunnable is not None:
         return verdict(EvalStatus.ERROR, f"{CANARIES_UNRUNNABLE}: {unrunnable}"[:2000])
-    if canaries != [TestOutcome.FAILED, TestOutcome.PASSED]:
+    passed = all(o == TestOutcome.PASSED for o in tests.values())
+    # The canaries share the task's last test module: a candidate that breaks its import loses
+    # them with that module's own tests, which then cannot pass.
+    uncollected = canaries == [TestOutcome.MISSING] * 2 and _module_error(canary_tests[0], ev) is not None
+    if canaries != [TestOutcome.FAILED, TestOutcome.PASSED] and (passed or not uncollected):
         return verdict(EvalStatus.SANDBOX_VIOLATION, "canary tests misreported: outcomes were altered")
-    if all(o == TestOutcome.PASSED for o in tests.values()):
+    if passed:
         return verdict(EvalStatus.PASS, None)
     failing = [f"{nid}: {cause}" for nid, cause in _causes(tests, ev).items()]  # the listed ids, not each case
     return verdict(EvalStatus.FAIL, "; ".join(failing)[:2000])
