@@ -372,7 +372,9 @@ def test_canaries_run_in_the_task_tests_module_so_a_fixture_keyed_on_its_name_se
     gold, wrong = run_local(record, task, [("gold", ONE), ("m", ONE.replace("return 1", "return 2"))], tmp_path / "ev")
     assert gold.status == EvalStatus.PASS, (gold.status, gold.detail)
     assert wrong.status == EvalStatus.FAIL, (wrong.status, wrong.detail)
-    assert (Path(record.path) / "tests/test_core.py").read_text().count("def test_") == 1, "the checkout is never edited"
+    assert (Path(record.path) / "tests/test_core.py").read_text().count("def test_") == 1, (
+        "the checkout is never edited"
+    )
 
 
 def test_canaries_a_project_fixture_fails_at_setup_make_an_error_with_its_cause_never_a_violation(
