@@ -414,6 +414,11 @@ class EvaluateConfig(Section):
         description="Warm start: each supervisor imports the project's installed third-party modules (torch and the like) "
         "once, before forking candidates (modules whose import starts a thread are left out).",
     )
+    compile_cache: bool = Field(
+        True,
+        description="Warm start: each supervisor compiles the project's modules once and children load the unchanged "
+        "ones from that cache (never the module a candidate replaces); off only to measure what it saves.",
+    )
     sample_tasks: int = Field(
         0, ge=0, description="Evaluate a seeded sample of this many tasks per repository (0: every task)."
     )

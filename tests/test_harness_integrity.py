@@ -79,6 +79,19 @@ ROUTES = {
     "read the reference through /proc": hostile(
         "scope = {'np': np}\nexec(open('/proc/1/root/work/repo/tinyml/ops.py').read(), scope)\nreturn scope['relu'](x)\n"
     ),
+    # the reference's code, compiled by the warm parent (any dict of code objects a module holds)
+    "the reference's code in the supervisor's compile cache": hostile(
+        """\
+        import sys, types
+        for module in list(sys.modules.values()):
+            for value in list(getattr(module, "__dict__", {}).values()):
+                for code in list(value.values()) if isinstance(value, dict) else ():
+                    for inner in getattr(code, "co_consts", ()):
+                        if isinstance(inner, types.CodeType) and inner.co_name == "relu":
+                            return types.FunctionType(inner, {"np": np})(x)
+        return x
+        """
+    ),
     # a verdict forged from code the screen never reads
     "helper module in /tmp": helper_in("'/tmp/helpers'"),
     "helper module in /dev/shm": helper_in("'/dev/shm/helpers'"),

@@ -5,6 +5,7 @@ modules it refuses (their import starts a thread), its sealed home, and the pure
 from __future__ import annotations
 
 import json
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -354,3 +355,45 @@ def test_a_test_module_the_canaries_joined_reuses_its_cached_rewrite(
     namespace[names[1]]()
     with pytest.raises(BaseException, match="!="):
         namespace[names[0]]()
+
+
+def test_the_projects_modules_are_compiled_once_and_the_candidates_module_is_forgotten_in_the_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parent compiles the repository once; a child loads unchanged modules from that cache
+    (seen here through a planted marker) and, for the module its request rewrites, never holds
+    the original's code (the reference)."""
+    import importlib.machinery
+    import sys
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "dlbench/harness/shipped"))
+    from dlbench.harness.shipped import supervisor
+
+    loader = importlib.machinery.SourceFileLoader
+    monkeypatch.setattr(loader, "source_to_code", loader.source_to_code)  # restored after the test
+    monkeypatch.setattr(supervisor, "PROJECT_CODE", {})
+    monkeypatch.setattr(supervisor, "PROJECT_KEYS", {})
+    repo = tmp_path / "repo"
+    write_tree(repo, {"cachedpkg/__init__.py": "", "cachedpkg/ops.py": "def relu(x):\n    return max(x, 0)\n"})
+    supervisor._cache_compiled(str(repo))
+    key = supervisor.PROJECT_KEYS["cachedpkg/ops.py"]
+    supervisor.PROJECT_CODE[key] = compile("MARKER = 'cached'\ndef relu(x):\n    return max(x, 0)\n", "x", "exec")
+
+    def load_from_copy(name: str):
+        copy = tmp_path / name
+        shutil.copytree(repo, copy)
+        monkeypatch.syspath_prepend(str(copy))
+        for module in [m for m in sys.modules if m.startswith("cachedpkg")]:
+            del sys.modules[module]
+        importlib.invalidate_caches()
+        return importlib.import_module("cachedpkg.ops"), copy
+
+    ops, copy = load_from_copy("c1")
+    assert ops.MARKER == "cached" and ops.relu(-1) == 0
+    assert ops.relu.__code__.co_filename == str(copy / "cachedpkg/ops.py"), "numbered as the copy's file"
+    supervisor._forget_compiled({"cachedpkg/ops.py": "def relu(x):\n    return x\n"})
+    assert key not in supervisor.PROJECT_CODE
+    ops, _ = load_from_copy("c2")
+    assert not hasattr(ops, "MARKER") and ops.relu(-1) == 0, "compiled from the file, as without the cache"
+    for module in [m for m in sys.modules if m.startswith("cachedpkg")]:
+        del sys.modules[module]

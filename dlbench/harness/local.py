@@ -70,7 +70,7 @@ class LocalSession(Session):
         self.work = tempfile.mkdtemp(prefix="dlbench-local-")
         cmd = [
             sys.executable, str(SUPERVISOR), "serve", "--repo", str(self.repo), "--work", self.work,
-            "--plugin", str(PLUGIN), *preload_args(self.preload, self.cfg.preload, self.learned_skip()),
+            "--plugin", str(PLUGIN), *preload_args(self.preload, self.cfg.preload, self.learned_skip(), self.cfg.compile_cache),
         ]  # fmt: skip
         env = self.test_env | candidate_env(os.environ, self.work)
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=self.work)

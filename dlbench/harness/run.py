@@ -105,12 +105,16 @@ def preload_for(checkout: Path, environment: Environment | None = None) -> tuple
     return tuple(dict.fromkeys([*PRELOAD, *modules]))
 
 
-def preload_args(preload: tuple[str, ...], discover: bool, skip: tuple[str, ...] = ()) -> list[str]:
+def preload_args(
+    preload: tuple[str, ...], discover: bool, skip: tuple[str, ...] = (), compile_cache: bool = True
+) -> list[str]:
     """Supervisor arguments: modules to import once, whether to add the project's own
-    third-party imports (``evaluate.preload``), and those never to import before forking
-    (``skip``: an earlier supervisor found them starting threads that stay busy)."""
+    third-party imports (``evaluate.preload``), those never to import before forking
+    (``skip``: an earlier supervisor found them starting threads that stay busy), and whether
+    the project's modules are compiled once (``evaluate.compile_cache``)."""
     never = [arg for name in dict.fromkeys(skip) for arg in ("--skip-preload", name)]
-    return ["--preload", ",".join(preload), *(["--discover"] if discover else []), *never]
+    cache = [] if compile_cache else ["--no-compile-cache"]
+    return ["--preload", ",".join(preload), *(["--discover"] if discover else []), *never, *cache]
 
 
 class SessionLost(RuntimeError):

@@ -74,11 +74,15 @@ STOP_SETTLE_S = 3.0
 
 
 def supervisor_command(
-    mode: str, preload: tuple[str, ...] = (), discover: bool = False, skip: tuple[str, ...] = ()
+    mode: str,
+    preload: tuple[str, ...] = (),
+    discover: bool = False,
+    skip: tuple[str, ...] = (),
+    compile_cache: bool = True,
 ) -> list[str]:
     return [
         "python", f"{SUPPORT_DIR}/supervisor.py", mode, "--repo", REPO_DIR, "--work", WORK_DIR,
-        "--plugin", f"{SUPPORT_DIR}/plugin.py", *preload_args(preload, discover, skip), "--sandboxed",
+        "--plugin", f"{SUPPORT_DIR}/plugin.py", *preload_args(preload, discover, skip, compile_cache), "--sandboxed",
     ]  # fmt: skip
 
 
@@ -239,7 +243,7 @@ class DockerSession(Session):
         check_lockdown(self.container, options)  # raised: close() removes the container
         api = self.client.api
         exec_id = api.exec_create(
-            self.container.id, supervisor_command("serve", self.preload, self.cfg.preload, self.learned_skip()), stdin=True, stdout=True, stderr=True, tty=False,
+            self.container.id, supervisor_command("serve", self.preload, self.cfg.preload, self.learned_skip(), self.cfg.compile_cache), stdin=True, stdout=True, stderr=True, tty=False,
             user=f"{RUNNER_UID}:{RUNNER_UID}",
         )["Id"]  # fmt: skip
         self.sock = api.exec_start(exec_id, socket=True)
