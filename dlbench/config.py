@@ -416,8 +416,9 @@ class EvaluateConfig(Section):
     )
     compile_cache: bool = Field(
         True,
-        description="Warm start: each supervisor compiles the project's modules once and children load the unchanged "
-        "ones from that cache (never the module a candidate replaces); off only to measure what it saves.",
+        description="Warm start: each supervisor has the project's modules compiled once (in a throw-away process) and "
+        "children load the unchanged ones from that cache; the modules the session's tasks rewrite are never compiled "
+        "there (their originals hold the references). Off only to measure what it saves.",
     )
     sample_tasks: int = Field(
         0, ge=0, description="Evaluate a seeded sample of this many tasks per repository (0: every task)."

@@ -156,6 +156,14 @@ def test_canaries_lost_with_their_module_that_cannot_be_collected_leave_a_failur
     assert v.status == EvalStatus.FAIL and "tests/test_a.py cannot be collected: NameError" in v.detail, v.detail
     forged = verdict(session(broken, item(T1), item(T2), canaries=False))
     assert forged.status == EvalStatus.SANDBOX_VIOLATION
+    fail, ok = canary_ids(NONCE, [T1, T2])
+    skipped = [report(nid, when="setup", outcome="skipped") for nid in (T1, T2, fail, ok)]  # importorskip-like
+    v = verdict(session(skipped, canaries=False))
+    assert v.status == EvalStatus.FAIL, (v.status, v.detail)
+    only_canaries = [report(nid, when="setup", outcome="skipped") for nid in (fail, ok)]
+    assert verdict(session(item(T1), item(T2, "failed"), only_canaries, canaries=False)).status == (
+        EvalStatus.SANDBOX_VIOLATION
+    ), "the task's tests ran: skipping the canaries alone is an alteration"
 
 
 def test_missing_canaries_are_a_violation() -> None:

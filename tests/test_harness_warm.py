@@ -357,14 +357,15 @@ def test_a_test_module_the_canaries_joined_reuses_its_cached_rewrite(
         namespace[names[0]]()
 
 
-def test_the_projects_modules_are_compiled_once_and_the_candidates_module_is_forgotten_in_the_child(
+def test_the_projects_modules_are_compiled_once_and_the_private_ones_never(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The parent compiles the repository once; a child loads unchanged modules from that cache
-    (seen here through a planted marker) and, for the module its request rewrites, never holds
-    the original's code (the reference)."""
+    """The parent gets the repository's modules compiled once (by a throw-away child); a child
+    loads an unchanged one from that cache (seen here through a planted marker). A module a
+    request may rewrite (private) is never compiled there: its original holds the reference."""
     import importlib.machinery
     import sys
+    import types
 
     monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "dlbench/harness/shipped"))
     from dlbench.harness.shipped import supervisor
@@ -374,26 +375,43 @@ def test_the_projects_modules_are_compiled_once_and_the_candidates_module_is_for
     monkeypatch.setattr(supervisor, "PROJECT_CODE", {})
     monkeypatch.setattr(supervisor, "PROJECT_KEYS", {})
     repo = tmp_path / "repo"
-    write_tree(repo, {"cachedpkg/__init__.py": "", "cachedpkg/ops.py": "def relu(x):\n    return max(x, 0)\n"})
-    supervisor._cache_compiled(str(repo))
-    key = supervisor.PROJECT_KEYS["cachedpkg/ops.py"]
-    supervisor.PROJECT_CODE[key] = compile("MARKER = 'cached'\ndef relu(x):\n    return max(x, 0)\n", "x", "exec")
-
-    def load_from_copy(name: str):
-        copy = tmp_path / name
-        shutil.copytree(repo, copy)
-        monkeypatch.syspath_prepend(str(copy))
+    files = {
+        "cachedpkg/__init__.py": "",
+        "cachedpkg/ops.py": "def relu(x):\n    return max(x, 0)\n",
+        "cachedpkg/util.py": "def double(x):\n    return 2 * x\n",
+    }
+    write_tree(repo, files)
+    supervisor._cache_compiled(str(repo), {"cachedpkg/ops.py"})
+    assert set(supervisor.PROJECT_KEYS) == {"cachedpkg/__init__.py", "cachedpkg/util.py"}
+    names = {
+        c.co_name for code in supervisor.PROJECT_CODE.values() for c in code.co_consts if isinstance(c, types.CodeType)
+    }
+    assert names == {"double"}, "the private module's code is not in the parent"
+    key = supervisor.PROJECT_KEYS["cachedpkg/util.py"]
+    supervisor.PROJECT_CODE[key] = compile("MARKER = 'cached'\ndef double(x):\n    return 2 * x\n", "x", "exec")
+    copy = tmp_path / "c1"
+    shutil.copytree(repo, copy)
+    monkeypatch.syspath_prepend(str(copy))
+    importlib.invalidate_caches()
+    try:
+        util, ops = importlib.import_module("cachedpkg.util"), importlib.import_module("cachedpkg.ops")
+        assert util.MARKER == "cached" and util.double(2) == 4 and ops.relu(-1) == 0
+        assert util.double.__code__.co_filename == str(copy / "cachedpkg/util.py"), "numbered as the copy's file"
+    finally:
         for module in [m for m in sys.modules if m.startswith("cachedpkg")]:
             del sys.modules[module]
-        importlib.invalidate_caches()
-        return importlib.import_module("cachedpkg.ops"), copy
 
-    ops, copy = load_from_copy("c1")
-    assert ops.MARKER == "cached" and ops.relu(-1) == 0
-    assert ops.relu.__code__.co_filename == str(copy / "cachedpkg/ops.py"), "numbered as the copy's file"
-    supervisor._forget_compiled({"cachedpkg/ops.py": "def relu(x):\n    return x\n"})
-    assert key not in supervisor.PROJECT_CODE
-    ops, _ = load_from_copy("c2")
-    assert not hasattr(ops, "MARKER") and ops.relu(-1) == 0, "compiled from the file, as without the cache"
-    for module in [m for m in sys.modules if m.startswith("cachedpkg")]:
-        del sys.modules[module]
+
+def test_a_request_rewriting_a_module_the_session_did_not_declare_private_does_not_run(tmp_path: Path) -> None:
+    checkout = tmp_path / "lib"
+    write_tree(
+        checkout,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": "def f():\n    return 1\n",
+            "tests/test_a.py": "from pkg.a import f\n\n\ndef test_f():\n    assert f() == 1\n",
+        },
+    )
+    with LocalSession(checkout, CFG, (), private=("pkg/other.py",)) as session:
+        run = session.run(Candidate.make("c", {"pkg/a.py": "def f():\n    return 1\n"}, ["tests/test_a.py::test_f"]))
+    assert run.infra and "did not declare private" in run.infra

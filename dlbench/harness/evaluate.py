@@ -290,7 +290,8 @@ def evaluate_repo(
                 Candidate.make(job.name, files, job.task.tests, limit, seed, f"{job.task.path}:{job.task.qualname}"),
             )
 
-    factory = partial(new_session, clone, image, backend, cfg, mode)
+    modules = tuple(t.path for t in tasks.values())
+    factory = partial(new_session, clone, image, backend, cfg, mode, modules)
     with closing(run_pool(factory, pending(), jobs)) as runs:  # closed now, even on Ctrl-C: no container stays
         for (i, job, patched, digest), candidate, run in runs:
             seen_in_gold = None if job.gen.model == GOLD else (allowed or {}).get(job.gen.task_id, frozenset())
@@ -483,22 +484,32 @@ def _record(
 # ---------------------------------------------------------------- sessions
 
 
-def new_session(clone: CloneRecord, image: ImageRecord | None, backend: str, cfg: EvaluateConfig, mode: str = "warm"):
-    """A session for this repository's candidates: warm (the project's imports preloaded) or naive."""
+def new_session(
+    clone: CloneRecord,
+    image: ImageRecord | None,
+    backend: str,
+    cfg: EvaluateConfig,
+    mode: str = "warm",
+    modules: tuple[str, ...] = (),
+):
+    """A session for this repository's candidates: warm (the project's imports preloaded) or
+    naive. ``modules``: those its candidates rewrite (the tasks'); with ``evaluate.compile_cache``
+    the project's other modules are compiled once."""
     preload = preload_for(Path(clone.path), image.environment if image else None) if cfg.preload else ()
+    private = tuple(sorted(set(modules))) if cfg.compile_cache and modules else None
     test_env = project_test_env(clone.path)
     if test_env:
         log.info("%s: the project's test runs set %s", clone.slug, ", ".join(f"{k}={v}" for k, v in test_env.items()))
     if backend == "local":
         from dlbench.harness.local import LocalSession
 
-        return LocalSession(Path(clone.path), cfg, preload, test_env)
+        return LocalSession(Path(clone.path), cfg, preload, test_env, private)
     from dlbench.harness.sandbox import DockerSession, NaiveDocker
 
     if image is None or not image.tag:
         raise ValueError("the docker backend needs a built project image")
     if mode == "warm":
-        return DockerSession(image.tag, cfg, preload=preload, test_env=test_env)
+        return DockerSession(image.tag, cfg, preload=preload, test_env=test_env, private=private)
     return NaiveDocker(image.tag, cfg, test_env=test_env)
 
 

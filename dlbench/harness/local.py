@@ -58,9 +58,11 @@ class LocalSession(Session):
         cfg: EvaluateConfig,
         preload: tuple[str, ...] = PRELOAD,
         test_env: Mapping[str, str] | None = None,
+        private: tuple[str, ...] | None = None,
     ):
         super().__init__(cfg, key=str(Path(repo).resolve()))
         self.repo, self.preload, self.test_env = Path(repo).resolve(), preload, dict(test_env or {})
+        self.private = private  # the modules requests may rewrite (preload_args)
         self.proc: subprocess.Popen | None = None
         self.work: str | None = None
         self.buffer = b""
@@ -70,7 +72,7 @@ class LocalSession(Session):
         self.work = tempfile.mkdtemp(prefix="dlbench-local-")
         cmd = [
             sys.executable, str(SUPERVISOR), "serve", "--repo", str(self.repo), "--work", self.work,
-            "--plugin", str(PLUGIN), *preload_args(self.preload, self.cfg.preload, self.learned_skip(), self.cfg.compile_cache),
+            "--plugin", str(PLUGIN), *preload_args(self.preload, self.cfg.preload, self.learned_skip(), self.private),
         ]  # fmt: skip
         env = self.test_env | candidate_env(os.environ, self.work)
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=self.work)

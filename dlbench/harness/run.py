@@ -106,14 +106,15 @@ def preload_for(checkout: Path, environment: Environment | None = None) -> tuple
 
 
 def preload_args(
-    preload: tuple[str, ...], discover: bool, skip: tuple[str, ...] = (), compile_cache: bool = True
+    preload: tuple[str, ...], discover: bool, skip: tuple[str, ...] = (), private: tuple[str, ...] | None = None
 ) -> list[str]:
     """Supervisor arguments: modules to import once, whether to add the project's own
     third-party imports (``evaluate.preload``), those never to import before forking
-    (``skip``: an earlier supervisor found them starting threads that stay busy), and whether
-    the project's modules are compiled once (``evaluate.compile_cache``)."""
+    (``skip``: an earlier supervisor found them starting threads that stay busy), and the
+    modules the session's requests may rewrite (``private``: every other module of the
+    project is compiled once; None: none is, ``evaluate.compile_cache``)."""
     never = [arg for name in dict.fromkeys(skip) for arg in ("--skip-preload", name)]
-    cache = [] if compile_cache else ["--no-compile-cache"]
+    cache = [arg for rel in private or () for arg in ("--private", rel)]
     return ["--preload", ",".join(preload), *(["--discover"] if discover else []), *never, *cache]
 
 

@@ -78,11 +78,11 @@ def supervisor_command(
     preload: tuple[str, ...] = (),
     discover: bool = False,
     skip: tuple[str, ...] = (),
-    compile_cache: bool = True,
+    private: tuple[str, ...] | None = None,
 ) -> list[str]:
     return [
         "python", f"{SUPPORT_DIR}/supervisor.py", mode, "--repo", REPO_DIR, "--work", WORK_DIR,
-        "--plugin", f"{SUPPORT_DIR}/plugin.py", *preload_args(preload, discover, skip, compile_cache), "--sandboxed",
+        "--plugin", f"{SUPPORT_DIR}/plugin.py", *preload_args(preload, discover, skip, private), "--sandboxed",
     ]  # fmt: skip
 
 
@@ -226,9 +226,11 @@ class DockerSession(Session):
         client: docker.DockerClient | None = None,
         preload: tuple[str, ...] = PRELOAD,
         test_env: Mapping[str, str] | None = None,
+        private: tuple[str, ...] | None = None,
     ):
         super().__init__(cfg, key=image)
         self.image, self.preload, self.test_env = image, preload, dict(test_env or {})
+        self.private = private  # the modules requests may rewrite (preload_args)
         self.client = client or docker_client()
         self.container: Container | None = None
         self.sock = None
@@ -243,7 +245,7 @@ class DockerSession(Session):
         check_lockdown(self.container, options)  # raised: close() removes the container
         api = self.client.api
         exec_id = api.exec_create(
-            self.container.id, supervisor_command("serve", self.preload, self.cfg.preload, self.learned_skip(), self.cfg.compile_cache), stdin=True, stdout=True, stderr=True, tty=False,
+            self.container.id, supervisor_command("serve", self.preload, self.cfg.preload, self.learned_skip(), self.private), stdin=True, stdout=True, stderr=True, tty=False,
             user=f"{RUNNER_UID}:{RUNNER_UID}",
         )["Id"]  # fmt: skip
         self.sock = api.exec_start(exec_id, socket=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -355,6 +355,21 @@ def missing_data(text: str, rootdir: str | None) -> str | None:
     return None
 
 
+NOT_RUN = frozenset({TestOutcome.MISSING, TestOutcome.SKIPPED, TestOutcome.DESELECTED})
+
+
+def _lost_with_their_module(
+    canary_tests: Sequence[str], canaries: list[TestOutcome], tests: Mapping[str, TestOutcome]
+) -> bool:
+    """The canaries did not run, and neither did any of the task's tests in the module they
+    joined: the module could not be imported (a candidate that breaks it) or was skipped or
+    deselected whole (``pytest.importorskip`` at its top). Its tests then cannot pass, so the
+    run needs no canary to be judged."""
+    module = canary_tests[0].split("::")[0]
+    own = [outcome for node_id, outcome in tests.items() if node_id.split("::")[0] == module]
+    return set(canaries) <= NOT_RUN and bool(own) and set(own) <= NOT_RUN
+
+
 def _module_error(node_id: str, ev: Events) -> str | None:
     """The collection error of the module ``node_id`` is in, or of a folder above it (its
     conftest); "" when the error came without its text."""
@@ -468,13 +483,10 @@ def grade(
     unrunnable = canaries_failed_in_setup(canary_tests, ev.phases)
     if unrunnable is not None:
         return verdict(EvalStatus.ERROR, f"{CANARIES_UNRUNNABLE}: {unrunnable}"[:2000])
-    passed = all(o == TestOutcome.PASSED for o in tests.values())
-    # The canaries share the task's last test module: a candidate that breaks its import loses
-    # them with that module's own tests, which then cannot pass.
-    uncollected = canaries == [TestOutcome.MISSING] * 2 and _module_error(canary_tests[0], ev) is not None
-    if canaries != [TestOutcome.FAILED, TestOutcome.PASSED] and (passed or not uncollected):
+    lost = _lost_with_their_module(canary_tests, canaries, tests)
+    if canaries != [TestOutcome.FAILED, TestOutcome.PASSED] and not lost:
         return verdict(EvalStatus.SANDBOX_VIOLATION, "canary tests misreported: outcomes were altered")
-    if passed:
+    if all(o == TestOutcome.PASSED for o in tests.values()):
         return verdict(EvalStatus.PASS, None)
     failing = [f"{nid}: {cause}" for nid, cause in _causes(tests, ev).items()]  # the listed ids, not each case
     return verdict(EvalStatus.FAIL, "; ".join(failing)[:2000])

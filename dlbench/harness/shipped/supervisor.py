@@ -29,6 +29,7 @@ import importlib.machinery
 import importlib.metadata
 import importlib.util
 import json
+import marshal
 import multiprocessing
 import os
 import re
@@ -129,9 +130,11 @@ def load_plugin(path: str):
 
 
 class Supervisor:
-    def __init__(self, repo: str, work: str, plugin_path: str, sandboxed: bool, compile_cache: bool = True):
+    def __init__(self, repo: str, work: str, plugin_path: str, sandboxed: bool, private: list[str] | None = None):
         self.repo, self.work, self.sandboxed = os.path.abspath(repo), os.path.abspath(work), sandboxed
-        self.compile_cache = compile_cache
+        # the modules requests may rewrite (their originals hold references): never compiled
+        # here; None: no compile cache (_cache_compiled)
+        self.private = None if private is None else {os.path.normpath(rel) for rel in private}
         os.makedirs(self.work, exist_ok=True)
         for entry in _listdir(self.work):  # left over by a killed predecessor
             _force_rmtree(os.path.join(self.work, entry))
@@ -184,8 +187,8 @@ class Supervisor:
             if (getattr(module, "__file__", None) or "").startswith(self.repo + os.sep):
                 del sys.modules[name]
         _cache_rewrites(self.repo)
-        if self.compile_cache:
-            _cache_compiled(self.repo)
+        if self.private is not None:
+            _cache_compiled(self.repo, self.private)
         self.plugin.trust_attributes()
         # Libraries preloaded here keep paths in this home (numba's cache, matplotlib's config):
         # candidates write there as a real run does, and the home is restored after each.
@@ -234,6 +237,8 @@ class Supervisor:
         result: dict = {"events": [], "output": "", "output_bytes": 0, "timed_out": False, "exit_code": None}
         result.update(output_exceeded=False, violations=[], infra=None, cmd=[], oom=False)
         try:
+            if self.private is not None and {os.path.normpath(rel) for rel in req["files"]} - self.private:
+                raise OSError("a request rewrites a module the session did not declare private (its code is cached)")
             args, before = self._prepare(copy, req)
             marks.append(("copy", time.monotonic()))
             result["cmd"] = ["pytest", *args]
@@ -679,23 +684,24 @@ def project_imports(repo: str) -> list[str]:
     return sorted(name for name in third_party if _installed(name))
 
 
-def _in_child(func, *args) -> list[str]:
-    """``func(*args)`` (a list of strings) computed in a forked child: the project's sources it
-    reads never enter the warm parent's memory, which every candidate's process inherits."""
+def _in_child(func, *args, failed):
+    """``func(*args)`` (plain data or code, as ``marshal`` carries them) computed in a forked
+    child: the project's sources it reads never enter the warm parent's memory, which every
+    candidate's process inherits. ``failed`` when the child could not answer."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read_end)
         try:
-            with os.fdopen(write_end, "w") as out:
-                json.dump(func(*args), out)
+            with os.fdopen(write_end, "wb") as out:
+                out.write(marshal.dumps(func(*args)))
         finally:
             os._exit(0)
     os.close(write_end)
-    with os.fdopen(read_end) as answer:
-        text = answer.read()
+    with os.fdopen(read_end, "rb") as answer:
+        data = answer.read()
     os.waitpid(pid, 0)
-    return json.loads(text) if text else []
+    return marshal.loads(data) if data else failed
 
 
 def _python_files(repo: str) -> list[str]:
@@ -764,19 +770,16 @@ def _cache_rewrites(repo: str) -> None:
     rewrite._rewrite_test = cached
 
 
-def _cache_compiled(repo: str) -> None:
-    """Compile the repository's modules once, in the trusted parent: a child loads an unchanged
-    module's code by its source's digest instead of compiling it (torchgeo: 0.46 s of a
-    child's 1.3-2 s of start-up and collection was compiling its own modules afresh)."""
-    for path in _python_files(repo)[:COMPILE_FILES]:
-        try:
-            with open(path, "rb") as fh:
-                source = fh.read()
-            key = hashlib.sha256(source).digest()
-            PROJECT_CODE[key] = compile(source, path, "exec", dont_inherit=True)
-        except (OSError, SyntaxError, ValueError):
-            continue
-        PROJECT_KEYS[os.path.relpath(path, repo)] = key
+def _cache_compiled(repo: str, private: set[str]) -> None:
+    """The repository's modules but the ``private`` ones, compiled once: a child loads an
+    unchanged module's code by its source's digest instead of compiling it (torchgeo: 0.46 s of
+    a child's 1.3-2 s of start-up and collection was compiling its own modules afresh). They
+    are compiled in a throw-away child, and the private ones (every task's module: their
+    originals hold the references) never at all, so neither a source nor a reference's code
+    enters the memory every candidate's process inherits."""
+    codes, keys = _in_child(_compiled_tree, repo, sorted(private), failed=({}, {}))
+    PROJECT_CODE.update(codes)
+    PROJECT_KEYS.update(keys)
     loader = importlib.machinery.SourceFileLoader
     original = loader.source_to_code
 
@@ -787,9 +790,27 @@ def _cache_compiled(repo: str) -> None:
     loader.source_to_code = source_to_code
 
 
+def _compiled_tree(repo: str, private: list[str]) -> tuple[dict[bytes, types.CodeType], dict[str, bytes]]:
+    """(source digest → code, path → digest) of the repository's modules but ``private``."""
+    codes, keys = {}, {}
+    for path in _python_files(repo)[:COMPILE_FILES]:
+        rel = os.path.relpath(path, repo)
+        if rel in private:
+            continue
+        try:
+            with open(path, "rb") as fh:
+                source = fh.read()
+            key = hashlib.sha256(source).digest()
+            codes[key] = compile(source, path, "exec", dont_inherit=True)
+        except (OSError, SyntaxError, ValueError):
+            continue
+        keys[rel] = key
+    return codes, keys
+
+
 def _forget_compiled(files: dict) -> None:
-    """In the child: drop the code of the modules this request rewrites (the original of the
-    candidate's module holds the reference), so nothing the candidate can reach holds it."""
+    """In the child: drop the code of the modules this request rewrites (none is cached: the
+    session declared them private; a second guard, as cheap as a lookup)."""
     for rel in files:
         PROJECT_CODE.pop(PROJECT_KEYS.pop(os.path.normpath(rel), b""), None)
 
@@ -1152,14 +1173,16 @@ def main(argv: list[str] | None = None) -> int:
         "--skip-preload", action="append", default=[], help="never preload (it started a thread that stays busy)"
     )
     parser.add_argument("--sandboxed", action="store_true", help="alone in a container: may kill every other process")
-    parser.add_argument("--no-compile-cache", action="store_true", help="children compile the project's modules")
+    parser.add_argument(
+        "--private", action="append", help="a module requests may rewrite; given: the others are compiled once"
+    )
     args = parser.parse_args(argv)
-    sup = Supervisor(args.repo, args.work, args.plugin, args.sandboxed, compile_cache=not args.no_compile_cache)
+    sup = Supervisor(args.repo, args.work, args.plugin, args.sandboxed, args.private)
     if args.mode == "once":
         _reply(sup.run(json.loads(base64.b64decode(args.request))))
         return 0
     modules = [m for m in args.preload.split(",") if m] + (
-        _in_child(project_imports, sup.repo) if args.discover else []
+        _in_child(project_imports, sup.repo, failed=[]) if args.discover else []
     )
     try:
         loaded = sup.preload(list(dict.fromkeys(modules)), args.skip_preload)
