@@ -415,3 +415,23 @@ def test_a_request_rewriting_a_module_the_session_did_not_declare_private_does_n
     with LocalSession(checkout, CFG, (), private=("pkg/other.py",)) as session:
         run = session.run(Candidate.make("c", {"pkg/a.py": "def f():\n    return 1\n"}, ["tests/test_a.py::test_f"]))
     assert run.infra and "did not declare private" in run.infra
+
+
+def test_discovery_names_the_third_party_submodules_the_project_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kornia's conftest imports ``torch._dynamo``, which ``import torch`` does not: each child
+    paid ~9 s for it. Submodules of installed packages the sources name are preloaded too."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "dlbench/harness/shipped"))
+    from dlbench.harness.shipped import supervisor
+
+    write_tree(
+        tmp_path,
+        {
+            "conftest.py": "import json.decoder\nimport yaml.constructor\nfrom pydantic.fields import Field\n",
+            "pkg/__init__.py": "from pkg.sub import x\nimport pkg.sub.deeper\nimport not_installed.sub\n",
+            "pkg/sub.py": "x = 1\n",
+        },
+    )
+    found = supervisor.project_imports(str(tmp_path))
+    assert found == ["pydantic", "yaml", "pydantic.fields", "yaml.constructor"], found
