@@ -379,6 +379,7 @@ def test_the_projects_modules_are_compiled_once_and_the_private_ones_never(
         "cachedpkg/__init__.py": "",
         "cachedpkg/ops.py": "def relu(x):\n    return max(x, 0)\n",
         "cachedpkg/util.py": "def double(x):\n    return 2 * x\n",
+        "tests/test_util.py": "from cachedpkg.util import double\n",  # pytest's rewrite cache keeps it
     }
     write_tree(repo, files)
     supervisor._cache_compiled(str(repo), {"cachedpkg/ops.py"})

@@ -331,7 +331,6 @@ class Supervisor:
     def _child(self, copy: str, req: dict, args: list[str], out_w: int, rep_w: int) -> None:
         code = 70
         try:
-            _forget_compiled(req["files"])  # first: the reference's code never meets the candidate
             os.setsid()
             null = os.open(os.devnull, os.O_RDWR)
             os.dup2(null, 0), os.dup2(out_w, 1), os.dup2(out_w, 2)
@@ -750,9 +749,7 @@ def _cache_rewrites(repo: str) -> None:
     cache: dict[bytes, tuple[bytes, types.CodeType]] = {}
     for dirpath, _, filenames in os.walk(repo):
         for name in filenames:
-            if name == "conftest.py" or (
-                name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
-            ):
+            if _rewritten_by_pytest(name):
                 path = os.path.join(dirpath, name)
                 try:
                     with open(path, "rb") as fh:
@@ -776,6 +773,12 @@ def _cache_rewrites(repo: str) -> None:
     rewrite._rewrite_test = cached
 
 
+def _rewritten_by_pytest(name: str) -> bool:
+    """A file pytest imports through its assertion rewriting (by default): a test module or a
+    conftest, whose code ``_cache_rewrites`` keeps."""
+    return name == "conftest.py" or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
+
+
 def _cache_compiled(repo: str, private: set[str]) -> None:
     """The repository's modules but the ``private`` ones, compiled once: a child loads an
     unchanged module's code by its source's digest instead of compiling it (torchgeo: 0.46 s of
@@ -797,11 +800,12 @@ def _cache_compiled(repo: str, private: set[str]) -> None:
 
 
 def _compiled_tree(repo: str, private: list[str]) -> tuple[dict[bytes, types.CodeType], dict[str, bytes]]:
-    """(source digest → code, path → digest) of the repository's modules but ``private``."""
+    """(source digest → code, path → digest) of the repository's modules but ``private`` and
+    those pytest's assertion rewriting imports (``_cache_rewrites`` keeps theirs)."""
     codes, keys, skipped = {}, {}, set(private)
     for path in _python_files(repo)[:COMPILE_FILES]:
         rel = os.path.relpath(path, repo)
-        if rel in skipped:
+        if rel in skipped or _rewritten_by_pytest(os.path.basename(path)):
             continue
         try:
             with open(path, "rb") as fh:
@@ -812,13 +816,6 @@ def _compiled_tree(repo: str, private: list[str]) -> tuple[dict[bytes, types.Cod
             continue
         keys[rel] = key
     return codes, keys
-
-
-def _forget_compiled(files: dict) -> None:
-    """In the child: drop the code of the modules this request rewrites (none is cached: the
-    session declared them private; a second guard, as cheap as a lookup)."""
-    for rel in files:
-        PROJECT_CODE.pop(PROJECT_KEYS.pop(os.path.normpath(rel), b""), None)
 
 
 def _compiled_tail(source: bytes, head: int, path: str) -> types.CodeType:
