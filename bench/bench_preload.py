@@ -19,6 +19,7 @@ reports the median of the runs' pytest start-up and collection (``run.json`` ``p
     python bench/bench_preload.py [--samples 3]
     python bench/bench_preload.py --tasks results/paper/GPflow__GPflow-s20-0-<key>.tasks.jsonl
     python bench/bench_preload.py --lever compile_cache --tasks results/paper/<slug>-s20-0-<key>.tasks.jsonl
+    python bench/bench_preload.py --lever harness --base HEAD --tasks results/paper/<slug>-s20-0-<key>.tasks.jsonl
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import argparse
 import hashlib
 import json
 import statistics
+import subprocess
 import tempfile
 import textwrap
 import time
@@ -35,10 +37,12 @@ from pathlib import Path
 from dlbench.config import EvaluateConfig, load_config_file
 from dlbench.harness.evaluate import evaluate_repo, evidence_dir
 from dlbench.harness.run import preload_for
+from dlbench.harness.code import PROTOCOL, SHIPPED_PROTOCOL, SUPPORT_FILES
 from dlbench.harness.sandbox import DockerSession, support_files
-from dlbench.images.build import build_project_image
+from dlbench.images.build import build_project_image, docker_client
+from dlbench.images.layers import SUPPORT_DIR
 from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, Generation, ImageRecord, ImageStatus
-from dlbench.store import read_jsonl
+from dlbench.store import files_digest, read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -169,7 +173,55 @@ def workflow_records(slug: str) -> tuple[CloneRecord, ImageRecord]:
     return clone, ImageRecord.model_validate_json((ROOT / "results/images" / f"{slug}.json").read_text())
 
 
-def real_repository(task_file: Path, samples: int, lever: str) -> None:
+def with_support_files(image: ImageRecord, files: dict[str, bytes], work: Path) -> ImageRecord:
+    """``image`` with ``files`` as its trusted support folder (a thin layer on top of it)."""
+    context = work / f"support-{files_digest(files)[:12]}"
+    for name, data in files.items():
+        (context / name).parent.mkdir(parents=True, exist_ok=True)
+        (context / name).write_bytes(data)
+    (context / "Dockerfile").write_text(f"FROM {image.tag}\nCOPY . {SUPPORT_DIR}/\n")  # root's, as built
+    tag = f"dlbench/bench-harness:{files_digest(files)[:12]}"
+    built, _ = docker_client().images.build(path=str(context), tag=tag, rm=True)
+    return image.model_copy(update={"tag": tag, "image_id": built.id})
+
+
+def harness_at(revision: str) -> dict[str, bytes]:
+    """The support files as they were at a git revision (the names ``support_files`` ships)."""
+
+    def show(rel: str) -> bytes:
+        return subprocess.run(["git", "show", f"{revision}:{rel}"], cwd=ROOT, capture_output=True, check=True).stdout
+
+    files = {name: show(f"dlbench/harness/shipped/{name}") for name in SUPPORT_FILES}
+    return files | {SHIPPED_PROTOCOL: show(f"dlbench/harness/{PROTOCOL}")}
+
+
+def compare_harness(cfg: EvaluateConfig, clone: CloneRecord, tasks, gens, image, work: Path, base: str) -> None:
+    """The harness's support files at ``base`` and as they are now, in the same project image
+    (the host's code is today's for both), run in the order A B B A so that a drift in the
+    machine's load weighs on both alike: their mean figures, and whether the verdicts agree."""
+    images = {f"harness at {base}": with_support_files(image, harness_at(base), work)}
+    images["harness now"] = with_support_files(image, support_files(), work)
+    order = [*images, *reversed(images)]
+    runs = [measure(mode, cfg, clone, tasks, gens, images[mode], work / f"ev{i}") for i, mode in enumerate(order)]
+    rows = [mean_row([r for r in runs if r["mode"] == mode]) for mode in images]
+    for row in rows:
+        report(row)
+    before, now = rows
+    print(f"overhead beyond the tests: {before['overhead_s']:.3f} -> {now['overhead_s']:.3f} s per candidate; "
+          f"wall {before['per_candidate_s']:.3f} -> {now['per_candidate_s']:.3f} s "
+          f"({before['per_candidate_s'] / now['per_candidate_s']:.2f}x); start-up + collection "
+          f"{before['collect_s']:.3f} -> {now['collect_s']:.3f} s (median)")  # fmt: skip
+    verdicts = {tuple((e.status, e.passed) for e in r["results"]) for r in runs}
+    print(f"verdicts identical in all {len(runs)} runs: {len(verdicts) == 1}")
+
+
+def mean_row(runs: list[dict]) -> dict:
+    """One mode's runs as one row: the mean of each figure."""
+    figures = ("start_s", "per_candidate_s", "tests_s", "overhead_s", "collect_s")
+    return runs[0] | {key: statistics.mean(r[key] for r in runs) for key in figures}
+
+
+def real_repository(task_file: Path, samples: int, lever: str, base: str | None = None) -> None:
     """Gold of a real repository's tasks, both modes of ``lever``, in its workflow image."""
     tasks = read_jsonl(task_file, BenchmarkTask)
     slug = tasks[0].slug
@@ -182,6 +234,8 @@ def real_repository(task_file: Path, samples: int, lever: str) -> None:
     ]
     print(f"{slug}: {len(tasks)} tasks, {len(gens)} gold candidates per mode, image {image.tag}")
     with tempfile.TemporaryDirectory(prefix="bench-preload-") as tmp:
+        if lever == "harness":
+            return compare_harness(cfg, clone, tasks, gens, image, Path(tmp), base or "HEAD")
         compare(cfg, clone, tasks, gens, image, Path(tmp), lever)
 
 
@@ -189,10 +243,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=3, help="candidates per task and reference model")
     parser.add_argument("--tasks", type=Path, help="a real repository's task file (JSON Lines of BenchmarkTask)")
-    parser.add_argument("--lever", choices=["preload", "compile_cache"], default="preload")
+    parser.add_argument("--lever", choices=["preload", "compile_cache", "harness"], default="preload")
+    parser.add_argument("--base", default="HEAD", help="--lever harness: the git revision compared with the files now")
     args = parser.parse_args()
     if args.tasks:
-        return real_repository(args.tasks, args.samples, args.lever)
+        return real_repository(args.tasks, args.samples, args.lever, args.base)
+    if args.lever == "harness":
+        parser.error("--lever harness needs --tasks")
     with tempfile.TemporaryDirectory(prefix="bench-preload-") as tmp:
         checkout = Path(tmp) / "tinytorch"
         for rel, text in project_files().items():

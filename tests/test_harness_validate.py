@@ -99,6 +99,7 @@ GOLD_SHOWS = {
     "t.py::test_gpu": (TestOutcome.SKIPPED, "skipped: Skipped: needs CUDA"),
     "t.py::test_dynamo": (TestOutcome.DESELECTED, "deselected by the project's configuration (conftest or addopts)"),
     "t.py::test_download": (TestOutcome.FAILED, "needs network: Temporary failure in name resolution"),
+    "t.py::test_removed": (TestOutcome.MISSING, "not found by pytest (no such test in the collected modules)"),
 }
 
 
@@ -123,10 +124,22 @@ def null_of(tests: list[str]) -> Evaluation:
 def test_gold_decides_the_test_set_and_every_dropped_test_says_why() -> None:
     tests = list(GOLD_SHOWS)
     row = validation_table([task_of(tests)], [shown("gold", GOLD_SHOWS, r) for r in (0, 1)], [null_of(tests)]).iloc[0]
-    assert bool(row["usable"]) and row["tests"] == 4 and row["tests_kept"] == 1
+    assert bool(row["usable"]) and row["tests"] == 5 and row["tests_kept"] == 1
     assert "t.py::test_gpu: skipped: Skipped: needs CUDA" in row["dropped"]
+    assert "t.py::test_removed: not found by pytest" in row["dropped"]
     assert "t.py::test_dynamo: deselected by the project's configuration" in row["dropped"]
     assert "t.py::test_download: needs network" in row["dropped"]
+
+
+def test_a_test_the_session_never_reached_is_not_dropped() -> None:
+    """Missing because the run stopped (a crash, the time limit) is a failure of that run,
+    unlike a test pytest collected everything without finding."""
+    stopped = {
+        "t.py::test_ok": (TestOutcome.PASSED, None),
+        "t.py::test_long": (TestOutcome.MISSING, "the test session ended early"),
+    }
+    row = validation_table([task_of(list(stopped))], [shown("gold", stopped)], [null_of(list(stopped))]).iloc[0]
+    assert not row["usable"] and "t.py::test_long" not in str(row["dropped"])
 
 
 def test_too_few_tests_left_is_unusable_with_the_dropped_causes() -> None:

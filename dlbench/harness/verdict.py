@@ -63,6 +63,7 @@ DOWNLOADED_DATA = (
 MISSING_PATH = re.compile(
     r"No such file or directory|doesn't contain any data files|does not exist|not found|Unable to find", re.IGNORECASE
 )
+NOT_FOUND = "not found by pytest"  # collection ended whole without the test: the code has no such test
 MISSING_MODULE = re.compile(r"No module named '([^']+)'")
 MISSING_FIXTURE = re.compile(r"fixture '([^']+)' not found")
 CAUSE_CHARS = 300
@@ -386,7 +387,7 @@ def _missing_cause(node_id: str, runs: list[dict], ev: Events) -> str:
         return STOPPED_DURING
     if any(selects(nid, [node_id]) for nid in ev.collected or ()):
         return f"{UNFINISHED} (collected, never reached: the session stopped before it)"
-    return "not found by pytest (no such test in the collected modules)"
+    return f"{NOT_FOUND} (no such test in the collected modules)"
 
 
 def _causes(tests: Mapping[str, TestOutcome], ev: Events) -> dict[str, str]:

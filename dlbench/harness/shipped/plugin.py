@@ -25,6 +25,7 @@ import inspect
 import itertools
 import json
 import linecache
+import operator
 import os
 import random
 import sys
@@ -47,6 +48,11 @@ except ModuleNotFoundError:  # run from the dlbench package (local backend, test
 _FD: int | None = None
 _WRITE = os.write  # captured before candidate code can replace os.write
 _NOW = time.monotonic  # and before a test freezes time (freezegun)
+# what _same compares namespaces with, captured before candidate code can replace a builtin
+# or operator's function (both are compared-with modules: the comparison must not be theirs)
+_ALL, _MAP, _LEN, _LIST, _ZIP, _IS = all, map, len, list, zip, operator.is_
+_VALUE, _VALUES = operator.itemgetter(1), operator.methodcaller("values")
+_CHAIN = itertools.chain.from_iterable
 _BASELINE: dict[str, str] = {}
 TEXT_LIMIT = 4000  # of a failure's traceback kept in its event: its tail, and the error lines before it
 TEXT_TAIL = 3000
@@ -54,6 +60,7 @@ _SELECTED: list[str] = []
 _BEFORE: list[str] = []  # selected ids before the project's own pytest_collection_modifyitems
 _DESELECTED: set[str] = set()
 _SEED: list[int | None] = [None]  # evaluate.test_seed, from attach
+_DEVICES: list[bool | None] = [None]  # torch sees a CUDA, XPU or MPS device (_torch_seeder), once a process
 _NEUTRALISED: list[str] = []
 _AUDIT: list = [None]  # the child's audit hook (dlbench_guard.Audit): told when a test's call phase runs
 _TYPE_MODULE = type.__dict__["__module__"]
@@ -63,6 +70,9 @@ _INNER: dict[int, tuple] = {}  # id → (plugin manager, its hook executor when 
 _OBSERVED: set[str] = set()
 _TARGET: list[str | None] = [None]  # ``path:qualname`` of the task's function
 _LOOKED: dict[str, dict[str, tuple[int, bool, bool]]] = {}  # namespace → attribute → (id, callable, module) last seen
+_UNCHANGED_SINCE: dict[str, tuple[list, list]] = {}  # namespace → its items last examined ("": all)
+_SIZES: list[int] = []  # each namespace's size when all were last examined (_foreign_attributes)
+_CLASSES: dict[str, tuple[list, list]] = {}  # compared module → (its items, its classes) (_class_namespaces)
 _CONFIG: list[pytest.Config | None] = [None]
 SUBTEST_REPORTS = frozenset({"SubtestReport", "SubTestReport"})  # pytest 9's own, pytest-subtests'
 _SUBTESTS_FAILED: dict[str, pytest.TestReport] = {}  # node id → its first failing subtest's report
@@ -339,14 +349,18 @@ def trust_attributes() -> None:
     compared module of a package already imported is imported first (``numpy.testing`` is
     loaded lazily), so the candidate cannot be the first to set its attributes."""
     _LOOKED.clear()
+    _UNCHANGED_SINCE.clear()
     for name in COMPARED_MODULES:
         if name not in sys.modules and name.partition(".")[0] in sys.modules:
             try:
                 importlib.import_module(name)
             except Exception:  # noqa: BLE001, S112 - a broken optional module is the tests' to meet
                 continue
-    for label, namespace, _ in _compared_namespaces():
+    spaces = _LIST(_compared_namespaces())
+    for label, namespace, _ in spaces:
         _LOOKED[label] = {attr: _looked(value) for attr, value in namespace.items()}
+        _UNCHANGED_SINCE[label] = _contents(namespace)
+    _SIZES[:], _UNCHANGED_SINCE[""] = _all_items(spaces)
 
 
 def _compared_namespaces() -> Iterator[tuple[str, Mapping[str, object], bool]]:
@@ -358,22 +372,58 @@ def _compared_namespaces() -> Iterator[tuple[str, Mapping[str, object], bool]]:
         if not isinstance(namespace, dict):
             continue
         yield name, namespace, True
-        for attr, value in list(namespace.items()):
-            if (
-                isinstance(value, type)
-                and _TYPE_FLAGS.__get__(value, type) & HEAP_TYPE
-                and _class_module(value) == name
-            ):
-                yield f"{name}.{attr}", _TYPE_DICT.__get__(value, type), False
+        yield from _class_namespaces(name, namespace)
+
+
+def _class_namespaces(name: str, namespace: dict) -> list[tuple[str, Mapping[str, object], bool]]:
+    """The classes ``namespace`` (module ``name``'s) defines, found again only when one of its
+    attributes changed: torch's namespace alone has thousands, looked at after every test."""
+    contents = _contents(namespace)
+    cached = _CLASSES.get(name)
+    if cached is not None and _same(cached[0], contents):
+        return cached[1]
+    found = [
+        (f"{name}.{attr}", _TYPE_DICT.__get__(value, type), False)
+        for attr, value in _ZIP(*contents)
+        if isinstance(value, type) and _class_module(value) == name
+    ]
+    _CLASSES[name] = contents, found
+    return found
+
+
+def _contents(namespace: Mapping[str, object]) -> tuple[list, list]:
+    """A namespace's names and values in order, as two lists: no tuple made per item (15,000
+    items in torch's: the collector would run while they are made), the values held (no id
+    is reused meanwhile)."""
+    return _LIST(namespace), _LIST(namespace.values())
+
+
+def _same(before: tuple[list, list] | None, now: tuple[list, list]) -> bool:
+    """The same names bound to the same objects, compared by identity at C speed."""
+    return (
+        before is not None
+        and _LEN(before[1]) == _LEN(now[1])
+        and _ALL(_MAP(_IS, before[0], now[0]))
+        and _ALL(_MAP(_IS, before[1], now[1]))
+    )
 
 
 def _foreign_attributes() -> list[str]:
     """Attributes of the compared-with modules and their classes holding candidate code or a
     mock object; only those changed since the last look are examined (after every test)."""
-    found = []
-    for name, namespace, module in _compared_namespaces():
+    found: list[str] = []
+    spaces = _LIST(_compared_namespaces())
+    sizes, everything = _all_items(spaces)
+    if _SIZES == sizes and _same(_UNCHANGED_SINCE.get(""), everything):  # most tests: one comparison
+        return found
+    _SIZES[:], _UNCHANGED_SINCE[""] = sizes, everything
+    for name, namespace, module in spaces:
+        contents = _contents(namespace)
+        if _same(_UNCHANGED_SINCE.get(name), contents):
+            continue
+        _UNCHANGED_SINCE[name] = contents
         seen = _LOOKED.setdefault(name, {})
-        for attr, value in list(namespace.items()):
+        for attr, value in _ZIP(*contents):
             before = seen.get(attr)
             if before is not None and before[0] == id(value):
                 continue
@@ -391,6 +441,13 @@ def _foreign_attributes() -> list[str]:
             elif _builtin_stand_in(attr, value):
                 found.append(f"{name}.{attr} is a built-in under another name")
     return found
+
+
+def _all_items(spaces: list[tuple[str, Mapping[str, object], bool]]) -> tuple[list[int], tuple[list, list]]:
+    """Each namespace's size (a boundary moved is a change too) and all their names and values."""
+    namespaces = _LIST(_MAP(_VALUE, spaces))
+    names = _LIST(_CHAIN(namespaces))
+    return _LIST(_MAP(_LEN, namespaces)), (names, _LIST(_CHAIN(_MAP(_VALUES, namespaces))))
 
 
 def _looked(value: object) -> tuple[int, bool, bool]:
@@ -460,8 +517,9 @@ def _check_returns(audit, target: str) -> None:  # noqa: ANN001 - dlbench_guard.
     ``unittest.mock.ANY``) would pass any comparison a test makes, whatever it computed."""
     path, _, qualname = target.partition(":")
     filename = os.path.realpath(os.path.join(audit.copy, path))
-    modules = [m for m in list(sys.modules.values()) if _file_of(m).startswith(audit.copy)]
-    module = next((m for m in modules if _file_of(m) == filename), None)
+    folders: dict[str, str] = {}
+    modules = [m for m in list(sys.modules.values()) if _file_of(m, folders).startswith(audit.copy)]
+    module = next((m for m in modules if _file_of(m, folders) == filename), None)
     *outer, name = qualname.split(".")
     owner = module
     for part in outer:
@@ -482,9 +540,19 @@ def _check_returns(audit, target: str) -> None:  # noqa: ANN001 - dlbench_guard.
                 setattr(held, key, checked)
 
 
-def _file_of(module: object) -> str:
+def _file_of(module: object, folders: dict[str, str] | None = None) -> str:
+    """A module's file with every link resolved; ``folders``: the resolved folders so far (a
+    folder resolved once for all its modules: 6,000 modules took 0.9 s of pyro's collection)."""
     name = getattr(module, "__file__", None)
-    return os.path.realpath(name) if isinstance(name, str) else ""
+    if not isinstance(name, str):
+        return ""
+    if folders is None or not os.path.isabs(name):
+        return os.path.realpath(name)
+    folder, base = os.path.split(name)
+    if folder not in folders:
+        folders[folder] = os.path.realpath(folder)
+    path = os.path.join(folders[folder], base)
+    return os.path.realpath(path) if os.path.islink(path) else path
 
 
 def _checked(function: types.FunctionType):  # noqa: ANN202
@@ -606,12 +674,37 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def seed_generators(seed: int) -> None:
     """``random``, and numpy's, torch's and TensorFlow's global generators where imported."""
     random.seed(seed)
-    for module, setter in (("numpy", "random.seed"), ("torch", "manual_seed"), ("tensorflow", "random.set_seed")):
+    for module, setter in (("numpy", "random.seed"), ("torch", _torch_seeder()), ("tensorflow", "random.set_seed")):
         target = sys.modules.get(module)
         for name in setter.split(".") if target is not None else ():
             target = getattr(target, name, None)
         if callable(target):
             target(seed)
+
+
+def _torch_seeder() -> str:
+    """``torch.manual_seed`` where a device has a generator of its own; on a machine without
+    one, the CPU generator's, which is all that call seeds there: it also queues the seed for
+    CUDA and XPU, formatting the whole stack each time (2 ms a test, a third of pyro's test
+    time). Which one is decided once per process."""
+    if _DEVICES[0] is None:
+        torch = sys.modules.get("torch")
+        _DEVICES[0] = torch is None or any(_available(torch, kind) for kind in ("cuda", "xpu", "backends.mps"))
+    return "manual_seed" if _DEVICES[0] else "random.default_generator.manual_seed"
+
+
+def _available(torch: types.ModuleType, backend: str) -> bool:
+    """Whether ``torch.<backend>`` has a device; its warnings are not the test's (a project's
+    ``filterwarnings = error`` would fail the test the seed is set for)."""
+    target: object = torch
+    for name in backend.split("."):
+        target = getattr(target, name, None)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return bool(getattr(target, "is_available", lambda: False)())
+    except Exception:  # noqa: BLE001 - a backend that cannot tell: seed it as torch would
+        return True
 
 
 def _failure_text(report) -> str:
