@@ -132,14 +132,43 @@ def test_gold_decides_the_test_set_and_every_dropped_test_says_why() -> None:
 
 
 def test_a_test_the_session_never_reached_is_not_dropped() -> None:
-    """Missing because the run stopped (a crash, the time limit) is a failure of that run,
-    unlike a test pytest collected everything without finding."""
+    """Missing because the run stopped (a crash) is a failure of that run, unlike a test
+    pytest collected everything without finding."""
     stopped = {
         "t.py::test_ok": (TestOutcome.PASSED, None),
         "t.py::test_long": (TestOutcome.MISSING, "the test session ended early"),
     }
     row = validation_table([task_of(list(stopped))], [shown("gold", stopped)], [null_of(list(stopped))]).iloc[0]
     assert not row["usable"] and "t.py::test_long" not in str(row["dropped"])
+
+
+def timed_out(outcomes: dict[str, tuple[TestOutcome, str | None]], run: int = 0) -> Evaluation:
+    return shown("gold", outcomes, run).model_copy(
+        update={"status": EvalStatus.TIMEOUT, "passed": False, "durations": {t: 100.0 for t in outcomes}}
+    )
+
+
+def test_a_gold_run_stopped_at_its_time_limit_keeps_the_tests_it_finished() -> None:
+    """A long list (the authors list whole files): the tests every gold run finished before
+    its limit are the task; the ones a run never reached are dropped, and gold passes."""
+    finished = {"t.py::test_a": (TestOutcome.PASSED, None), "t.py::test_b": (TestOutcome.PASSED, None)}
+    first = timed_out(finished | {"t.py::test_c": (TestOutcome.MISSING, "the session stopped during it")})
+    second = timed_out(finished | {"t.py::test_c": (TestOutcome.PASSED, None)}, run=1)  # a faster run got further
+    tests = [*finished, "t.py::test_c"]
+    row = validation_table([task_of(tests)], [first, second], [null_of(tests)]).iloc[0]
+    assert bool(row["usable"]) and row["tests_kept"] == 2 and row["gold_passes"] == 2
+    assert "t.py::test_c: timeout: not reached before gold's run was stopped" in row["dropped"]
+    trimmed = gold_test_sets({"o__r:m.py:four": task_of(tests)}, [first, second])["o__r:m.py:four"]
+    assert trimmed.tests == list(finished)
+
+
+def test_a_test_a_timed_out_gold_run_failed_still_fails_gold() -> None:
+    outcomes = {
+        "t.py::test_a": (TestOutcome.FAILED, "assert 1 == 2"),
+        "t.py::test_b": (TestOutcome.MISSING, "the session stopped during it"),
+    }
+    row = validation_table([task_of(list(outcomes))], [timed_out(outcomes)], [null_of(list(outcomes))]).iloc[0]
+    assert not row["usable"] and row["reason"].startswith("gold fails: timeout")
 
 
 def test_too_few_tests_left_is_unusable_with_the_dropped_causes() -> None:

@@ -1,8 +1,8 @@
 """Which benchmark tasks are usable: gold must pass (every run), null must fail.
 
 A task's tests are those gold's runs keep (``testset``: skipped, xfailed, deselected,
-network-bound, flaky and always-failing tests are dropped, each with its cause in
-``dropped``). ``results/validation.csv`` has one row per task with ``usable`` and, when
+network-bound, flaky and always-failing tests, and those a gold run stopped at its time
+limit never finished, are dropped, each with its cause in ``dropped``). ``results/validation.csv`` has one row per task with ``usable`` and, when
 not, the first reason in this order: ``image`` (the project image or checkout is
 unusable), ``not sampled`` (outside ``dlbench.subset``'s tasks), ``no gold`` (no gold evaluation),
 ``gold fails`` (too few tests left, some dropped because gold failed them in every run:
@@ -93,7 +93,7 @@ def _reason(
 def failure_cause(evaluation: Evaluation, kept: list[str]) -> str:
     """``status: node: cause`` of the first kept test that did not pass (or the run's own detail)."""
     node = next((t for t in kept if t in evaluation.causes), None)
-    if evaluation.status == EvalStatus.FAIL and node is not None:
+    if evaluation.status in (EvalStatus.FAIL, EvalStatus.TIMEOUT) and node is not None:
         return f"{evaluation.status.value}: {node}: {evaluation.causes[node]}"
     return f"{evaluation.status.value}: {evaluation.detail or evaluation.exception}"
 
