@@ -60,9 +60,9 @@ def chosen_tasks(rows: list[AuthorsTask], records: dict[str, BenchmarkTask], rep
 
 
 def evaluate(tasks: list[BenchmarkTask], name: str, model: str, jobs: int) -> list[Evaluation]:
-    """Gold (the reference) or null (its body replaced by ``raise NotImplementedError``) through
-    ``dlbench evaluate``; an existing result file is reused (``name`` holds a digest of the
-    tasks and their tests)."""
+    """Gold (the reference) or null (its body replaced by ``raise NotImplementedError``, graded
+    against gold's evaluations, so run after them) through ``dlbench evaluate``; an existing
+    result file is reused (``name`` holds a digest of the tasks and their tests)."""
     out = OUT / f"{name}.{model}.jsonl"
     if out.is_file():
         return read_jsonl(out, Evaluation)
@@ -76,6 +76,8 @@ def evaluate(tasks: list[BenchmarkTask], name: str, model: str, jobs: int) -> li
     command = [str(Path(sys.executable).with_name("dlbench")), "evaluate", "--tasks", str(task_file), "--predictions",
                str(predictions), "--out", str(out), "--backend", "docker", "--jobs", str(jobs),
                "--config", str(CONFIG)]  # fmt: skip
+    if model != "gold":  # graded as the workflow grades every model but gold: against gold's runs
+        command += ["--gold", str(OUT / f"{name}.gold.jsonl")]
     subprocess.run(command, cwd=ROOT, check=False)
     return read_jsonl(out, Evaluation) if out.is_file() else []
 

@@ -71,8 +71,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     )  # fmt: skip
     seed = config.evaluate.sample_seed if args.seed is None else args.seed
     subset = Subset(args.limit or 0, args.task_ids or (), args.repos or (), seed)
+    gold = Path(args.gold) if args.gold else None
     done = evaluate_exported(
-        Path(args.tasks), Path(args.predictions), Path(args.out), args.backend, args.jobs, config, places, subset
+        Path(args.tasks), Path(args.predictions), Path(args.out), args.backend, args.jobs, config, places, subset, gold
     )
     results = done.evaluations
     passed = sum(r.passed for r in results)
@@ -323,6 +324,12 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--predictions", required=True, help="JSON Lines: task_id, code, [sample], [model]")
     ev.add_argument("--out", required=True, help="evaluation records (JSON Lines)")
     ev.add_argument("--backend", choices=["auto", "docker", "local"], default="auto")
+    ev.add_argument(
+        "--gold", metavar="FILE",
+        help="gold's evaluation records of these tasks (an earlier `dlbench evaluate` of the reference, or the "
+        "workflow's results/evaluations/gold/): the other models are graded on the tests gold kept, within its time "
+        "limits, and what the project's own code was seen doing under gold is not held against them",
+    )  # fmt: skip
     ev.add_argument("--jobs", type=int, default=2)
     ev.add_argument(
         "--config", help="config file: its evaluate (limits, base image), images, storage (download cache) and "

@@ -498,6 +498,45 @@ def hostile_results(image: ImageRecord, clone: CloneRecord, tmp_path_factory: py
     yield {name: (results[2 * i], results[2 * i + 1]) for i, name in enumerate(HOSTILE)}
 
 
+@pytest.mark.docker
+@pytest.mark.xdist_group("harness_docker")
+def test_evaluate_predictions_with_gold_grades_as_the_workflow_does(
+    image: ImageRecord, clone: CloneRecord, tmp_path: Path
+) -> None:
+    """With gold's evaluations (``dlbench evaluate --gold``), a model is graded on the tests
+    gold kept, and what gold was seen doing is not held against it (a patch of ``math``
+    that this gold record is made to show: pyro's conftest rebinds ``torch.Storage``
+    for every run); without them, the same candidate is a sandbox violation."""
+    repos, images = tmp_path / "repos", tmp_path / "images"
+    repos.mkdir(), images.mkdir()
+    (repos / SLUG).symlink_to(clone.path)
+    (repos / f"{SLUG}.json").write_text(clone.model_copy(update={"path": str(repos / SLUG)}).model_dump_json())
+    (images / f"{SLUG}.repaired.json").write_text(image.model_dump_json())  # the fixture's image, not a new build
+    tasks, preds, gold_preds = tmp_path / "tasks.jsonl", tmp_path / "preds.jsonl", tmp_path / "gold.preds.jsonl"
+    write_jsonl(tasks, [RELU])
+    patched = "def relu(x):\n    import math\n    math.isclose = math.fabs\n    return np.maximum(np.asarray(x), 0)\n"
+    preds.write_text(json.dumps({"task_id": RELU.task_id, "code": patched, "model": "m"}) + "\n")
+    gold_preds.write_text(json.dumps({"task_id": RELU.task_id, "code": GOLD_RELU, "model": "gold"}) + "\n")
+
+    def evaluate(predictions: Path, name: str, gold: Path | None = None) -> Evaluation:
+        [result] = evaluate_predictions(
+            tasks, predictions, tmp_path / f"{name}.jsonl", "docker", 1, CFG, repos_dir=repos,
+            evidence_root=tmp_path / name, images_dir=images, gold=gold,
+        )  # fmt: skip
+        return result
+
+    alone = evaluate(preds, "alone")
+    assert alone.status == EvalStatus.SANDBOX_VIOLATION and alone.detail.startswith("seen: ")
+    gold = evaluate(gold_preds, "gold")
+    dropped = RELU_TESTS[-1]
+    shown = gold.model_copy(
+        update={"observed": [alone.detail.removeprefix("seen: ")], "tests": gold.tests | {dropped: TestOutcome.SKIPPED}}
+    )
+    write_jsonl(tmp_path / "gold.jsonl", [shown])
+    held = evaluate(preds, "held", gold=tmp_path / "gold.jsonl")
+    assert held.status == EvalStatus.PASS and set(held.tests) == set(RELU_TESTS) - {dropped}
+
+
 EXPECTED = {
     "fork bomb": {"timeout", "error"},
     "infinite loop": {"timeout"},

@@ -163,7 +163,7 @@ def evaluate_predictions(
     tasks: Path, predictions: Path, out: Path, backend: str, jobs: int, cfg: EvaluateConfig,
     repos_dir: Path = REPOS_DIR, evidence_root: Path = EVIDENCE_ROOT, images: ImagesConfig | None = None,
     downloads: Path | None = None, images_dir: Path = IMAGES_DIR, only: Collection[str] | None = None,
-    clones: Mapping[str, CloneRecord] | None = None, image_records: Path | None = None,
+    clones: Mapping[str, CloneRecord] | None = None, image_records: Path | None = None, gold: Path | None = None,
 ) -> list[Evaluation]:  # fmt: skip
     """``dlbench evaluate``: every prediction against its benchmark task, in file order; on
     the image the workflow's gold runs settled on (``images_dir``) where it is still there,
@@ -171,8 +171,17 @@ def evaluate_predictions(
 
     ``only``: just the predictions of these tasks (and those naming no task, reported as
     such); ``clones``: checkouts made elsewhere, by slug (the others are the workflow's, in
-    ``repos_dir``); the images built for those are recorded in ``image_records/{slug}.json``."""
+    ``repos_dir``); the images built for those are recorded in ``image_records/{slug}.json``;
+    ``gold``: gold's evaluations of these tasks, whose test sets, time limits and observed
+    behaviour the other models' candidates are held to, as in the workflow (without them a
+    project's own doings, seen under gold, count against every candidate)."""
     by_id = {t.task_id: t for t in iter_jsonl(tasks, BenchmarkTask)}
+    timeouts: dict[str, float] = {}
+    seen_in_gold: dict[str, frozenset[str]] = {}
+    if gold is not None:
+        gold_evaluations = read_jsonl(gold, Evaluation)
+        by_id = gold_test_sets(by_id, gold_evaluations, cfg.test_budget_s)
+        timeouts, seen_in_gold = scaled_timeouts(gold_evaluations, cfg), observed_by_gold(gold_evaluations)
     gens = [
         Generation(task_id=p.task_id, model=p.model, technique=PREDICTIONS_TECHNIQUE, sample=p.sample, code=p.code)
         for p in read_jsonl(predictions, Prediction)
@@ -195,7 +204,10 @@ def evaluate_predictions(
             if backend == "docker"
             else None
         )
-        evaluated = evaluate_repo(clone, tasks_of_repo, repo_gens, image, backend, cfg, jobs, evidence_root)
+        evaluated = evaluate_repo(
+            clone, tasks_of_repo, repo_gens, image, backend, cfg, jobs, evidence_root, timeouts=timeouts,
+            allowed=seen_in_gold,
+        )  # fmt: skip
         results |= {id(g): e for g, e in zip(repo_gens, evaluated)}
     ordered = [results[id(g)] for g in gens]
     write_jsonl(out, ordered)
