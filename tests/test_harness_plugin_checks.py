@@ -101,6 +101,16 @@ def test_torch_is_seeded_whole_only_where_a_device_exists(monkeypatch, available
     assert (whole.call_count, cpu.call_count) == ((2, 0) if available else (0, 2))
 
 
+def test_the_device_probe_waits_for_torch_to_be_imported(monkeypatch):
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    monkeypatch.setattr(plugin, "_DEVICES", [None])
+    plugin.seed_generators(7)
+    assert plugin._DEVICES == [None]
+    monkeypatch.setitem(sys.modules, "torch", torch := _fake_torch(False))
+    plugin.seed_generators(7)
+    assert plugin._DEVICES == [False] and torch.random.default_generator.manual_seed.call_count == 1
+
+
 def test_probing_for_a_device_raises_no_warning_into_the_test(monkeypatch):
     """A project's ``filterwarnings = error`` would fail the test the seed is set for."""
     monkeypatch.setitem(sys.modules, "torch", _fake_torch(False, warns=True))

@@ -687,9 +687,11 @@ def _torch_seeder() -> str:
     one, the CPU generator's, which is all that call seeds there: it also queues the seed for
     CUDA and XPU, formatting the whole stack each time (2 ms a test, a third of pyro's test
     time). Which one is decided once per process."""
+    torch = sys.modules.get("torch")
+    if torch is None:  # not imported (yet): nothing to seed, nothing to decide
+        return "manual_seed"
     if _DEVICES[0] is None:
-        torch = sys.modules.get("torch")
-        _DEVICES[0] = torch is None or any(_available(torch, kind) for kind in ("cuda", "xpu", "backends.mps"))
+        _DEVICES[0] = any(_available(torch, kind) for kind in ("cuda", "xpu", "backends.mps"))
     return "manual_seed" if _DEVICES[0] else "random.default_generator.manual_seed"
 
 
