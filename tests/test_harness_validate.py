@@ -171,6 +171,20 @@ def test_a_test_a_timed_out_gold_run_failed_still_fails_gold() -> None:
     assert not row["usable"] and row["reason"].startswith("gold fails: timeout")
 
 
+def test_a_test_gold_cannot_collect_in_any_run_is_dropped_and_the_task_keeps_the_others() -> None:
+    """A conftest above it imports a module the environment lacks (a requirement that cannot be
+    had costs the tests that need it, not the task)."""
+    outcomes = {
+        "t.py::test_a": (TestOutcome.PASSED, None),
+        "h/t.py::test_b": (TestOutcome.MISSING, "h/t.py cannot be collected: missing module visdom"),
+    }
+    gold = [shown("gold", outcomes, r) for r in (0, 1)]
+    row = validation_table([task_of(list(outcomes))], gold, [null_of(list(outcomes))]).iloc[0]
+    assert bool(row["usable"]) and row["tests_kept"] == 1
+    assert "h/t.py::test_b: fails with the reference code in all 2 gold runs: h/t.py cannot be" in row["dropped"]
+    assert failing_every_run(gold) == set()  # the environment's, not a draw: no further seeds
+
+
 def test_too_few_tests_left_is_unusable_with_the_dropped_causes() -> None:
     tests = list(GOLD_SHOWS)
     row = validation_table([task_of(tests)], [shown("gold", GOLD_SHOWS)], [null_of(tests)], min_tests=2).iloc[0]

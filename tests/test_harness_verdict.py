@@ -166,6 +166,24 @@ def test_canaries_lost_with_their_module_that_cannot_be_collected_leave_a_failur
     ), "the task's tests ran: skipping the canaries alone is an alteration"
 
 
+def test_canaries_lost_with_a_folder_whose_conftest_cannot_be_imported_end_a_complete_run_at_exit_status_0() -> None:
+    """The supervisor runs pytest again without the folder of a conftest that cannot be imported
+    (ignite's handlers/ conftest imports visdom, which the image lacks): the canaries, in the
+    task's module there, go with it, so nothing fails and pytest ends at 0. That run is a
+    failure of the listed test in that folder, never a violation, and never a pass."""
+    there, elsewhere = "tests/handlers/test_a.py::test_one", "tests/engine/test_b.py::test_two"
+    tests = [elsewhere, there]
+    broken = json.dumps({"ev": "collect_error", "nodeid": "tests/handlers", "exc": "ModuleNotFoundError: visdom"})
+    lines = session([broken], item(elsewhere), canaries=False, tests=tests)
+    lines[-1] = '{"ev": "finish", "exitstatus": 0}'
+    v = grade(tests, NONCE, RunResult(events=lines, exit_code=0))
+    assert v.status == EvalStatus.FAIL and v.tests[there] == TestOutcome.MISSING, (v.status, v.detail)
+    assert "tests/handlers/test_a.py cannot be collected: " in v.causes[there]
+    ran = session([broken], item(elsewhere), item(there), canaries=False, tests=tests)  # its tests ran after all
+    ran[-1] = '{"ev": "finish", "exitstatus": 0}'
+    assert grade(tests, NONCE, RunResult(events=ran, exit_code=0)).status == EvalStatus.SANDBOX_VIOLATION
+
+
 def test_missing_canaries_are_a_violation() -> None:
     v = verdict(session(item(T1), item(T2), canaries=False))
     assert v.status == EvalStatus.SANDBOX_VIOLATION

@@ -27,7 +27,7 @@ from itertools import zip_longest
 
 from dlbench.config import EvaluateConfig
 from dlbench.harness.protocol import selects
-from dlbench.harness.verdict import NOT_FOUND, UNAVAILABLE
+from dlbench.harness.verdict import NOT_FOUND, UNAVAILABLE, UNCOLLECTABLE
 from dlbench.records import BenchmarkTask, EvalStatus, Evaluation, TestOutcome
 from dlbench.subset import sample_task_ids as sample_task_ids  # moved there (dlbench.subset); kept importable here
 
@@ -70,12 +70,17 @@ def failing_tests(gold: list[Evaluation]) -> dict[str, str]:
 
 
 def _failed_throughout(complete: list[Evaluation]) -> dict[str, list[str]]:
-    """Node or case id → its cause in each run, for what failed in every one of ``complete``."""
+    """Node or case id → its cause in each run, for what failed in every one of ``complete``
+    (a test whose module, or a conftest above it, gold could not import counts as failed)."""
     return {
         node_id: [e.causes.get(node_id, "failed") for e in complete]
         for node_id in dict.fromkeys(n for e in complete for n in e.tests | e.cases)
-        if all(outcome(e, node_id) in FAILED for e in complete)
+        if all(outcome(e, node_id) in FAILED or _uncollectable(e, node_id) for e in complete)
     }
+
+
+def _uncollectable(evaluation: Evaluation, node_id: str) -> bool:
+    return outcome(evaluation, node_id) == TestOutcome.MISSING and UNCOLLECTABLE in evaluation.causes.get(node_id, "")
 
 
 def flaky_tests(gold: list[Evaluation]) -> dict[str, str]:
@@ -102,7 +107,10 @@ def failing_every_run(gold: Iterable[Evaluation]) -> set[str]:
     return {
         task_id
         for task_id, complete in runs.items()
-        if any(not any(c.startswith(UNAVAILABLE) for c in causes) for causes in _failed_throughout(complete).values())
+        if any(
+            not any(c.startswith(UNAVAILABLE) or UNCOLLECTABLE in c for c in causes)
+            for causes in _failed_throughout(complete).values()
+        )
     }
 
 

@@ -26,6 +26,8 @@ TAMPER = "pytest internals replaced"
 PYTEST_ABORTED = (2, 3, 4)  # interrupted, internal error, usage error
 CANARIES_UNRUNNABLE = "the canary tests cannot run beside these tests (the project's fixtures fail them at setup)"
 TESTS_FAILED = 1  # pytest's exit status of every complete run: the fail canary always fails
+ALL_PASSED = 0  # a complete run's, only when the canaries were lost with their module (_lost_with_their_module)
+UNCOLLECTABLE = "cannot be collected"  # a listed test's module, or a conftest above it, failed to import
 NEEDS_NETWORK = "needs network"
 # What the sandbox's missing network looks like from inside a test (DNS, sockets, HTTP clients).
 NETWORK_ERRORS = re.compile(
@@ -382,7 +384,7 @@ def _missing_cause(node_id: str, runs: list[dict], ev: Events) -> str:
     module = node_id.split("::")[0]
     error = _module_error(node_id, ev)
     if error is not None:
-        return f"{module} cannot be collected: {describe(error) or 'collection error'}"
+        return f"{module} {UNCOLLECTABLE}: {describe(error) or 'collection error'}"
     if runs:
         return STOPPED_DURING
     if any(selects(nid, [node_id]) for nid in ev.collected or ()):
@@ -476,7 +478,12 @@ def grade(
         )
     if ev.collected is None:
         return verdict(EvalStatus.SANDBOX_VIOLATION, "the report has no collected event")
-    if run.exit_code != ev.exitstatus or ev.exitstatus != TESTS_FAILED:
+    # Canaries lost with their module (the supervisor ran pytest again without the folder of a
+    # conftest that cannot be imported: ignite's handlers/ conftest imports visdom) leave no test
+    # failing, and the run cannot pass: that module's listed tests did not run either.
+    lost = _lost_with_their_module(canary_tests, canaries, tests)
+    complete = (TESTS_FAILED, ALL_PASSED) if lost else (TESTS_FAILED,)
+    if run.exit_code != ev.exitstatus or ev.exitstatus not in complete:
         return verdict(
             EvalStatus.SANDBOX_VIOLATION,
             f"exit code {run.exit_code} and reported exit status {ev.exitstatus} disagree with a complete run ({TESTS_FAILED})",
@@ -484,7 +491,6 @@ def grade(
     unrunnable = canaries_failed_in_setup(canary_tests, ev.phases)
     if unrunnable is not None:
         return verdict(EvalStatus.ERROR, f"{CANARIES_UNRUNNABLE}: {unrunnable}"[:2000])
-    lost = _lost_with_their_module(canary_tests, canaries, tests)
     if canaries != [TestOutcome.FAILED, TestOutcome.PASSED] and not lost:
         return verdict(EvalStatus.SANDBOX_VIOLATION, "canary tests misreported: outcomes were altered")
     if all(o == TestOutcome.PASSED for o in tests.values()):
