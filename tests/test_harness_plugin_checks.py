@@ -130,3 +130,11 @@ def test_the_cpu_seed_gives_the_state_torch_manual_seed_gives(monkeypatch):
     torch.manual_seed(11)
     assert torch.equal(ours, torch.rand(4))
     assert plugin._DEVICES == [False]
+
+
+def test_only_classes_written_in_python_are_watched_with_their_module():
+    """A class written in C (``builtins.int``) cannot have its methods replaced; a Python one
+    (``unittest.TestCase``) is watched like its module."""
+    labels = {label for label, _, _ in plugin._compared_namespaces()}
+    assert {"builtins", "unittest.case.TestCase"} <= labels
+    assert "builtins.int" not in labels

@@ -385,7 +385,7 @@ def _class_namespaces(name: str, namespace: dict) -> list[tuple[str, Mapping[str
     found = [
         (f"{name}.{attr}", _TYPE_DICT.__get__(value, type), False)
         for attr, value in _ZIP(*contents)
-        if isinstance(value, type) and _class_module(value) == name
+        if isinstance(value, type) and _TYPE_FLAGS.__get__(value, type) & HEAP_TYPE and _class_module(value) == name
     ]
     _CLASSES[name] = contents, found
     return found
