@@ -240,6 +240,30 @@ def test_children_may_set_the_start_method_a_preloaded_library_asked_for(
     assert run.status == EvalStatus.PASS, (run.status, run.detail, run.causes)
 
 
+STAND_IN = """\
+import sys
+import types
+
+
+class _Missing(types.ModuleType):
+    def __getattr__(self, name):
+        raise ImportError("these features require flax to be installed")
+
+
+sys.modules["standin.flax"] = _Missing("standin.flax")  # haiku's no_flax stand-in, as deepchem's image has it
+"""
+
+
+def test_a_module_that_raises_for_every_missing_name_does_not_stop_the_supervisor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """haiku registers a stand-in module whose ``__getattr__`` raises ImportError for any name
+    it lacks, ``__file__`` included: asked for it, every supervisor of deepchem died at start."""
+    test_module = "from lib.ops import double\n\n\ndef test_double():\n    assert double([1, 2]) == [2, 4]\n"
+    [run] = gold_runs_beside(tmp_path, monkeypatch, {"standin.py": STAND_IN}, "standin", test_module, TASK.tests)
+    assert run.status == EvalStatus.PASS, (run.status, run.detail, run.causes)
+
+
 def test_a_file_a_preloaded_library_holds_open_stays_readable_and_closing_it_costs_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

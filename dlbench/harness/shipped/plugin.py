@@ -543,8 +543,8 @@ def _check_returns(audit, target: str) -> None:  # noqa: ANN001 - dlbench_guard.
 def _file_of(module: object, folders: dict[str, str] | None = None) -> str:
     """A module's file with every link resolved; ``folders``: the resolved folders so far (a
     folder resolved once for all its modules: 6,000 modules took 0.9 s of pyro's collection)."""
-    name = getattr(module, "__file__", None)
-    if not isinstance(name, str):
+    name = _module_file(module)
+    if name is None:
         return ""
     if folders is None or not os.path.isabs(name):
         return os.path.realpath(name)

@@ -185,7 +185,7 @@ class Supervisor:
         if unset:  # a library that asked for the start method fixed it: children start as a fresh interpreter
             multiprocessing.context._default_context._actual_context = None  # (PennyLane's tests set "spawn")
         for name, module in list(sys.modules.items()):  # the project's own must not leak into children
-            if (getattr(module, "__file__", None) or "").startswith(self.repo + os.sep):
+            if _module_file(module).startswith(self.repo + os.sep):
                 del sys.modules[name]
         _cache_rewrites(self.repo)
         if self.private is not None:
@@ -225,7 +225,7 @@ class Supervisor:
             os.chdir(self.home)
             _force_rmtree(warm)
         for name, module in list(sys.modules.items()):
-            if (getattr(module, "__file__", None) or "").startswith(warm):
+            if _module_file(module).startswith(warm):
                 del sys.modules[name]
         sys.path[:] = [p for p in sys.path if not p.startswith(warm)]
 
@@ -715,6 +715,20 @@ def _python_files(repo: str) -> list[str]:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         files += [os.path.join(dirpath, n) for n in sorted(filenames) if n.endswith(".py")]
     return files
+
+
+def _module_file(module: object) -> str:
+    """An imported module's ``__file__`` ("" without one), read from its namespace: a module's
+    own ``__getattr__`` may raise for any name it lacks (haiku's ``no_flax`` stand-in raises
+    ImportError: every supervisor of deepchem failed to start)."""
+    if isinstance(module, types.ModuleType):
+        file = vars(module).get("__file__")
+    else:  # something a library put in sys.modules; the warm parent runs no candidate code
+        try:
+            file = getattr(module, "__file__", None)
+        except Exception:  # noqa: BLE001 - an object that answers no attribute has no file
+            file = None
+    return file if isinstance(file, str) else ""
 
 
 def _installed(name: str) -> bool:
