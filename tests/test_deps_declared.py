@@ -208,6 +208,32 @@ def test_an_extra_named_like_a_tested_part_of_the_project_is_installed_whole(tmp
     }
 
 
+def test_conda_environment_files_a_ci_step_builds_the_test_environment_from() -> None:
+    """deepchem's CI merges conda environment files (named ``env_*.yml``, not ``environment*``)
+    in ``requirements/`` and installs the result; their pip sections are the test environment
+    (biopython, transformers, torchdata were missing from its image). A macOS job's file is not
+    the Linux image's; a separator glued to an argument (``pip;``) is not part of it."""
+    workflow = (
+        "steps:\n  - run: |\n      python -m pip install --upgrade pip;\n      pip install conda-merge;\n"
+        "      cd requirements\n"
+        "      conda-merge env_common.yml torch/env_torch.cpu.yml > env.yml\n"
+        "      conda-merge env_common.yml env_mac.yml > env.yml\n"
+        "      conda env update --file ./extra/env_test.yml\n"
+        "  - run: pytest deepchem\n"
+    )
+    found = declared_requirements(tree_of({
+        ".github/workflows/test.yml": workflow,
+        "requirements/env_common.yml": "dependencies:\n  - openmm\n  - pip:\n    - biopython\n    - transformers>=4.34\n",
+        "requirements/torch/env_torch.cpu.yml": "dependencies:\n  - pip:\n    - -f https://x/torch_stable.html\n    - torchdata<0.8.0\n",  # noqa: E501
+        "requirements/env_mac.yml": "dependencies:\n  - pip:\n    - tensorflow-macos\n",
+        "requirements/extra/env_test.yml": "dependencies:\n  - pip:\n    - pytest-cov\n",
+        "requirements/env_unused.yml": "dependencies:\n  - pip:\n    - never-named\n",
+    }))  # fmt: skip
+    specs_found = {r.spec for r in found.requirements}
+    assert {"biopython", "transformers>=4.34", "torchdata<0.8.0", "pytest-cov", "pip", "conda-merge"} <= specs_found
+    assert not specs_found & {"tensorflow-macos", "never-named", "openmm", "pip;", "conda-merge;"}
+
+
 def test_own_extras_from_ci_and_the_all_idiom_of_setup_py(tmp_path: Path) -> None:
     """cleanlab's pattern: extras built with ``list(set(sum(EXTRAS.values(), [])))`` and a CI
     job running ``pip install -e ".[all]"`` before pytest."""

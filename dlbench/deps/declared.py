@@ -37,6 +37,12 @@ INCLUDE_OPTION = re.compile(
     r"^(?:(?P<short>-[rc])\s*|(?P<long>--requirement|--constraint)(?:\s+|=))(?P<target>[^\s-]\S*)"
 )
 PIP_INSTALL = re.compile(r"\b(?:uv\s+)?pip3?\s+install\b(?P<args>.*)")
+NOT_LINUX = {"mac", "macos", "osx", "darwin", "win", "windows", "win32", "win64"}
+# CI steps that build the test environment from conda environment files (``-f FILE``, or
+# conda-merge's files merged into one), whose pip sections hold PyPI requirements
+CONDA_ENVIRONMENT = re.compile(
+    r"\b(?:conda-merge|(?:conda|mamba|micromamba)\s+env\s+(?:create|update)|micromamba\s+(?:create|install))\b(?P<args>.*)"
+)
 # pip options that take a value: the value is not a requirement.
 OPTIONS_WITH_VALUE = {
     "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--trusted-host", "--target", "-t",
@@ -545,16 +551,50 @@ def _read_environment(tree: SourceTree, path: str, text: str, found: Declaration
 
 
 def _read_ci_file(tree: SourceTree, path: str, text: str, found: Declarations, seen: set[str]) -> None:
-    """``pip install`` lines of CI files that run the tests (release and docs jobs are not read)."""
+    """``pip install`` lines of CI files that run the tests (release and docs jobs are not read),
+    and the conda environment files their steps build the test environment from."""
     if not re.search(r"\bpytest\b|\bunittest\b|\bnox\b|\btox\b|make test", text):
         return
     for line in logical_lines(text):
-        match = PIP_INSTALL.search(line)
-        if not match:
-            continue
-        try:
-            args = list(itertools.takewhile(lambda token: token not in SHELL_OPERATORS, shlex.split(match["args"])))
-        except ValueError:
-            continue
-        for arg in _pair_options(args):
-            _install_argument(tree, path, arg, found, seen, "ci", f"{path} pip install")
+        if match := CONDA_ENVIRONMENT.search(line):
+            for name in _shell_arguments(match["args"]):
+                env = _tree_file(tree, name) if _linux_environment_file(name) else None
+                if env is not None and env not in seen:
+                    seen.add(env)
+                    _read_environment(tree, env, tree.read(env) or "", found, seen)
+        if match := PIP_INSTALL.search(line):
+            for arg in _pair_options(_shell_arguments(match["args"])):
+                _install_argument(tree, path, arg, found, seen, "ci", f"{path} pip install")
+
+
+def _shell_arguments(text: str) -> list[str]:
+    """A command's arguments up to the first shell operator, one glued to an argument included
+    (``pip install --upgrade pip;``: the requirement is ``pip``)."""
+    try:
+        tokens = shlex.split(text)
+    except ValueError:
+        return []
+    args = []
+    for token in tokens:
+        if token in SHELL_OPERATORS:
+            break
+        if token.endswith(";"):
+            args.append(token[:-1])
+            break
+        args.append(token)
+    return [a for a in args if a]
+
+
+def _linux_environment_file(name: str) -> bool:
+    """A YAML file not named for a macOS or Windows job (``env_mac_3_11.yml``,
+    ``env_torch.win.cpu.yml``): the image is Linux, and their pins are theirs."""
+    words = set(re.split(r"[-_./\s]+", name.lower()))
+    return PurePosixPath(name).suffix in (".yml", ".yaml") and not words & NOT_LINUX
+
+
+def _tree_file(tree: SourceTree, name: str) -> str | None:
+    """The tree's one file a step names relative to the folder it runs in (deepchem's CI runs
+    ``conda-merge env_common.yml torch/env_torch.cpu.yml`` in ``requirements/``)."""
+    name = name.removeprefix("./")
+    matches = [p for p in tree.paths if p == name or p.endswith("/" + name)]
+    return matches[0] if len(matches) == 1 else None
