@@ -35,9 +35,9 @@ import time
 from pathlib import Path
 
 from dlbench.config import EvaluateConfig, load_config_file
+from dlbench.harness.code import PROTOCOL, SHIPPED_PROTOCOL, SUPPORT_FILES
 from dlbench.harness.evaluate import evaluate_repo, evidence_dir
 from dlbench.harness.run import preload_for
-from dlbench.harness.code import PROTOCOL, SHIPPED_PROTOCOL, SUPPORT_FILES
 from dlbench.harness.sandbox import DockerSession, support_files
 from dlbench.images.build import build_project_image, docker_client
 from dlbench.images.layers import SUPPORT_DIR
