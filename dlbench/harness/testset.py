@@ -34,6 +34,7 @@ from dlbench.subset import sample_task_ids as sample_task_ids  # moved there (dl
 NOT_RUN = frozenset({TestOutcome.SKIPPED, TestOutcome.XFAIL, TestOutcome.DESELECTED})
 FAILED = frozenset({TestOutcome.FAILED, TestOutcome.ERROR})
 COMPLETE = frozenset({EvalStatus.PASS, EvalStatus.FAIL})  # the grader found the run whole
+JUDGED = COMPLETE | {EvalStatus.TIMEOUT}  # and runs stopped at their limit: what they finished counts
 TIMED_OUT = "timeout: not reached before gold's run was stopped at its time limit (evaluate.timeout_s)"
 GOLD_FAILS = "fails with the reference code"
 
@@ -146,8 +147,9 @@ def outcome(evaluation: Evaluation, test_id: str) -> TestOutcome | None:
 def passes_on(evaluation: Evaluation, kept: list[str]) -> bool:
     """Every kept test (or case) passed, in a run the grader found complete, or in one stopped
     at its time limit after they all had (the tests it never reached are not kept)."""
-    judged = evaluation.status in COMPLETE or evaluation.status == EvalStatus.TIMEOUT
-    return judged and bool(kept) and all(outcome(evaluation, t) == TestOutcome.PASSED for t in kept)
+    return (
+        evaluation.status in JUDGED and bool(kept) and all(outcome(evaluation, t) == TestOutcome.PASSED for t in kept)
+    )
 
 
 def gold_test_sets(
@@ -173,7 +175,7 @@ def gold_seconds(kept: list[str], gold: list[Evaluation]) -> dict[str, float]:
     listed test: its cases summed); an id no such run timed (gold recorded before durations
     were) is left out."""
     seconds: dict[str, float] = {}
-    for e in (e for e in gold if (e.status in COMPLETE or e.status == EvalStatus.TIMEOUT) and e.durations):
+    for e in (e for e in gold if e.status in JUDGED and e.durations):
         for test in kept:
             spent = sum(s for nid, s in e.durations.items() if selects(nid, [test]))
             seconds[test] = max(seconds.get(test, 0.0), spent)
