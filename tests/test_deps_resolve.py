@@ -101,6 +101,15 @@ def test_many_unavailable_optional_requirements_cost_only_themselves(
     assert runs.count(False) == 2, runs  # whole resolutions: the first, and the one that succeeds
 
 
+def test_a_requirement_whose_source_does_not_build_here_costs_only_itself(target: Target) -> None:
+    """torch-cluster publishes only an sdist on the index, whose setup.py imports torch: uv
+    cannot build it to read its metadata. deepchem lost its whole image to this (the
+    resolver took any failure but a conflict for the index's fault)."""
+    lock = resolve([req("six"), req("torch-cluster==1.6.1")], [], target)
+    assert "six" in lock.versions() and [d.spec for d in lock.dropped] == ["torch-cluster==1.6.1"]
+    assert lock.dropped[0].reason.startswith("its source does not build here: ")
+
+
 def test_a_test_import_offered_only_as_a_pure_python_sdist_is_kept(target: Target) -> None:
     """suod publishes no wheels: a test import of it is built once here (pure Python) and kept
     in the lock instead of dropped with the tests that need it."""

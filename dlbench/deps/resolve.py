@@ -39,6 +39,8 @@ DIRECT_URL = re.compile(
 DEFAULT_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 RESOLVE_TIMEOUT_S = 600
 UNSATISFIABLE = "No solution found"  # uv's word for a conflict (not a network or index failure)
+BUILD_FAILED = re.compile(r"Failed to build `(?P<name>[A-Za-z0-9._-]+)")  # a source it built for metadata
+SOURCE_FAILS = "its source does not build here"
 PIN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>\S+)")
 
 
@@ -110,7 +112,12 @@ def _resolve_dropping(requirements: list[DeclaredRequirement], constraints: list
         if ok:
             return Lock(pins=_pins(output), requirements=requirements, dropped=dropped, from_source=sorted(from_source))
         if UNSATISFIABLE not in output:
-            raise IndexUnavailable(f"uv pip compile failed: {_cause(output)}")
+            failed = _failed_to_build(requirements, output) if allow_drops else None
+            if failed is None:
+                raise IndexUnavailable(f"uv pip compile failed: {_cause(output)}")
+            requirements, gone = _drop_name(requirements, failed, f"{SOURCE_FAILS}: {_cause(output)}")
+            dropped += gone
+            continue
         if not checked:  # first, every optional requirement that cannot be had at all, cheaply
             checked = True
             requirements, missing, from_source = _without_unavailable(requirements, constraints, target)
@@ -183,7 +190,12 @@ def unavailable(
         if ok:
             break
         if UNSATISFIABLE not in output:
-            raise IndexUnavailable(f"uv pip compile failed: {_cause(output)}")
+            failed = _failed_to_build(left, output)
+            if failed is None:
+                raise IndexUnavailable(f"uv pip compile failed: {_cause(output)}")
+            gone.append((failed, f"{SOURCE_FAILS}: {_cause(output)}"))
+            left = [r for r in left if r not in going_with(left, failed)]
+            continue
         blamed = _blamed(left, output)
         if blamed is None:
             break
@@ -282,6 +294,14 @@ def _temp_file(text: str) -> Path:
 def _pins(output: str) -> list[str]:
     pins = [line.strip() for line in output.splitlines() if PIN.match(line.strip())]
     return sorted(pins, key=lambda pin: canonical_name(pin.split("==")[0]))
+
+
+def _failed_to_build(requirements: list[DeclaredRequirement], message: str) -> DeclaredRequirement | None:
+    """The declared requirement whose source the resolver could not build to read its metadata
+    (deepchem's ``torch-cluster`` sdist imports torch in its setup.py): it cannot be had here,
+    like one with no release; a build failure of anything else is not the requirements' to pay."""
+    names = {canonical_name(m["name"]) for m in BUILD_FAILED.finditer(message)}
+    return min((r for r in requirements if r.name in names), key=authority, default=None)
 
 
 def _blamed(requirements: list[DeclaredRequirement], message: str) -> DeclaredRequirement | None:
