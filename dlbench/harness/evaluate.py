@@ -111,13 +111,7 @@ def evaluate_candidates(
     record = read_json(clone, CloneRecord)
     everything = list(iter_jsonl(benchmark, BenchmarkTask))  # a run's subset is drawn over every repository
     tasks = {t.task_id: t for t in everything if t.slug == record.slug}
-    timeouts: dict[str, float] = {}
-    seen_in_gold: dict[str, frozenset[str]] = {}
-    if gold is not None:
-        gold_evaluations = read_jsonl(gold, Evaluation)
-        tasks = gold_test_sets(tasks, gold_evaluations, cfg.test_budget_s)
-        timeouts = scaled_timeouts(gold_evaluations, cfg)
-        seen_in_gold = observed_by_gold(gold_evaluations)
+    tasks, timeouts, seen_in_gold = held_to_gold(tasks, gold, cfg)
     sampled = scored_task_ids(everything, cfg)
     gens = [g for g in read_jsonl(generations, Generation) if g.task_id in sampled or g.task_id not in tasks]
     gens = [repeat for gen in gens if only is None or gen.task_id in only for repeat in _repeats(gen, cfg, reseed)]
@@ -135,6 +129,19 @@ def evaluate_candidates(
     )
     refuse_infrastructure_faults(results)
     return results
+
+
+def held_to_gold(
+    tasks: dict[str, BenchmarkTask], gold: Path | None, cfg: EvaluateConfig
+) -> tuple[dict[str, BenchmarkTask], dict[str, float], dict[str, frozenset[str]]]:
+    """What every model but gold is held to, from gold's evaluations (none given: the tasks
+    whole, the config's limit, nothing allowed): the tests gold kept (``testset``), each
+    task's limit scaled to gold's time, and what gold's runs were seen doing."""
+    if gold is None:
+        return tasks, {}, {}
+    evaluations = read_jsonl(gold, Evaluation)
+    trimmed = gold_test_sets(tasks, evaluations, cfg.test_budget_s)
+    return trimmed, scaled_timeouts(evaluations, cfg), observed_by_gold(evaluations)
 
 
 def observed_by_gold(gold: Iterable[Evaluation]) -> dict[str, frozenset[str]]:
@@ -175,13 +182,7 @@ def evaluate_predictions(
     ``gold``: gold's evaluations of these tasks, whose test sets, time limits and observed
     behaviour the other models' candidates are held to, as in the workflow (without them a
     project's own doings, seen under gold, count against every candidate)."""
-    by_id = {t.task_id: t for t in iter_jsonl(tasks, BenchmarkTask)}
-    timeouts: dict[str, float] = {}
-    seen_in_gold: dict[str, frozenset[str]] = {}
-    if gold is not None:
-        gold_evaluations = read_jsonl(gold, Evaluation)
-        by_id = gold_test_sets(by_id, gold_evaluations, cfg.test_budget_s)
-        timeouts, seen_in_gold = scaled_timeouts(gold_evaluations, cfg), observed_by_gold(gold_evaluations)
+    by_id, timeouts, seen_in_gold = held_to_gold({t.task_id: t for t in iter_jsonl(tasks, BenchmarkTask)}, gold, cfg)
     gens = [
         Generation(task_id=p.task_id, model=p.model, technique=PREDICTIONS_TECHNIQUE, sample=p.sample, code=p.code)
         for p in read_jsonl(predictions, Prediction)

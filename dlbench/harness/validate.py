@@ -2,8 +2,8 @@
 
 A task's tests are those gold's runs keep (``testset``: skipped, xfailed, deselected,
 network-bound, flaky and always-failing tests, and those a gold run stopped at its time
-limit never finished, are dropped, each with its cause in ``dropped``). ``results/validation.csv`` has one row per task with ``usable`` and, when
-not, the first reason in this order: ``image`` (the project image or checkout is
+limit never finished, are dropped, each with its cause in ``dropped``).
+``results/validation.csv`` has one row per task with ``usable`` and, when not, the first reason in this order: ``image`` (the project image or checkout is
 unusable), ``not sampled`` (outside ``dlbench.subset``'s tasks), ``no gold`` (no gold evaluation),
 ``gold fails`` (too few tests left, some dropped because gold failed them in every run:
 the first one's cause), ``too few tests`` (fewer than ``mine.min_tests`` kept), ``gold

@@ -518,8 +518,9 @@ def _check_returns(audit, target: str) -> None:  # noqa: ANN001 - dlbench_guard.
     path, _, qualname = target.partition(":")
     filename = os.path.realpath(os.path.join(audit.copy, path))
     folders: dict[str, str] = {}
-    modules = [m for m in list(sys.modules.values()) if _file_of(m, folders).startswith(audit.copy)]
-    module = next((m for m in modules if _file_of(m, folders) == filename), None)
+    own = [(m, file) for m in list(sys.modules.values()) if (file := _file_of(m, folders)).startswith(audit.copy)]
+    modules = [m for m, _ in own]
+    module = next((m for m, file in own if file == filename), None)
     *outer, name = qualname.split(".")
     owner = module
     for part in outer:
