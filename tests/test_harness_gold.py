@@ -19,7 +19,7 @@ from dlbench.harness import gold as gold_module
 from dlbench.harness.evaluate import evaluate_predictions
 from dlbench.harness.gold import evaluate_gold, gold_missing_modules, gold_removed_names, guarded_names
 from dlbench.harness.validate import validation_table
-from dlbench.images.envcheck import RemovedName, guard_script, missing_modules
+from dlbench.images.envcheck import TooNew, guard_script, missing_modules
 from dlbench.records import (
     BenchmarkTask,
     CloneRecord,
@@ -88,17 +88,17 @@ def test_a_name_a_newer_release_removed_pins_its_library_below_that_release(
                           "e.py::e": "AttributeError: module 'pkg' has no attribute 'z'"}),
     ])  # fmt: skip
     assert removed == {
-        "numpy": RemovedName("gold run of t1: a.py::a: AttributeError: module 'numpy' has no attribute 'in1d'"),
-        "scipy": RemovedName("gold run of t3: c.py::c: AttributeError: module 'scipy.sparse' has no attribute 'x'"),
-        "torch": RemovedName("gold run of t3: d.py::d: AttributeError: module 'torch' has no attribute 'y'"),
-        "pkg": RemovedName("gold run of t3: e.py::e: AttributeError: module 'pkg' has no attribute 'z'"),
+        "numpy": TooNew("gold run of t1: a.py::a: AttributeError: module 'numpy' has no attribute 'in1d'"),
+        "scipy": TooNew("gold run of t3: c.py::c: AttributeError: module 'scipy.sparse' has no attribute 'x'"),
+        "torch": TooNew("gold run of t3: d.py::d: AttributeError: module 'torch' has no attribute 'y'"),
+        "pkg": TooNew("gold run of t3: e.py::e: AttributeError: module 'pkg' has no attribute 'z'"),
     }
     assert gold_removed_names([evaluation("t2", {"b.py::b": "`np.float_` was removed in the NumPy 2.0 release"})]) == {
-        "numpy": RemovedName("gold run of t2: b.py::b: `np.float_` was removed in the NumPy 2.0 release", "2.0")
+        "numpy": TooNew("gold run of t2: b.py::b: `np.float_` was removed in the NumPy 2.0 release", "2.0")
     }
     abi = "tests/x.py cannot be collected: ImportError: numpy.core.multiarray failed to import"
     assert gold_removed_names([evaluation("t4", {"x.py::x": abi})]) == {
-        "numpy": RemovedName(f"gold run of t4: x.py::x: {abi}", "2.0")
+        "numpy": TooNew(f"gold run of t4: x.py::x: {abi}", "2.0")
     }
 
     repo, sha = committed_repo(tmp_path / "lazy")

@@ -206,6 +206,24 @@ def test_missing_module_is_repaired_and_recorded(base, built, tmp_path: Path) ->
     assert any(pin.startswith("pyyaml==") for pin in record.environment.lock)
 
 
+def test_a_library_release_failing_at_its_own_import_is_pinned_below(base, built, tmp_path: Path) -> None:
+    """jinja2 2.11.3 imports ``soft_unicode``, which markupsafe dropped in 2.1: resolved as of
+    2025-01-01 (markupsafe 3.0.2), ``import jinja2`` fails in jinja2's own code; the check
+    charges markupsafe, pinned below 3.0 (2.1.5: still without it), then below 2.1."""
+    tests = "import jinja2\n\n\ndef test_render():\n    assert jinja2.Template('{{ 1 + 1 }}').render() == '2'\n"
+    repo, _ = make_repo(tmp_path / "pinned", "jinja2==2.11.3\n", tests=tests)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    env = {**os.environ, "GIT_COMMITTER_DATE": "2025-01-01T00:00:00+00:00"}
+    subprocess.run([*git, "commit", "-q", "--amend", "--no-edit"], check=True, env=env)
+    sha = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    record = build(repo, sha, base, tmp_path / "pinned.log", built, {})
+    assert record.status == ImageStatus.OK, record.error
+    steps = record.environment.repairs
+    assert [(s.round, s.spec) for s in steps] == [(1, "markupsafe<3.0"), (2, "markupsafe<2.1")]
+    assert "cannot import name 'soft_unicode'" in steps[0].reason and "site-packages/jinja2/" in steps[0].reason
+    assert "markupsafe==2.0.1" in record.environment.lock and record.environment.unresolved == []
+
+
 def test_two_projects_share_one_framework_layer(base, built, engine, tmp_path: Path) -> None:
     """With ``six`` standing in for a framework: the second project builds on the first's layer."""
     first, sha1 = make_repo(tmp_path / "one", f"six\nnumpy\npytest!=0.0.{uuid.uuid4().int % 10**9}\n")

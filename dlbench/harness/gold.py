@@ -32,7 +32,7 @@ from dlbench.config import EvaluateConfig, ImagesConfig
 from dlbench.harness.code import support_files
 from dlbench.harness.evaluate import EVIDENCE_ROOT, evaluate_candidates
 from dlbench.harness.testset import failing_every_run
-from dlbench.images.envcheck import CANNOT_IMPORT, REMOVED_NAME, RemovedName, guard_script, missing_modules
+from dlbench.images.envcheck import CANNOT_IMPORT, TooNew, guard_script, missing_modules, removed_names
 from dlbench.records import CloneRecord, Evaluation, ImageRecord, ImageStatus
 from dlbench.store import read_json, write_json, write_jsonl
 
@@ -57,17 +57,14 @@ def gold_missing_modules(evaluations: Iterable[Evaluation]) -> dict[str, str]:
     return found
 
 
-def gold_removed_names(evaluations: Iterable[Evaluation]) -> dict[str, RemovedName]:
+def gold_removed_names(evaluations: Iterable[Evaluation]) -> dict[str, TooNew]:
     """Top-level module → the first gold failure on a name it does not have (a newer release
-    removed it: ``np.in1d`` is gone from numpy 2.4), with the release when the message names it;
-    an extension built for NumPy 1.x that NumPy 2 refuses (``numpy.core.multiarray failed to
-    import``) pins numpy below 2.0, as NumPy's own message advises."""
-    found: dict[str, RemovedName] = {}
+    removed it: ``np.in1d`` is gone from numpy 2.4), with the release when the message names it
+    (``envcheck.removed_names``)."""
+    found: dict[str, TooNew] = {}
     for where, cause in gold_failures(evaluations):
-        for match in REMOVED_NAME.finditer(cause):
-            module = (match["module"] or "numpy").split(".")[0]
-            release = match["release"] or ("2.0" if match["abi"] else None)
-            found.setdefault(module, RemovedName(f"{where}: {cause}"[:300], release))
+        for module, release in removed_names(cause):
+            found.setdefault(module, TooNew(f"{where}: {cause}"[:300], release))
     return found
 
 
@@ -133,7 +130,7 @@ def evaluate_gold(
 
 
 def _rebuilt(
-    record: ImageRecord, checkout: Path, missing: dict[str, str], removed: dict[str, RemovedName],
+    record: ImageRecord, checkout: Path, missing: dict[str, str], removed: dict[str, TooNew],
     images: ImagesConfig, downloads: Path, log_path: Path,
 ) -> ImageRecord | None:  # fmt: skip
     """The image with ``missing`` and ``removed`` repaired, or None when nothing can be done or

@@ -42,7 +42,7 @@ from dlbench.deps.plan import PRIORITY, EnvironmentPlan, drop_priority, plan_env
 from dlbench.deps.resolve import IndexUnavailable, Lock, ResolutionError, Target, host_ca_bundle, resolve, uv_binary
 from dlbench.deps.tree import disk_tree
 from dlbench.images import layers, pythons
-from dlbench.images.envcheck import RemovedName, check_script, missing_modules
+from dlbench.images.envcheck import TooNew, check_script, missing_modules, too_new_libraries
 from dlbench.images.extensions import SYSTEM_PACKAGES as EXTENSION_PACKAGES
 from dlbench.images.extensions import ExtensionBuild, build_outcome, build_script, extension_build
 from dlbench.images.layers import REPO_DIR, RUNNER_UID, STEP_INPUTS, SUPPORT_DIR, DownloadFailed, StepFailed
@@ -324,7 +324,7 @@ def repair_project_image(
     support_files: Mapping[str, bytes] | None = None,
     images: ImagesConfig | None = None,
     downloads: Path | None = None,
-    removed: Mapping[str, RemovedName] | None = None,
+    removed: Mapping[str, TooNew] | None = None,
 ) -> ImageRecord | None:
     """``record``'s image rebuilt with the distribution of each module in ``missing`` (module →
     the failure that shows it, e.g. a gold run) added, and each installed distribution whose
@@ -342,22 +342,32 @@ def repair_project_image(
         for module, reason in missing.items()
         if module not in own and distribution_for(module) not in locked
     ]
-    tried = {r.spec for r in previous}
-    frameworks = {canonical_name(f) for f in images.frameworks}
-    for module, name in (removed or {}).items():
-        distribution = distribution_for(module)
-        if module in own or distribution in frameworks or distribution not in locked:
-            continue
-        spec = f"{distribution}<{name.release or _minor_release(locked[distribution])}"
-        if spec not in tried:
-            new.append(
-                RepairStep(round=round_, module=module, distribution=distribution, reason=name.reason, spec=spec)
-            )
+    new += pin_steps(removed or {}, locked, own, previous, images, round_)
     if not new:
         return None
     python = PythonBase(python=env.python_version, image=record.base_image, platform=env.platform) if env else None
     return build_project_image(checkout, record.repo, record.sha, record.base_image, log_path, support_files,
                                images=images, downloads=downloads, repairs=[*previous, *new], python=python)  # fmt: skip
+
+
+def pin_steps(too_new: Mapping[str, TooNew], locked: Mapping[str, str], own: set[str], previous: Sequence[RepairStep], cfg: ImagesConfig, round_: int) -> list[RepairStep]:  # fmt: skip
+    """A step pinning each library in ``too_new`` (or its fallback) below the release that
+    removed a name, else below its locked minor release; never the project's own module, a
+    distribution the lock does not hold, a framework (pinning it means another framework
+    layer) or a bound already tried."""
+    tried = {r.spec for r in previous}
+    frameworks = {canonical_name(f) for f in cfg.frameworks}
+    steps = []
+    for module, why in too_new.items():
+        for candidate, release in ((module, why.release), (why.fallback, None)):
+            distribution = distribution_for(candidate) if candidate else None
+            if not distribution or candidate in own or distribution in frameworks or distribution not in locked:
+                continue
+            spec = f"{distribution}<{release or _minor_release(locked[distribution])}"
+            if spec not in tried:
+                steps.append(RepairStep(round=round_, module=candidate, distribution=distribution, reason=why.reason, spec=spec))  # fmt: skip
+            break
+    return steps
 
 
 def _minor_release(version: str) -> str:
@@ -394,10 +404,11 @@ def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str,
     first = max((r.round for r in repairs), default=0) + 1
     for round_ in range(first, first + cfg.repair_rounds + 1):
         lock, reused, record = _lock_and_build(client, record, checkout, support, cfg, downloads, plan, target, out)
-        missing = _missing_after_build(client, record.tag, plan, cfg, out)
+        missing, too_new = _check_after_build(client, record.tag, plan, cfg, out)
         locked = lock.versions()
         new = [RepairStep(round=round_, module=m, distribution=distribution_for(m), reason=line)
                for m, line in missing.items() if distribution_for(m) not in locked]  # fmt: skip
+        new += pin_steps(too_new, locked, plan.own_modules(), repairs, cfg, round_)
         if not new or round_ == first + cfg.repair_rounds:
             break
         repairs += new
@@ -544,13 +555,16 @@ def _install_step(client, parent: str, args: str, inputs: Mapping[str, str], dow
     return layers.run_step(client, parent, layers.uv_install_script(args, system_packages), inputs, downloads, Path(uv_binary()), host_ca_bundle(), out, target.index_environment(), before_start)  # fmt: skip
 
 
-def _missing_after_build(client, tag: str, plan: EnvironmentPlan, cfg: ImagesConfig, out: IO[str]) -> dict[str, str]:
-    """Modules the tests need that the image cannot import (module → the line saying so)."""
+def _check_after_build(client, tag: str, plan: EnvironmentPlan, cfg: ImagesConfig, out: IO[str]) -> tuple[dict[str, str], dict[str, TooNew]]:  # fmt: skip
+    """Modules the tests need that the image cannot import (module → the line saying so), and
+    the libraries whose release fails at its own import (``envcheck.too_new_libraries``)."""
     code, output = layers.run_check(client, tag, check_script(plan.imports), cfg.check_timeout_s)
-    missing = missing_modules(output, plan.own_modules())
-    status = "timed out" if code is None else f"{len(missing)} missing module(s)"
-    out.write(f"# check: {status}" + "".join(f"\n#   {m}: {line}" for m, line in missing.items()) + "\n")
-    return missing
+    own = plan.own_modules()
+    missing, too_new = missing_modules(output, own), too_new_libraries(output, own)
+    status = "timed out" if code is None else f"{len(missing)} missing module(s), {len(too_new)} failing at import"
+    found = [*missing.items(), *((m, why.reason) for m, why in too_new.items())]
+    out.write(f"# check: {status}" + "".join(f"\n#   {m}: {line}" for m, line in found) + "\n")
+    return missing, too_new
 
 
 def _ping(client: docker.DockerClient) -> None:

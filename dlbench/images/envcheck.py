@@ -12,14 +12,17 @@ imports guarding the name's definition (the ``if`` or ``try`` around it) and rep
 that do not import as ``No module named 'x'``, the same evidence as the check's.
 
 Or a library has lost a name old code uses: ``module 'numpy' has no attribute 'in1d'``
-(removed in numpy 2.4) is a ``RemovedName``, repaired by pinning the library below the
-release that removed it.
+(removed in numpy 2.4) is a ``TooNew``, repaired by pinning the library below the
+release that removed it. So is a library release that fails at its own import against the
+others the lock chose (``too_new_libraries``): resolved as of deepchem's commit date,
+transformers 4.52.2 raises ``NameError: name 'Replicate' is not defined`` in its own
+``tensor_parallel.py`` under the torch 2.2.1 deepchem pins, and every test module fails to collect.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 # ``module 'numpy' has no attribute 'in1d'``; NumPy names the release for some removals.
@@ -31,11 +34,13 @@ REMOVED_NAME = re.compile(
 
 
 @dataclass(frozen=True, slots=True)
-class RemovedName:
-    """A name gold's tests use that an installed module no longer has (a release removed it)."""
+class TooNew:
+    """An installed library's release too new for the project or for the other locked
+    libraries: a name the tests use that it no longer has, or it fails at its own import."""
 
-    reason: str  # the gold failure that shows it
-    release: str | None = None  # the release that removed it, when the library's message says
+    reason: str  # the failure that shows it
+    release: str | None = None  # the release that removed the name, when the library's message says
+    fallback: str | None = None  # the library to pin instead when this one cannot be (the importer of a name)
 
 
 MISSING = re.compile(r"No module named '(?P<module>[\w.]+)'")
@@ -44,20 +49,26 @@ CANNOT_IMPORT = re.compile(r"cannot import name '(?P<name>\w+)' from '[\w.]+' \(
 COLLECT_TAIL_LINES = 2000
 
 
-def check_script(modules: Iterable[str]) -> str:
+def check_script(modules: Iterable[str], root: str = "/work/repo") -> str:
     """Shell for the check: import each module, then collect the tests (the project's own
     addopts cleared: they may name plugins whose absence the import check reports)."""
     names = sorted(set(modules))
+    # A failure is printed as pytest prints one, its innermost frame then its ``E`` line, so
+    # ``too_new_libraries`` reads the probe and the collection alike.
     probe = (
-        "import importlib\n"
+        "import importlib, traceback\n"
         f"for name in {names!r}:\n"
         "    try:\n"
         "        importlib.import_module(name)\n"
         "    except Exception as exc:\n"
-        "        print(f'import {name}: {type(exc).__name__}: {exc}')\n"
+        "        where = traceback.extract_tb(exc.__traceback__)[-1]\n"
+        "        message = ' '.join(str(exc).split())\n"
+        "        print(f'import {name}:')\n"
+        "        print(f'{where.filename}:{where.lineno}: in {where.name}')\n"
+        "        print(f'E   {type(exc).__name__}: {message}')\n"
     )
     collect = f"python -m pytest --collect-only -q -p no:cacheprovider -o addopts= 2>&1 | tail -n {COLLECT_TAIL_LINES}"
-    return f"cd /work/repo && python -c {_shell_quote(probe)}; {collect}; true"
+    return f"cd {root} && python -c {_shell_quote(probe)}; {collect}; true"
 
 
 GUARD_PROBE = """\
@@ -111,3 +122,57 @@ def missing_modules(output: str, own: Iterable[str] = ()) -> dict[str, str]:
             if top not in ours and top not in found:
                 found[top] = line.strip()[:300]
     return found
+
+
+# A frame as pytest's short traceback shows it, and the exception line after the frames.
+FRAME = re.compile(r"^(?P<path>\S+\.py):\d+: in \S+")
+RAISED = re.compile(r"^E\s+(?P<type>[\w.]+): (?P<message>.*)")
+INSTALLED = re.compile(r"/(?:site|dist)-packages/(?P<top>\w+)")
+IMPORTED_NAME = re.compile(r"cannot import name '\w+' from '(?P<module>[\w.]+)'")
+# What an incompatible release raises at import; others (OSError for a missing shared library,
+# RuntimeError without a device) are the machine's, and an older release would not help.
+INCOMPATIBLE = {"NameError", "AttributeError", "ImportError", "TypeError", "SyntaxError"}
+
+
+def too_new_libraries(output: str, own: Iterable[str] = ()) -> dict[str, TooNew]:
+    """Top-level module → why, for each installed library whose own code raised at import
+    (the innermost frame of a failure in the check's output is in it, and what it raised is
+    an incompatibility); an exception naming a removed name, or NumPy 2 refusing an
+    extension, is charged to the library the message names (``REMOVED_NAME``)."""
+    ours = set(own)
+    found: dict[str, TooNew] = {}
+    innermost: str | None = None
+    for line in output.splitlines():
+        if frame := FRAME.match(line):
+            innermost = frame["path"]
+        elif (raised := RAISED.match(line)) and innermost:
+            culprit = _too_new(innermost, raised, line.strip()[:300])
+            if culprit and culprit[0] not in ours:
+                found.setdefault(*culprit)
+            innermost = None
+    return found
+
+
+def removed_names(text: str) -> Iterator[tuple[str, str | None]]:
+    """(top-level module, the release that removed the name if known) for each removed name
+    ``text`` shows; an extension built for NumPy 1.x that NumPy 2 refuses (``numpy.core.multiarray
+    failed to import``) is numpy's below 2.0, as NumPy's own message advises."""
+    for match in REMOVED_NAME.finditer(text):
+        yield (match["module"] or "numpy").split(".")[0], match["release"] or ("2.0" if match["abi"] else None)
+
+
+def _too_new(path: str, raised: re.Match, reason: str) -> tuple[str, TooNew] | None:
+    message = raised["message"]
+    for module, release in removed_names(message):
+        return module, TooNew(reason, release)
+    installed = INSTALLED.search(path)
+    if not installed or raised["type"].rsplit(".", 1)[-1] not in INCOMPATIBLE or MISSING.search(message):
+        return None
+    importer, why = installed["top"], f"{reason} (raised in {path})"[:400]
+    imported = IMPORTED_NAME.search(message)
+    if imported and (source := imported["module"].split(".")[0]) != importer:
+        # The name's library dropped it (markupsafe 2.1 dropped the soft_unicode jinja2 2.11
+        # imports), unless it cannot be pinned (torch pinned by the project lacks a name newer
+        # transformers imports): then the importer is too new for it.
+        return source, TooNew(why, fallback=importer)
+    return importer, TooNew(why)

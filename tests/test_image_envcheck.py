@@ -1,0 +1,91 @@
+"""The image check's evidence of a library release too new for the rest of the lock.
+
+A real Python runs the check's own script (the import probe, then pytest's collection) on a
+project whose tests import libraries from a folder laid out as site-packages: one whose own
+code raises ``NameError`` at import (transformers 4.52.2 under torch 2.2.1), one importing a
+name another library dropped (jinja2 2.11 and markupsafe 2.1), and two whose failures an older
+release would not mend (a missing shared library, a missing module).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from dlbench.config import ImagesConfig
+from dlbench.images.build import pin_steps
+from dlbench.images.envcheck import TooNew, check_script, too_new_libraries
+from dlbench.records import RepairStep
+from tests.test_mine_callgraph import write_tree
+
+LIBRARIES = {
+    "broken/__init__.py": "from broken.inner import y\n",
+    "broken/inner.py": "def parallel():\n    return Replicate\n\n\ny = parallel()\n",
+    "dropper/__init__.py": "present = 1\n",
+    "old/__init__.py": "from dropper import gone\n",
+    "needslib/__init__.py": "raise OSError('libfoo.so.1: cannot open shared object file')\n",
+    "optional/__init__.py": "import not_installed_anywhere\n",
+}
+PROJECT = {
+    "pkg/__init__.py": "undefined_in_the_project\n",
+    "tests/test_broken.py": "import broken\n\n\ndef test_a():\n    pass\n",
+    "tests/test_old.py": "import old\n\n\ndef test_b():\n    pass\n",
+    "tests/test_machine.py": "import needslib\n\n\ndef test_c():\n    pass\n",
+    "tests/test_own.py": "import pkg\n\n\ndef test_d():\n    pass\n",
+}
+
+
+def check_output(tmp_path: Path, modules: list[str]) -> str:
+    site = tmp_path / "venv/lib/python3.11/site-packages"
+    write_tree(site, LIBRARIES)
+    write_tree(tmp_path / "repo", PROJECT)
+    env = {**os.environ, "PYTHONPATH": str(site), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    script = check_script(modules, root=str(tmp_path / "repo"))
+    return subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, check=True).stdout
+
+
+def test_a_library_raising_in_its_own_code_at_import_is_too_new(tmp_path: Path) -> None:
+    output = check_output(tmp_path, ["broken", "old", "needslib", "optional"])
+    found = too_new_libraries(output, own={"pkg"})
+    assert sorted(found) == ["broken", "dropper"]
+    assert "NameError: name 'Replicate' is not defined" in found["broken"].reason
+    assert "site-packages/broken/inner.py" in found["broken"].reason
+    assert found["dropper"].fallback == "old" and "cannot import name 'gone'" in found["dropper"].reason
+    # the collection alone shows the same (a test module's import reaches the library)
+    assert sorted(too_new_libraries(check_output(tmp_path, []), own={"pkg"})) == ["broken", "dropper"]
+
+
+def test_a_removed_name_is_charged_to_the_library_the_message_names() -> None:
+    output = (
+        "/opt/venv/lib/python3.11/site-packages/lib/x.py:3: in <module>\n"
+        "E   AttributeError: module 'numpy' has no attribute 'in1d'\n"
+        "/opt/venv/lib/python3.11/site-packages/ext/__init__.py:1: in <module>\n"
+        "E   ImportError: numpy.core.multiarray failed to import\n"
+    )
+    assert too_new_libraries(output) == {
+        "numpy": TooNew("E   AttributeError: module 'numpy' has no attribute 'in1d'"),
+    }
+    assert too_new_libraries(output.split("\n", 2)[2])["numpy"].release == "2.0"
+
+
+def test_pins_go_below_the_locked_minor_release_or_to_the_importer_when_the_source_is_a_framework() -> None:
+    too_new = {
+        "broken": TooNew("NameError"),
+        "dropper": TooNew("cannot import name", fallback="old"),
+        "torch": TooNew("cannot import name 'Replicate'", fallback="transformers"),
+        "pkg": TooNew("own"),
+    }
+    locked = {"broken": "4.52.2", "dropper": "3.0.2", "old": "2.11.3", "torch": "2.2.1", "transformers": "4.52.2"}
+    steps = pin_steps(too_new, locked, {"pkg"}, [], ImagesConfig(), 1)
+    assert [(s.module, s.spec) for s in steps] == [
+        ("broken", "broken<4.52"),
+        ("dropper", "dropper<3.0"),
+        ("transformers", "transformers<4.52"),
+    ]
+    tried = [RepairStep(round=1, module="broken", distribution="broken", reason="", spec="broken<4.52")]
+    assert [s.spec for s in pin_steps(too_new, locked, {"pkg"}, tried, ImagesConfig(), 2)] == [
+        "dropper<3.0",
+        "transformers<4.52",
+    ]
