@@ -81,6 +81,15 @@ def make_repo(root: Path, requirements: str, tests: str = TEST_OPS) -> tuple[Pat
     return root, sha
 
 
+def redate(repo: Path, when: str) -> str:
+    """The repository's commit again, committed at ``when`` (what the lock's date comes from); its SHA."""
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(
+        [*git, "commit", "-q", "--amend", "--no-edit"], check=True, env={**os.environ, "GIT_COMMITTER_DATE": when}
+    )
+    return subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+
+
 def build(repo: Path, sha: str, base: str, log: Path, built: list[str], support: dict[str, bytes], **cfg) -> ImageRecord:  # fmt: skip
     record = build_project_image(repo, "acme__tiny", sha, base, log, support_files=support, images=ImagesConfig(**cfg))
     if record.tag and not record.reused:
@@ -183,10 +192,7 @@ def test_unknown_requirement_is_dropped_and_recorded(base, built, tmp_path: Path
 def test_lock_is_resolved_as_of_the_commit_date(base, built, tmp_path: Path) -> None:
     """A commit dated 2023-05-01 gets the packaging of that day (23.1), not today's."""
     repo, _ = make_repo(tmp_path / "old", "packaging\n")
-    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
-    env = {**os.environ, "GIT_COMMITTER_DATE": "2023-05-01T00:00:00+00:00"}
-    subprocess.run([*git, "commit", "-q", "--amend", "--no-edit"], check=True, env=env)
-    sha = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    sha = redate(repo, "2023-05-01T00:00:00+00:00")
     record = build(repo, sha, base, tmp_path / "old.log", built, {})
     assert record.status == ImageStatus.OK, record.error
     assert "packaging==23.1" in record.environment.lock
@@ -212,10 +218,7 @@ def test_a_library_release_failing_at_its_own_import_is_pinned_below(base, built
     charges markupsafe, pinned below 3.0 (2.1.5: still without it), then below 2.1."""
     tests = "import jinja2\n\n\ndef test_render():\n    assert jinja2.Template('{{ 1 + 1 }}').render() == '2'\n"
     repo, _ = make_repo(tmp_path / "pinned", "jinja2==2.11.3\n", tests=tests)
-    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
-    env = {**os.environ, "GIT_COMMITTER_DATE": "2025-01-01T00:00:00+00:00"}
-    subprocess.run([*git, "commit", "-q", "--amend", "--no-edit"], check=True, env=env)
-    sha = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    sha = redate(repo, "2025-01-01T00:00:00+00:00")
     record = build(repo, sha, base, tmp_path / "pinned.log", built, {})
     assert record.status == ImageStatus.OK, record.error
     steps = record.environment.repairs
