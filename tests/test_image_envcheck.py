@@ -4,7 +4,8 @@ A real Python runs the check's own script (the import probe, then pytest's colle
 project whose tests import libraries from a folder laid out as site-packages: one whose own
 code raises ``NameError`` at import (transformers 4.52.2 under torch 2.2.1), one importing a
 name another library dropped (jinja2 2.11 and markupsafe 2.1), and two whose failures an older
-release would not mend (a missing shared library, a missing module).
+release would not mend (a missing shared library, a missing module); and a module whose
+absence the project's own code swallows.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from dlbench.config import ImagesConfig
 from dlbench.images.build import pin_steps
-from dlbench.images.envcheck import TooNew, check_script, too_new_libraries
+from dlbench.images.envcheck import TooNew, check_script, missing_modules, too_new_libraries
 from dlbench.records import RepairStep
 from tests.test_mine_callgraph import write_tree
 
@@ -27,6 +28,7 @@ LIBRARIES = {
     "old/__init__.py": "from dropper import gone\n",
     "needslib/__init__.py": "raise OSError('libfoo.so.1: cannot open shared object file')\n",
     "optional/__init__.py": "import not_installed_anywhere\n",
+    "quiet/__init__.py": "try:\n    import library_option_absent\nexcept ImportError:\n    pass\n",
 }
 PROJECT = {
     "pkg/__init__.py": "undefined_in_the_project\n",
@@ -34,6 +36,8 @@ PROJECT = {
     "tests/test_old.py": "import old\n\n\ndef test_b():\n    pass\n",
     "tests/test_machine.py": "import needslib\n\n\ndef test_c():\n    pass\n",
     "tests/test_own.py": "import pkg\n\n\ndef test_d():\n    pass\n",
+    "extras/__init__.py": "try:\n    import setfit_absent\n    import winreg\nexcept ImportError:\n    pass\n",
+    "tests/test_extras.py": "import extras\nimport quiet\n\n\ndef test_e():\n    pass\n",
 }
 
 
@@ -55,6 +59,15 @@ def test_a_library_raising_in_its_own_code_at_import_is_too_new(tmp_path: Path) 
     assert found["dropper"].fallback == "old" and "cannot import name 'gone'" in found["dropper"].reason
     # the collection alone shows the same (a test module's import reaches the library)
     assert sorted(too_new_libraries(check_output(tmp_path, []), own={"pkg"})) == ["broken", "dropper"]
+
+
+def test_a_module_the_projects_own_code_swallowed_the_absence_of_is_reported_missing(tmp_path: Path) -> None:
+    """small-text's ``integrations.transformers`` goes on without setfit and its tests fail on a
+    NameError: the check names the module, not one a library or the standard library probed."""
+    output = check_output(tmp_path, [])
+    found = missing_modules(output, own={"pkg", "extras", "tests"})
+    assert "setfit_absent" in found and "repo/extras/__init__.py" in found["setfit_absent"]
+    assert "library_option_absent" not in found and "winreg" not in found
 
 
 def test_a_removed_name_is_charged_to_the_library_the_message_names() -> None:

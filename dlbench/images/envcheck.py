@@ -51,7 +51,8 @@ COLLECT_TAIL_LINES = 2000
 
 def check_script(modules: Iterable[str], root: str = "/work/repo") -> str:
     """Shell for the check: import each module, then collect the tests (the project's own
-    addopts cleared: they may name plugins whose absence the import check reports)."""
+    addopts cleared: they may name plugins whose absence the import check reports), reporting
+    the modules the project's own code asked for and did not get (``SWALLOWED_PROBE``)."""
     names = sorted(set(modules))
     # A failure is printed as pytest prints one, its innermost frame then its ``E`` line, so
     # ``too_new_libraries`` reads the probe and the collection alike.
@@ -67,8 +68,39 @@ def check_script(modules: Iterable[str], root: str = "/work/repo") -> str:
         "        print(f'{where.filename}:{where.lineno}: in {where.name}')\n"
         "        print(f'E   {type(exc).__name__}: {message}')\n"
     )
-    collect = f"python -m pytest --collect-only -q -p no:cacheprovider -o addopts= 2>&1 | tail -n {COLLECT_TAIL_LINES}"
+    collect = f"python -c {_shell_quote(SWALLOWED_PROBE + COLLECT)} 2>&1 | tail -n {COLLECT_TAIL_LINES}"
     return f"cd {root} && python -c {_shell_quote(probe)}; {collect}; true"
+
+
+# The project's own code may import an optional module inside ``try`` and go on without it:
+# small-text's ``integrations.transformers`` swallows setfit's absence, and a test then fails on
+# ``NameError: name 'TransformerBasedEmbeddingMixin' is not defined`` with no module named. A
+# finder placed last on ``sys.meta_path`` is asked only for a module no other finder has; one
+# the project's own files (or tests) asked for is reported after collection in the check's words.
+SWALLOWED_PROBE = """\
+import atexit, os, sys
+
+_ROOT, _IMPORTLIB = os.getcwd() + os.sep, os.sep + "importlib" + os.sep
+
+
+class _Unfound:
+    asked = {}
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if "." not in name and name not in cls.asked and name not in sys.stdlib_module_names:
+            frame = sys._getframe(1)
+            while frame and (frame.f_code.co_filename.startswith("<") or _IMPORTLIB in frame.f_code.co_filename):
+                frame = frame.f_back
+            if frame and frame.f_code.co_filename.startswith(_ROOT):
+                cls.asked[name] = frame.f_code.co_filename
+        return None
+
+
+sys.meta_path.append(_Unfound)
+atexit.register(lambda: [print(f"imported by {f}: No module named {n!r}") for n, f in _Unfound.asked.items()])
+"""
+COLLECT = "import pytest\nsys.exit(pytest.main(['--collect-only', '-q', '-p', 'no:cacheprovider', '-o', 'addopts=']))\n"
 
 
 GUARD_PROBE = """\
