@@ -113,12 +113,24 @@ def test_a_name_a_newer_release_removed_pins_its_library_below_that_release(
     assert build.repair_project_image(tried, repo, {}, tmp_path / "log", removed=removed) is None
 
 
-def committed_repo(root: Path) -> tuple[Path, str]:
-    write_tree(root, FILES)
+def committed_repo(root: Path, files: dict[str, str] = FILES) -> tuple[Path, str]:
+    write_tree(root, files)
     git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
     for step in (["init", "-q"], ["add", "."], ["commit", "-qm", "init"]):
         subprocess.run([*git, *step], check=True)
     return root, subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def gold_inputs(tmp_path: Path, repo: Path, sha: str, image: ImageRecord, tasks: list[BenchmarkTask], codes: list[str]) -> dict[str, Path]:  # fmt: skip
+    """The files ``evaluate_gold`` reads: clone and image records, the tasks, gold's code for each."""
+    files = {name: tmp_path / name for name in ("clone.json", "image.json", "bench.jsonl", "gens.jsonl")}
+    write_json(files["clone.json"], CloneRecord(full_name="acme/lazy", slug=SLUG, clone_url="", path=str(repo), sha=sha,
+                                                status=CloneStatus.OK))  # fmt: skip
+    write_json(files["image.json"], image)
+    write_jsonl(files["bench.jsonl"], tasks)
+    write_jsonl(files["gens.jsonl"], [Generation(task_id=t.task_id, model="gold", technique="reference", code=code)
+                                      for t, code in zip(tasks, codes)])  # fmt: skip
+    return files
 
 
 def task(name: str, tests: list[str], sha: str, start: int, end: int) -> BenchmarkTask:
@@ -154,16 +166,9 @@ def test_gold_runs_repair_lazily_imported_modules(
     built = build_project_image(repo, SLUG, sha, CFG.base_image, tmp_path / "build.log", support_files(), images=images)
     assert built.status == ImageStatus.OK and built.environment.repairs == [], built.error
 
-    files = {name: tmp_path / name for name in ("clone.json", "image.json", "bench.jsonl", "gens.jsonl")}
-    write_json(files["clone.json"], CloneRecord(full_name="acme/lazy", slug=SLUG, clone_url="", path=str(repo), sha=sha,
-                                                status=CloneStatus.OK))  # fmt: skip
-    write_json(files["image.json"], built)
     tasks = [task("load", ["tests/test_ops.py::test_load", "tests/test_ops.py::test_load_list"], sha, 1, 5),
              task("own", ["tests/test_ops.py::test_own"], sha, 8, 11), task("plain", ["tests/test_ops.py::test_plain"], sha, 14, 15)]  # fmt: skip
-    write_jsonl(files["bench.jsonl"], tasks)
-    gold = [Generation(task_id=t.task_id, model="gold", technique="reference", code=code)
-            for t, code in zip(tasks, (OPS, OWN, PLAIN))]  # fmt: skip
-    write_jsonl(files["gens.jsonl"], gold)
+    files = gold_inputs(tmp_path, repo, sha, built, tasks, [OPS, OWN, PLAIN])
     passes = []  # which tasks each pass of gold runs (the real evaluation runs: this only listens)
     real = gold_module.evaluate_candidates
 
@@ -201,6 +206,38 @@ def test_gold_runs_repair_lazily_imported_modules(
         repos_dir=tmp_path / "repos", evidence_root=tmp_path / "evidence", images_dir=tmp_path / "images",
     )  # fmt: skip
     assert [e.status for e in scored] == [EvalStatus.PASS], scored[0].detail
+
+
+SWALLOWING = "try:\n    import yaml\n\n    LOADED = True\nexcept ImportError:\n    pass\n\n\ndef loaded(text):\n    return LOADED and yaml.safe_load(text)\n"  # noqa: E501
+SWALLOWING_TEST = "from pkg.ops import loaded\n\n\ndef test_loaded():\n    assert loaded('a: 1') == {'a': 1}\n"
+
+
+def test_a_module_the_projects_code_went_on_without_is_added_when_a_name_it_defines_is_missing(
+    untag_afterwards: None, tmp_path: Path
+) -> None:
+    """small-text's optional setfit: the project's own module swallows yaml's absence, the
+    image's check sees nothing wrong, and gold fails on ``NameError: name 'LOADED' is not
+    defined``. Collecting that test file again in the image, with a finder that hears what the
+    project's code asked for and did not get, names yaml: PyYAML is added and gold passes."""
+    from dlbench.harness.code import support_files
+    from dlbench.images.build import build_project_image
+
+    files = {"pkg/__init__.py": "", "pkg/ops.py": SWALLOWING, "tests/test_ops.py": SWALLOWING_TEST}
+    repo, sha = committed_repo(tmp_path / "swallowing", files)
+    images = ImagesConfig(repair_rounds=1)
+    built = build_project_image(repo, SLUG, sha, CFG.base_image, tmp_path / "build.log", support_files(), images=images)
+    assert built.status == ImageStatus.OK and built.environment.repairs == [], built.error
+    tasks = [task("loaded", ["tests/test_ops.py::test_loaded"], sha, 9, 10)]
+    inputs = gold_inputs(tmp_path, repo, sha, built, tasks, [SWALLOWING])
+    results, record = evaluate_gold(
+        inputs["gens.jsonl"], inputs["bench.jsonl"], inputs["clone.json"], inputs["image.json"], tmp_path / "gold.jsonl",
+        tmp_path / "repaired.json", "docker", CFG, images, StorageConfig().downloads_dir(), tmp_path / "repair.log",
+        tmp_path / "evidence",
+    )  # fmt: skip
+    assert [e.status for e in results] == [EvalStatus.PASS], results[0].causes
+    (step,) = record.environment.repairs
+    assert (step.module, step.distribution) == ("yaml", "pyyaml")
+    assert "pkg/ops.py: No module named 'yaml'" in step.reason and "NameError: name 'LOADED'" in step.reason
 
 
 LIBRARY = """\
@@ -261,14 +298,8 @@ def test_a_test_failing_every_gold_run_runs_again_from_further_seeds(tmp_path: P
     tests = [f"tests/test_draws.py::{name}" for name in ("test_lucky_draw", "test_plain", "test_own")]
     draws, steady = task("plain", tests, "0" * 40, 1, 2), task("steady", tests[1:], "0" * 40, 1, 2)
     steady = steady.model_copy(update={"function": "plain", "qualname": "plain"})
-    files = {name: tmp_path / name for name in ("clone.json", "image.json", "bench.jsonl", "gens.jsonl")}
-    write_json(files["clone.json"], CloneRecord(full_name="acme/lazy", slug=SLUG, clone_url="", path=str(repo),
-                                                sha="0" * 40, status=CloneStatus.OK))  # fmt: skip
-    write_json(files["image.json"], ImageRecord(repo=SLUG, sha="0" * 40, base_image="none", tag=None,
-                                                status=ImageStatus.OK, build_log=""))  # fmt: skip
-    write_jsonl(files["bench.jsonl"], [draws, steady])
-    write_jsonl(files["gens.jsonl"], [Generation(task_id=t.task_id, model="gold", technique="reference", code=PLAIN)
-                                      for t in (draws, steady)])  # fmt: skip
+    image = ImageRecord(repo=SLUG, sha="0" * 40, base_image="none", tag=None, status=ImageStatus.OK, build_log="")
+    files = gold_inputs(tmp_path, repo, "0" * 40, image, [draws, steady], [PLAIN, PLAIN])
     cfg = CFG.model_copy(update={"gold_runs": 2, "gold_reseeds": 2})
     results, _ = evaluate_gold(
         files["gens.jsonl"], files["bench.jsonl"], files["clone.json"], files["image.json"], tmp_path / "gold.jsonl",

@@ -4,8 +4,8 @@ A real Python runs the check's own script (the import probe, then pytest's colle
 project whose tests import libraries from a folder laid out as site-packages: one whose own
 code raises ``NameError`` at import (transformers 4.52.2 under torch 2.2.1), one importing a
 name another library dropped (jinja2 2.11 and markupsafe 2.1), and two whose failures an older
-release would not mend (a missing shared library, a missing module); and a module whose
-absence the project's own code swallows.
+release would not mend (a missing shared library, a missing module); and gold's probe of a
+module whose absence the project's own code swallows.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from dlbench.config import ImagesConfig
 from dlbench.images.build import pin_steps
-from dlbench.images.envcheck import TooNew, check_script, missing_modules, too_new_libraries
+from dlbench.images.envcheck import TooNew, check_script, missing_modules, swallowed_script, too_new_libraries
 from dlbench.records import RepairStep
 from tests.test_mine_callgraph import write_tree
 
@@ -41,13 +41,14 @@ PROJECT = {
 }
 
 
-def check_output(tmp_path: Path, modules: list[str]) -> str:
+def check_output(tmp_path: Path, modules: list[str], script=check_script) -> str:
+    """What ``script`` (the image check's, by default) prints, run on the project beside the libraries."""
     site = tmp_path / "venv/lib/python3.11/site-packages"
     write_tree(site, LIBRARIES)
     write_tree(tmp_path / "repo", PROJECT)
     env = {**os.environ, "PYTHONPATH": str(site), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    script = check_script(modules, root=str(tmp_path / "repo"))
-    return subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, check=True).stdout
+    shell = script(modules, root=str(tmp_path / "repo"))
+    return subprocess.run(["sh", "-c", shell], env=env, capture_output=True, text=True, check=True).stdout
 
 
 def test_a_library_raising_in_its_own_code_at_import_is_too_new(tmp_path: Path) -> None:
@@ -63,8 +64,10 @@ def test_a_library_raising_in_its_own_code_at_import_is_too_new(tmp_path: Path) 
 
 def test_a_module_the_projects_own_code_swallowed_the_absence_of_is_reported_missing(tmp_path: Path) -> None:
     """small-text's ``integrations.transformers`` goes on without setfit and its tests fail on a
-    NameError: the check names the module, not one a library or the standard library probed."""
-    output = check_output(tmp_path, [])
+    NameError: collecting their file again names the module, not one a library or the standard
+    library probed."""
+    assert "setfit_absent" not in check_output(tmp_path, [])  # the image's check: nothing failed
+    output = check_output(tmp_path, ["tests/test_extras.py"], swallowed_script)
     found = missing_modules(output, own={"pkg", "extras", "tests"})
     assert "setfit_absent" in found and "repo/extras/__init__.py" in found["setfit_absent"]
     assert "library_option_absent" not in found and "winreg" not in found

@@ -6,7 +6,9 @@ module imported lazily (inside a function, or by a library for an optional featu
 only when a test runs. Gold is the project's own code, so a gold test failing with
 ``missing module x`` is the environment's fault, not the task's; so is ``cannot import name
 'n' from <an installed library>`` when the import guarding n's definition fails
-(``envcheck.guard_script``: Transformers without Pillow); and a gold test failing on a name
+(``envcheck.guard_script``: Transformers without Pillow), and a test failing on a name it
+never got because the project's own code swallowed a module's absence (``swallowed_modules``:
+small-text without setfit); and a gold test failing on a name
 an installed library no longer has (``module 'numpy' has no attribute 'in1d'``) pins that
 library below the release that removed it (the one the message names, else the locked
 minor release), as old code meets a newer library than it was written for. At most
@@ -32,7 +34,14 @@ from dlbench.config import EvaluateConfig, ImagesConfig
 from dlbench.harness.code import support_files
 from dlbench.harness.evaluate import EVIDENCE_ROOT, evaluate_candidates
 from dlbench.harness.testset import failing_every_run
-from dlbench.images.envcheck import CANNOT_IMPORT, TooNew, guard_script, missing_modules, removed_names
+from dlbench.images.envcheck import (
+    CANNOT_IMPORT,
+    TooNew,
+    guard_script,
+    missing_modules,
+    removed_names,
+    swallowed_script,
+)
 from dlbench.records import CloneRecord, Evaluation, ImageRecord, ImageStatus
 from dlbench.store import read_json, write_json, write_jsonl
 
@@ -93,6 +102,25 @@ def missing_guards(evaluations: Iterable[Evaluation], image: ImageRecord, timeou
     return found
 
 
+NAME_ERROR = re.compile(r"NameError: name '\w+' is not defined")
+
+
+def swallowed_modules(evaluations: Iterable[Evaluation], image: ImageRecord, timeout_s: float) -> dict[str, str]:
+    """Top-level module → why: the modules the project's own code went on without while the
+    test files of gold's ``NameError`` failures were collected (``envcheck.swallowed_script``,
+    run in the image): an optional import swallowed leaves a name undefined, not a module named."""
+    from dlbench.images.build import docker_client
+    from dlbench.images.layers import run_check
+
+    failed = {node.split("::")[0]: f"gold run of {e.task_id}: {node}: {cause}" for e in evaluations
+              for node, cause in e.causes.items() if NAME_ERROR.search(cause)}  # fmt: skip
+    if not failed:
+        return {}
+    _, output = run_check(docker_client(), image.tag, swallowed_script(failed), timeout_s)
+    first = next(iter(failed.values()))
+    return {module: f"{line}; {first}"[:400] for module, line in missing_modules(output).items()}
+
+
 def evaluate_gold(
     generations: Path, benchmark: Path, clone: Path, image: Path, out: Path, repaired_out: Path, backend: str,
     cfg: EvaluateConfig, images: ImagesConfig, downloads: Path, repair_log: Path, evidence_root: Path = EVIDENCE_ROOT,
@@ -107,7 +135,11 @@ def evaluate_gold(
     checkout = Path(read_json(clone, CloneRecord).path)
     results = tried = evaluate_candidates(generations, benchmark, clone, record, backend, cfg, evidence_root)
     for round_ in range(1, images.repair_rounds + 1):
-        missing = gold_missing_modules(tried) | missing_guards(tried, record, images.check_timeout_s)
+        missing = (
+            gold_missing_modules(tried)
+            | missing_guards(tried, record, images.check_timeout_s)
+            | swallowed_modules(tried, record, images.check_timeout_s)
+        )
         removed = gold_removed_names(tried)
         log_path = _round_log(repair_log, round_)
         rebuilt = (

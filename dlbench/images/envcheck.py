@@ -51,8 +51,7 @@ COLLECT_TAIL_LINES = 2000
 
 def check_script(modules: Iterable[str], root: str = "/work/repo") -> str:
     """Shell for the check: import each module, then collect the tests (the project's own
-    addopts cleared: they may name plugins whose absence the import check reports), reporting
-    the modules the project's own code asked for and did not get (``SWALLOWED_PROBE``)."""
+    addopts cleared: they may name plugins whose absence the import check reports)."""
     names = sorted(set(modules))
     # A failure is printed as pytest prints one, its innermost frame then its ``E`` line, so
     # ``too_new_libraries`` reads the probe and the collection alike.
@@ -68,15 +67,15 @@ def check_script(modules: Iterable[str], root: str = "/work/repo") -> str:
         "        print(f'{where.filename}:{where.lineno}: in {where.name}')\n"
         "        print(f'E   {type(exc).__name__}: {message}')\n"
     )
-    collect = f"python -c {_shell_quote(SWALLOWED_PROBE + COLLECT)} 2>&1 | tail -n {COLLECT_TAIL_LINES}"
+    collect = f"python -m pytest --collect-only -q -p no:cacheprovider -o addopts= 2>&1 | tail -n {COLLECT_TAIL_LINES}"
     return f"cd {root} && python -c {_shell_quote(probe)}; {collect}; true"
 
 
 # The project's own code may import an optional module inside ``try`` and go on without it:
 # small-text's ``integrations.transformers`` swallows setfit's absence, and a test then fails on
 # ``NameError: name 'TransformerBasedEmbeddingMixin' is not defined`` with no module named. A
-# finder placed last on ``sys.meta_path`` is asked only for a module no other finder has; one
-# the project's own files (or tests) asked for is reported after collection in the check's words.
+# finder placed last on ``sys.meta_path`` is asked only for a module no other finder has; those
+# the project's own files (tests included) asked for are printed in the check's words.
 SWALLOWED_PROBE = """\
 import atexit, os, sys
 
@@ -99,8 +98,17 @@ class _Unfound:
 
 sys.meta_path.append(_Unfound)
 atexit.register(lambda: [print(f"imported by {f}: No module named {n!r}") for n, f in _Unfound.asked.items()])
+import pytest
+
+sys.exit(pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *sys.argv[1:]]))
 """
-COLLECT = "import pytest\nsys.exit(pytest.main(['--collect-only', '-q', '-p', 'no:cacheprovider', '-o', 'addopts=']))\n"
+
+
+def swallowed_script(test_files: Iterable[str], root: str = "/work/repo") -> str:
+    """Shell collecting ``test_files`` with ``SWALLOWED_PROBE``: the modules the project's own
+    code asked for while they were imported and went on without."""
+    files = " ".join(_shell_quote(f) for f in sorted(set(test_files)))
+    return f"cd {root} && python -c {_shell_quote(SWALLOWED_PROBE)} {files} 2>&1 | tail -n {COLLECT_TAIL_LINES}; true"
 
 
 GUARD_PROBE = """\
