@@ -61,7 +61,14 @@ class Progress:
         self._start = self._last
         self.bar = tqdm(total=total, desc=label, unit=unit, file=sys.stderr, ascii=True) if _on_terminal() else None
 
-    def advance(self, n: int = 1) -> None:
+    def expect(self, n: float) -> None:
+        """More work than first known (an installer announces its downloads as it starts them)."""
+        self.total += n
+        if self.bar is not None:
+            self.bar.total = self.total
+            self.bar.refresh()
+
+    def advance(self, n: float = 1) -> None:
         self.done += n
         if self.bar is not None:
             self.bar.update(n)

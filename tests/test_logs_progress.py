@@ -59,3 +59,24 @@ def _read_all(fd: int) -> str:
         chunks.append(chunk)
     os.close(fd)
     return b"".join(chunks).decode(errors="replace")
+
+
+def test_an_image_builds_downloads_log_their_rate_and_time_left(caplog, monkeypatch):
+    """uv's own lines, as a build step streams them (cut anywhere): each announced download
+    grows the total, each finished one advances it, in MiB."""
+    from dlbench.images.layers import DownloadMeter
+
+    monkeypatch.setattr(sys, "stderr", open(os.devnull, "w"))
+    caplog.set_level(logging.INFO, logger="dlbench.progress")
+    meter = DownloadMeter()
+    meter.progress.every_s = 0.0
+    text = (
+        "Resolved 30 packages in 2.1s\nDownloading torch (846.8MiB)\nDownloading numpy (16.0MiB)\n"
+        "Downloading tiny (512.0KiB)\n Downloaded tiny\n Downloaded numpy\n Downloaded torch\nInstalled 30 packages\n"
+    )
+    for start in range(0, len(text), 7):
+        meter.feed(text[start : start + 7])
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 3 and meter.progress.total == meter.progress.done == 846.8 + 16.0 + 0.5
+    assert lines[0].startswith("image build: downloads:   0%|") and "MiB/s" in lines[0] and "<" in lines[0]
+    assert lines[-1].split("|")[0].endswith("100%")

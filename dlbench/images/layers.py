@@ -29,6 +29,7 @@ from docker.types import Mount
 from requests.exceptions import RequestException
 
 import docker
+from dlbench.logs import Progress
 
 log = logging.getLogger(__name__)
 
@@ -185,14 +186,42 @@ def _step_mounts(tmp: Path, inputs: Mapping[str, str | bytes], cache_dir: Path, 
 
 
 def _follow(container, out: IO[str]) -> str:
-    """Copy the step's output to the build log as it comes; return it."""
-    chunks = []
+    """Copy the step's output to the build log as it comes, with the downloads' progress
+    logged (``DownloadMeter``); return it."""
+    chunks, meter = [], DownloadMeter()
     for chunk in container.logs(stream=True, follow=True):
         text = chunk.decode(errors="replace")
         chunks.append(text)
         out.write(text)
         out.flush()
+        meter.feed(text)
     return "".join(chunks)
+
+
+# uv's own words, progress bars off or not: ``Downloading torch (846.8MiB)``, `` Downloaded torch``.
+DOWNLOADING = re.compile(r"^Downloading (?P<name>\S+) \((?P<size>[\d.]+)(?P<unit>[KMG])iB\)$")
+DOWNLOADED = re.compile(r"^ Downloaded (?P<name>\S+)$")
+MIB = {"K": 1 / 1024, "M": 1.0, "G": 1024.0}
+
+
+class DownloadMeter:
+    """An install step's downloads as a ``Progress`` in MiB (rate, time left): uv announces each
+    large download as it starts, so the total grows as it goes; torch's wheels are gigabytes,
+    and a step that downloads them shows its pace instead of minutes of silence."""
+
+    def __init__(self) -> None:
+        self.progress = Progress(0, "image build: downloads", every_s=10.0, unit="MiB")
+        self.sizes: dict[str, float] = {}
+        self._partial = ""
+
+    def feed(self, text: str) -> None:
+        *lines, self._partial = (self._partial + text).split("\n")
+        for line in lines:
+            if started := DOWNLOADING.match(line.rstrip("\r")):
+                self.sizes[started["name"]] = size = float(started["size"]) * MIB[started["unit"]]
+                self.progress.expect(size)
+            elif (finished := DOWNLOADED.match(line.rstrip("\r"))) and finished["name"] in self.sizes:
+                self.progress.advance(self.sizes.pop(finished["name"]))
 
 
 def commit_layer(container, tag: str, labels: Mapping[str, str], runtime: bool) -> str:
