@@ -38,8 +38,10 @@ lock: $(STAMP)
 	$(COMPILE) $(UPGRADE) -c requirements/lock-stage.txt -o requirements/lock.txt
 
 ## Debian packages the test suite drives for real: SLURM + munge (cluster test),
-## Chromium (report screenshot), debootstrap (base image). Installed only when missing.
-SYSTEM_TOOLS := slurmctld:slurm-wlm munged:munge chromium:chromium debootstrap:debootstrap
+## Chromium (report screenshot), debootstrap (base image), rootless Podman and its helpers
+## (the Podman backend's tests). Installed only when missing.
+SYSTEM_TOOLS := slurmctld:slurm-wlm munged:munge chromium:chromium debootstrap:debootstrap \
+	podman:podman newuidmap:uidmap slirp4netns:slirp4netns fuse-overlayfs:fuse-overlayfs
 system-deps:
 	@missing=""; for pair in $(SYSTEM_TOOLS); do \
 	  command -v $${pair%%:*} >/dev/null 2>&1 || [ -x /usr/sbin/$${pair%%:*} ] || missing="$$missing $${pair#*:}"; \

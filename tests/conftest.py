@@ -32,7 +32,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     marker = os.environ.get("DLBENCH_DOCKER_MARKER")
     if os.environ.get("PYTEST_XDIST_WORKER") or not marker:
         return
-    if report.when == "call" and report.passed and "docker" in report.keywords:
+    if report.when == "call" and report.passed and ("docker" in report.keywords or "podman" in report.keywords):
         with open(marker, "a", encoding="utf-8") as fh:
             fh.write(report.nodeid + "\n")
 

@@ -1,7 +1,7 @@
 """The docker backend on rootless Podman's Docker-compatible service (docs/CLUSTER.md).
 
-Opt-in: podman is not in ``make system-deps``, so these tests skip where podman is not
-installed (``apt-get install podman uidmap slirp4netns fuse-overlayfs``). Where it is, they
+``make system-deps`` installs podman (CI runs them); they skip only where it is not installed
+(``apt-get install podman uidmap slirp4netns fuse-overlayfs``, as root). Where it is, they
 run for real: as root they create an unprivileged user (``dlbench-podman``, with its
 /etc/subuid range) and start ``podman system service`` as that user for the module, or they
 use the rootless service ``DLBENCH_PODMAN_HOST`` names. The project image is built by Docker
@@ -43,7 +43,7 @@ def as_user(uid: int, *command: str) -> list[str]:
 def podman_host() -> Iterator[str]:
     """``unix://`` address of a rootless Podman service."""
     if shutil.which("podman") is None:
-        pytest.skip("podman is not installed (opt-in: apt-get install podman uidmap slirp4netns fuse-overlayfs)")
+        pytest.skip("podman is not installed (make system-deps, as root, installs it)")
     if os.environ.get("DLBENCH_PODMAN_HOST"):
         yield os.environ["DLBENCH_PODMAN_HOST"]
         return
