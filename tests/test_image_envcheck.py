@@ -53,7 +53,8 @@ def check_output(tmp_path: Path, modules: list[str], script=check_script) -> str
 
 def test_a_library_raising_in_its_own_code_at_import_is_too_new(tmp_path: Path) -> None:
     output = check_output(tmp_path, ["broken", "old", "needslib", "optional"])
-    found = too_new_libraries(output, own={"pkg"})
+    # deepchem has a transformers.py of its own: an installed file's failure is still the library's
+    found = too_new_libraries(output, own={"pkg", "broken"})
     assert sorted(found) == ["broken", "dropper"]
     assert "NameError: name 'Replicate' is not defined" in found["broken"].reason
     assert "site-packages/broken/inner.py" in found["broken"].reason
@@ -94,14 +95,18 @@ def test_pins_go_below_the_locked_minor_release_or_to_the_importer_when_the_sour
         "pkg": TooNew("own"),
     }
     locked = {"broken": "4.52.2", "dropper": "3.0.2", "old": "2.11.3", "torch": "2.2.1", "transformers": "4.52.2"}
-    steps = pin_steps(too_new, locked, {"pkg"}, [], ImagesConfig(), 1)
+    too_new["ownlib"] = TooNew("raised in its installed file", installed=True)
+    locked["ownlib"] = "1.2.3"
+    steps = pin_steps(too_new, locked, {"pkg", "ownlib"}, [], ImagesConfig(), 1)
     assert [(s.module, s.spec) for s in steps] == [
         ("broken", "broken<4.52"),
         ("dropper", "dropper<3.0"),
         ("transformers", "transformers<4.52"),
+        ("ownlib", "ownlib<1.2"),
     ]
     tried = [RepairStep(round=1, module="broken", distribution="broken", reason="", spec="broken<4.52")]
     assert [s.spec for s in pin_steps(too_new, locked, {"pkg"}, tried, ImagesConfig(), 2)] == [
         "dropper<3.0",
         "transformers<4.52",
+        "ownlib<1.2",
     ]

@@ -352,16 +352,17 @@ def repair_project_image(
 
 def pin_steps(too_new: Mapping[str, TooNew], locked: Mapping[str, str], own: set[str], previous: Sequence[RepairStep], cfg: ImagesConfig, round_: int) -> list[RepairStep]:  # fmt: skip
     """A step pinning each library in ``too_new`` (or its fallback) below the release that
-    removed a name, else below its locked minor release; never the project's own module, a
-    distribution the lock does not hold, a framework (pinning it means another framework
-    layer) or a bound already tried."""
+    removed a name, else below its locked minor release; never the project's own module (unless
+    an installed file of the library raised), a distribution the lock does not hold, a
+    framework (pinning it means another framework layer) or a bound already tried."""
     tried = {r.spec for r in previous}
     frameworks = {canonical_name(f) for f in cfg.frameworks}
     steps = []
     for module, why in too_new.items():
         for candidate, release in ((module, why.release), (why.fallback, None)):
             distribution = distribution_for(candidate) if candidate else None
-            if not distribution or candidate in own or distribution in frameworks or distribution not in locked:
+            ours = candidate in own and not why.installed
+            if not distribution or ours or distribution in frameworks or distribution not in locked:
                 continue
             spec = f"{distribution}<{release or _minor_release(locked[distribution])}"
             if spec not in tried:

@@ -41,6 +41,9 @@ class TooNew:
     reason: str  # the failure that shows it
     release: str | None = None  # the release that removed the name, when the library's message says
     fallback: str | None = None  # the library to pin instead when this one cannot be (the importer of a name)
+    # Its installed file raised: the module is the library, whatever the project names its own
+    # (deepchem has a ``transformers.py`` of its own beside the transformers it imports).
+    installed: bool = False
 
 
 MISSING = re.compile(r"No module named '(?P<module>[\w.]+)'")
@@ -187,7 +190,7 @@ def too_new_libraries(output: str, own: Iterable[str] = ()) -> dict[str, TooNew]
             innermost = frame["path"]
         elif (raised := RAISED.match(line)) and innermost:
             culprit = _too_new(innermost, raised, line.strip()[:300])
-            if culprit and culprit[0] not in ours:
+            if culprit and (culprit[1].installed or culprit[0] not in ours):
                 found.setdefault(*culprit)
             innermost = None
     return found
@@ -214,5 +217,5 @@ def _too_new(path: str, raised: re.Match, reason: str) -> tuple[str, TooNew] | N
         # The name's library dropped it (markupsafe 2.1 dropped the soft_unicode jinja2 2.11
         # imports), unless it cannot be pinned (torch pinned by the project lacks a name newer
         # transformers imports): then the importer is too new for it.
-        return source, TooNew(why, fallback=importer)
-    return importer, TooNew(why)
+        return source, TooNew(why, fallback=importer, installed=True)
+    return importer, TooNew(why, installed=True)
