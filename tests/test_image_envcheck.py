@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from dlbench.config import ImagesConfig
-from dlbench.images.build import pin_steps
+from dlbench.images.build import addition_steps, pin_steps
 from dlbench.images.envcheck import TooNew, check_script, missing_modules, swallowed_script, too_new_libraries
 from dlbench.records import RepairStep
 from tests.test_mine_callgraph import write_tree
@@ -110,3 +110,14 @@ def test_pins_go_below_the_locked_minor_release_or_to_the_importer_when_the_sour
         "transformers<4.52",
         "ownlib<1.2",
     ]
+
+
+def test_a_module_is_added_once_not_again_after_the_resolver_could_not_keep_it() -> None:
+    """deepchem's dqc has no wheel for the image's Python: the round that added it found it
+    still missing, and asking for it again only cost a rebuild."""
+    missing = {"dqc": "No module named 'dqc'", "yaml": "No module named 'yaml'", "pkg": "own", "numpy": "locked"}
+    first = addition_steps(missing, {"numpy": "2.0.0"}, {"pkg"}, [], 1)
+    assert [(s.module, s.distribution, s.round) for s in first] == [("dqc", "dqc", 1), ("yaml", "pyyaml", 1)]
+    assert addition_steps(missing, {"numpy": "2.0.0", "pyyaml": "6.0"}, {"pkg"}, first, 2) == []
+    pinned = RepairStep(round=1, module="dqc", distribution="dqc", reason="", spec="dqc<1.0")  # a pin is no addition
+    assert [s.distribution for s in addition_steps({"dqc": "missing"}, {}, set(), [pinned], 2)] == ["dqc"]

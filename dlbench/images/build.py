@@ -337,17 +337,26 @@ def repair_project_image(
     own = plan_environment(disk_tree(checkout)).own_modules()
     previous = env.repairs if env else []
     round_ = max((r.round for r in previous), default=0) + 1
-    new = [
-        RepairStep(round=round_, module=module, distribution=distribution_for(module), reason=reason)
-        for module, reason in missing.items()
-        if module not in own and distribution_for(module) not in locked
-    ]
+    new = addition_steps(missing, locked, own, previous, round_)
     new += pin_steps(removed or {}, locked, own, previous, images, round_)
     if not new:
         return None
     python = PythonBase(python=env.python_version, image=record.base_image, platform=env.platform) if env else None
     return build_project_image(checkout, record.repo, record.sha, record.base_image, log_path, support_files,
                                images=images, downloads=downloads, repairs=[*previous, *new], python=python)  # fmt: skip
+
+
+def addition_steps(missing: Mapping[str, str], locked: Mapping[str, str], own: set[str], previous: Sequence[RepairStep], round_: int) -> list[RepairStep]:  # fmt: skip
+    """A step adding the distribution of each module in ``missing``; none for the project's own
+    module, a distribution the lock holds, or one an earlier round added that the resolver
+    could not keep (deepchem's dqc has no wheel for the image's Python: asking again only
+    costs a rebuild)."""
+    added = {r.distribution for r in previous if r.spec is None}
+    return [
+        RepairStep(round=round_, module=module, distribution=distribution, reason=reason)
+        for module, reason in missing.items()
+        if module not in own and (distribution := distribution_for(module)) not in locked and distribution not in added
+    ]
 
 
 def pin_steps(too_new: Mapping[str, TooNew], locked: Mapping[str, str], own: set[str], previous: Sequence[RepairStep], cfg: ImagesConfig, round_: int) -> list[RepairStep]:  # fmt: skip
@@ -407,8 +416,7 @@ def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str,
         lock, reused, record = _lock_and_build(client, record, checkout, support, cfg, downloads, plan, target, out)
         missing, too_new = _check_after_build(client, record.tag, plan, cfg, out)
         locked = lock.versions()
-        new = [RepairStep(round=round_, module=m, distribution=distribution_for(m), reason=line)
-               for m, line in missing.items() if distribution_for(m) not in locked]  # fmt: skip
+        new = addition_steps(missing, locked, plan.own_modules(), repairs, round_)
         new += pin_steps(too_new, locked, plan.own_modules(), repairs, cfg, round_)
         if not new or round_ == first + cfg.repair_rounds:
             break
