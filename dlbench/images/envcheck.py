@@ -175,6 +175,9 @@ IMPORTED_NAME = re.compile(r"cannot import name '\w+' from '(?P<module>[\w.]+)'"
 # What an incompatible release raises at import; others (OSError for a missing shared library,
 # RuntimeError without a device) are the machine's, and an older release would not help.
 INCOMPATIBLE = {"NameError", "AttributeError", "ImportError", "TypeError", "SyntaxError"}
+# The test runner raises what a test module does wrong at collection (a fixture's or a mark's
+# arguments): that is the project's, and the harness's plugin needs the runner it has.
+RUNNER = {"_pytest", "pytest", "pluggy"}
 
 
 def too_new_libraries(output: str, own: Iterable[str] = ()) -> dict[str, TooNew]:
@@ -208,8 +211,8 @@ def _too_new(path: str, raised: re.Match, reason: str) -> tuple[str, TooNew] | N
     message = raised["message"]
     for module, release in removed_names(message):
         return module, TooNew(reason, release)
-    installed = INSTALLED.search(path)
-    if not installed or raised["type"].rsplit(".", 1)[-1] not in INCOMPATIBLE or MISSING.search(message):
+    installed, kind = INSTALLED.search(path), raised["type"].rsplit(".", 1)[-1]
+    if not installed or installed["top"] in RUNNER or kind not in INCOMPATIBLE or MISSING.search(message):
         return None
     importer, why = installed["top"], f"{reason} (raised in {path})"[:400]
     imported = IMPORTED_NAME.search(message)
