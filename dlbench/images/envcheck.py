@@ -50,9 +50,10 @@ MISSING = re.compile(r"No module named '(?P<module>[\w.]+)'")
 # A name an installed library did not define (its path: a project's own module is not the image's fault).
 CANNOT_IMPORT = re.compile(r"cannot import name '(?P<name>\w+)' from '[\w.]+' \((?P<path>/\S+/site-packages/\S+\.py)\)")
 COLLECT_TAIL_LINES = 2000
+CHECK_COPY = "/tmp/dlbench-check"
 
 
-def check_script(modules: Iterable[str], root: str = "/work/repo") -> str:
+def check_script(modules: Iterable[str], root: str = "/work/repo", copy: str = CHECK_COPY) -> str:
     """Shell for the check: import each module, then collect the tests (the project's own
     addopts cleared: they may name plugins whose absence the import check reports)."""
     names = sorted(set(modules))
@@ -71,7 +72,14 @@ def check_script(modules: Iterable[str], root: str = "/work/repo") -> str:
         "        print(f'E   {type(exc).__name__}: {message}')\n"
     )
     collect = f"python -m pytest --collect-only -q -p no:cacheprovider -o addopts= 2>&1 | tail -n {COLLECT_TAIL_LINES}"
-    return f"cd {root} && python -c {_shell_quote(probe)}; {collect}; true"
+    return f"{_in_copy(root, copy)} && python -c {_shell_quote(probe)}; {collect}; true"
+
+
+def _in_copy(root: str, copy: str) -> str:
+    """Shell to work in a writable copy of ``root``, as a candidate's run does: a plugin that
+    writes into the folder it starts in (approvaltests' ``.approval_tests_temp``, at import)
+    ends pytest before it collects anything in the image's read-only checkout."""
+    return f"cp -R {root} {copy} 2>/dev/null; cd {copy} 2>/dev/null || cd {root}"
 
 
 # The project's own code may import an optional module inside ``try`` and go on without it:
@@ -107,11 +115,11 @@ sys.exit(pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "-o", "a
 """
 
 
-def swallowed_script(test_files: Iterable[str], root: str = "/work/repo") -> str:
-    """Shell collecting ``test_files`` with ``SWALLOWED_PROBE``: the modules the project's own
-    code asked for while they were imported and went on without."""
+def swallowed_script(test_files: Iterable[str], root: str = "/work/repo", copy: str = CHECK_COPY) -> str:
+    """Shell collecting ``test_files`` (in a copy, as ``check_script``) with ``SWALLOWED_PROBE``:
+    the modules the project's own code asked for while they were imported and went on without."""
     files = " ".join(_shell_quote(f) for f in sorted(set(test_files)))
-    return f"cd {root} && python -c {_shell_quote(SWALLOWED_PROBE)} {files} 2>&1 | tail -n {COLLECT_TAIL_LINES}; true"
+    return f"{_in_copy(root, copy)} && python -c {_shell_quote(SWALLOWED_PROBE)} {files} 2>&1 | tail -n {COLLECT_TAIL_LINES}; true"
 
 
 GUARD_PROBE = """\
