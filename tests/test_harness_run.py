@@ -654,6 +654,24 @@ def test_preload_for_an_image_reads_its_recorded_environment_not_the_checkout(tm
     assert preload_for(tmp_path, environment) == ("numpy", "pytest", "torch")
 
 
+def test_a_docker_session_preloads_what_its_image_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The evaluation's sessions take the preload list from the image record the build wrote,
+    not from a second plan of the checkout."""
+    from dlbench.harness import sandbox
+    from dlbench.harness.evaluate import new_session
+    from dlbench.records import DeclaredRequirement, Environment
+
+    (tmp_path / "requirements.txt").write_text("tensorflow\n")
+    resolved = [DeclaredRequirement(spec="torch==2.0", name="torch", source="requirements.txt", group="runtime")]
+    environment = Environment(python_version="3.11", platform="x86_64-manylinux_2_36", requirements=resolved)
+    image = ImageRecord(repo="o__r", sha="0" * 40, base_image="b", tag="t", status=ImageStatus.OK, build_log="",
+                        environment=environment)  # fmt: skip
+    clone = CloneRecord(full_name="o/r", slug="o__r", clone_url="", path=str(tmp_path), sha="0" * 40,
+                        status=CloneStatus.OK)  # fmt: skip
+    monkeypatch.setattr(sandbox, "DockerSession", lambda tag, cfg, preload, **kwargs: preload)
+    assert new_session(clone, image, "docker", EvaluateConfig()) == ("numpy", "pytest", "torch")
+
+
 def kill_during_the_run(client, owner: str, stop: threading.Event) -> None:
     """``docker kill`` our sandbox container once a candidate's copy exists in it (the OOM
     killer of the host or a daemon restart look the same from inside)."""
