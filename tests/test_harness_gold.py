@@ -222,7 +222,8 @@ def test_a_module_the_projects_code_went_on_without_is_added_when_a_name_it_defi
     from dlbench.harness.code import support_files
     from dlbench.images.build import build_project_image
 
-    files = {"pkg/__init__.py": "", "pkg/ops.py": SWALLOWING, "tests/test_ops.py": SWALLOWING_TEST}
+    # a file of the project's own named like the module (small-text's classifiers/setfit.py)
+    files = {"pkg/__init__.py": "", "pkg/ops.py": SWALLOWING, "pkg/yaml.py": "", "tests/test_ops.py": SWALLOWING_TEST}
     repo, sha = committed_repo(tmp_path / "swallowing", files)
     images = ImagesConfig(repair_rounds=1)
     built = build_project_image(repo, SLUG, sha, CFG.base_image, tmp_path / "build.log", support_files(), images=images)

@@ -135,15 +135,14 @@ def evaluate_gold(
     checkout = Path(read_json(clone, CloneRecord).path)
     results = tried = evaluate_candidates(generations, benchmark, clone, record, backend, cfg, evidence_root)
     for round_ in range(1, images.repair_rounds + 1):
-        missing = (
-            gold_missing_modules(tried)
-            | missing_guards(tried, record, images.check_timeout_s)
-            | swallowed_modules(tried, record, images.check_timeout_s)
-        )
+        unfound = swallowed_modules(tried, record, images.check_timeout_s)
+        missing = gold_missing_modules(tried) | missing_guards(tried, record, images.check_timeout_s) | unfound
         removed = gold_removed_names(tried)
         log_path = _round_log(repair_log, round_)
         rebuilt = (
-            _rebuilt(record, checkout, missing, removed, images, downloads, log_path) if missing or removed else None
+            _rebuilt(record, checkout, missing, removed, images, downloads, log_path, set(unfound))
+            if missing or removed
+            else None
         )
         if rebuilt is None:
             break
@@ -163,14 +162,17 @@ def evaluate_gold(
 
 def _rebuilt(
     record: ImageRecord, checkout: Path, missing: dict[str, str], removed: dict[str, TooNew],
-    images: ImagesConfig, downloads: Path, log_path: Path,
+    images: ImagesConfig, downloads: Path, log_path: Path, unfound: set[str],
 ) -> ImageRecord | None:  # fmt: skip
     """The image with ``missing`` and ``removed`` repaired, or None when nothing can be done or
-    the rebuild failed (gold's verdicts on the current image stand: a broken repair must not lose them)."""
+    the rebuild failed (gold's verdicts on the current image stand: a broken repair must not lose them).
+    ``unfound``: modules no finder had, so never the project's own whatever its files are named."""
     from dlbench.images.build import repair_project_image
 
     log.info("gold runs miss %s: rebuilding %s (%s)", ", ".join(sorted({*missing, *removed})), record.repo, log_path)
-    rebuilt = repair_project_image(record, checkout, missing, log_path, support_files(), images, downloads, removed)
+    rebuilt = repair_project_image(
+        record, checkout, missing, log_path, support_files(), images, downloads, removed, unfound
+    )
     if rebuilt is not None and rebuilt.status != ImageStatus.OK:
         log.warning("the repaired image of %s did not build (%s): keeping %s", record.repo, rebuilt.error, record.tag)
         return None

@@ -325,16 +325,20 @@ def repair_project_image(
     images: ImagesConfig | None = None,
     downloads: Path | None = None,
     removed: Mapping[str, TooNew] | None = None,
+    unfound: set[str] | None = None,
 ) -> ImageRecord | None:
     """``record``'s image rebuilt with the distribution of each module in ``missing`` (module →
     the failure that shows it, e.g. a gold run) added, and each installed distribution whose
     module lacks a name in ``removed`` pinned below the release that dropped it; None when
     nothing is new: the project's own module, a distribution the lock already holds, a
-    framework (pinning it means another framework layer), a bound already tried."""
+    framework (pinning it means another framework layer), a bound already tried. ``unfound``:
+    modules of ``missing`` that no finder had while the project's code asked for them."""
     images = images or ImagesConfig()
     env = record.environment
     locked = Lock(pins=env.lock if env else [], requirements=[]).versions()
-    own = plan_environment(disk_tree(checkout)).own_modules()
+    # A module no finder had is not the project's, even where a file of its is named so
+    # (small-text's own classifiers/setfit.py beside the setfit it imports).
+    own = plan_environment(disk_tree(checkout)).own_modules() - (unfound or set())
     previous = env.repairs if env else []
     round_ = max((r.round for r in previous), default=0) + 1
     new = addition_steps(missing, locked, own, previous, round_)
