@@ -69,7 +69,9 @@ def test_an_image_builds_downloads_log_their_rate_and_time_left(caplog, monkeypa
     monkeypatch.setattr(sys, "stderr", open(os.devnull, "w"))
     caplog.set_level(logging.INFO, logger="dlbench.progress")
     meter = DownloadMeter()
-    meter.progress.every_s = 0.0
+    meter.feed("Resolved 30 packages in 2.1s\n")
+    assert meter.progress is None  # a step that downloads nothing shows no meter
+    monkeypatch.setattr(DownloadMeter, "EVERY_S", 0.0)
     text = (
         "Resolved 30 packages in 2.1s\nDownloading torch (846.8MiB)\nDownloading numpy (16.0MiB)\n"
         "Downloading tiny (512.0KiB)\n Downloaded tiny\n Downloaded numpy\n Downloaded torch\nInstalled 30 packages\n"

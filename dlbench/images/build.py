@@ -416,12 +416,13 @@ def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str,
     record = record.model_copy(update={"base_image": choice.base.image, "base_image_id": base_id})
     repairs = list(repairs)
     first = max((r.round for r in repairs), default=0) + 1
+    own = plan.own_modules()
     for round_ in range(first, first + cfg.repair_rounds + 1):
         lock, reused, record = _lock_and_build(client, record, checkout, support, cfg, downloads, plan, target, out)
-        missing, too_new = _check_after_build(client, record.tag, plan, cfg, out)
+        missing, too_new = _check_after_build(client, record.tag, own, plan, cfg, out)
         locked = lock.versions()
-        new = addition_steps(missing, locked, plan.own_modules(), repairs, round_)
-        new += pin_steps(too_new, locked, plan.own_modules(), repairs, cfg, round_)
+        new = addition_steps(missing, locked, own, repairs, round_)
+        new += pin_steps(too_new, locked, own, repairs, cfg, round_)
         if not new or round_ == first + cfg.repair_rounds:
             break
         repairs += new
@@ -568,11 +569,11 @@ def _install_step(client, parent: str, args: str, inputs: Mapping[str, str], dow
     return layers.run_step(client, parent, layers.uv_install_script(args, system_packages), inputs, downloads, Path(uv_binary()), host_ca_bundle(), out, target.index_environment(), before_start)  # fmt: skip
 
 
-def _check_after_build(client, tag: str, plan: EnvironmentPlan, cfg: ImagesConfig, out: IO[str]) -> tuple[dict[str, str], dict[str, TooNew]]:  # fmt: skip
+def _check_after_build(client, tag: str, own: set[str], plan: EnvironmentPlan, cfg: ImagesConfig, out: IO[str]) -> tuple[dict[str, str], dict[str, TooNew]]:  # fmt: skip
     """Modules the tests need that the image cannot import (module → the line saying so), and
-    the libraries whose release fails at its own import (``envcheck.too_new_libraries``)."""
+    the libraries whose release fails at its own import (``envcheck.too_new_libraries``);
+    ``own``: the project's modules."""
     code, output = layers.run_check(client, tag, check_script(plan.imports), cfg.check_timeout_s)
-    own = plan.own_modules()
     missing, too_new = missing_modules(output, own), too_new_libraries(output, own)
     status = "timed out" if code is None else f"{len(missing)} missing module(s), {len(too_new)} failing at import"
     found = [*missing.items(), *((m, why.reason) for m, why in too_new.items())]

@@ -209,8 +209,10 @@ class DownloadMeter:
     large download as it starts, so the total grows as it goes; torch's wheels are gigabytes,
     and a step that downloads them shows its pace instead of minutes of silence."""
 
+    EVERY_S = 10.0  # between two log lines off a terminal
+
     def __init__(self) -> None:
-        self.progress = Progress(0, "image build: downloads", every_s=10.0, unit="MiB")
+        self.progress: Progress | None = None  # made at the first download: most steps have none
         self.sizes: dict[str, float] = {}
         self._partial = ""
 
@@ -219,6 +221,7 @@ class DownloadMeter:
         for line in lines:
             if started := DOWNLOADING.match(line.rstrip("\r")):
                 self.sizes[started["name"]] = size = float(started["size"]) * MIB[started["unit"]]
+                self.progress = self.progress or Progress(0, "image build: downloads", every_s=self.EVERY_S, unit="MiB")
                 self.progress.expect(size)
             elif (finished := DOWNLOADED.match(line.rstrip("\r"))) and finished["name"] in self.sizes:
                 self.progress.advance(self.sizes.pop(finished["name"]))
