@@ -81,13 +81,18 @@ def median_seconds(ran: pd.DataFrame) -> str:
     return " / ".join(f"{ran[c].median():.1f}" if ran[c].notna().any() else "-" for c in ("gold_s", "null_s"))
 
 
+# A task whose gold passes but whose null passes too is gold-valid, though not usable.
+GOLD_VALID_UNUSABLE = ("null passes", "no null")
+
+
 def mined_cell(slug: str) -> str:
-    """Usable of the workflow's seeded sample of mined tasks, and the causes of the rest."""
+    """Gold-valid and usable of the workflow's seeded sample of mined tasks."""
     path = KEPT / f"{slug}.mined.csv"
     if not path.is_file():
         return "-"
     mined = pd.read_csv(path)
-    return f"{int(mined['usable'].sum())}/{len(mined)}"
+    valid = mined["usable"] | mined["reason"].fillna("").str.startswith(GOLD_VALID_UNUSABLE)
+    return f"{int(valid.sum())} / {int(mined['usable'].sum())} of {len(mined)}"
 
 
 def table() -> pd.DataFrame:
@@ -112,7 +117,7 @@ def table() -> pd.DataFrame:
                 f"{int(a['found_by_mining'])}/{int(a['functions_present'])}" if a is not None else "-"
             ),
             "sampled here": len(ran) or "-",
-            "mined sample usable": mined_cell(slug),
+            "mined sample: gold-valid / usable": mined_cell(slug),
             "gold / null s (median)": median_seconds(ran) if len(ran) else "- / -",
             "gold passes: theirs / here (no test failing) / usable here": (
                 f"{int((ran['authors_gold'] == 'pass').sum())} / {int(ran['gold_no_failure'].sum())}"
