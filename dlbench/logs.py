@@ -37,6 +37,10 @@ def script_logging(log_path: str | Path) -> Iterator[logging.Logger]:
             root.removeHandler(handler)
 
 
+# tqdm's own layout, with scaled counts to one decimal (it prints them whole otherwise)
+SCALED = "{l_bar}{bar}| {n:.1f}/{total:.1f} [{elapsed}<{remaining}, {rate_fmt}{postfix}]"
+
+
 class Progress:
     """Counts work done of ``total``, with tqdm's meter: share, rate, time spent and left.
 
@@ -53,13 +57,29 @@ class Progress:
         every_s: float = 5.0,
         logger: logging.Logger | None = None,
         unit: str = "it",
+        scale: float = 1.0,
     ):
+        """``scale``: units shown per count (counts in bytes shown in MiB: ``1 / 2**20``)."""
         self.total, self.label, self.every_s, self.unit = total, label, every_s, unit
+        self.scale = scale if scale != 1 else False  # tqdm reads 1 as "SI prefixes", False as none
+        self.format = SCALED if self.scale else None
         self.done = 0
         self.log = logger or logging.getLogger("dlbench.progress")
         self._last = time.monotonic()
         self._start = self._last
-        self.bar = tqdm(total=total, desc=label, unit=unit, file=sys.stderr, ascii=True) if _on_terminal() else None
+        self.bar = (
+            tqdm(
+                total=total,
+                desc=label,
+                unit=unit,
+                unit_scale=self.scale,
+                bar_format=self.format,
+                file=sys.stderr,
+                ascii=True,
+            )
+            if _on_terminal()
+            else None
+        )
 
     def expect(self, n: float) -> None:
         """More work than first known (an installer announces its downloads as it starts them)."""
@@ -81,7 +101,16 @@ class Progress:
             self.log.info("%s", self.meter(now - self._start))
 
     def meter(self, elapsed: float) -> str:
-        return tqdm.format_meter(self.done, self.total, elapsed, prefix=self.label, unit=self.unit, ascii=True)
+        return tqdm.format_meter(
+            self.done,
+            self.total,
+            elapsed,
+            prefix=self.label,
+            unit=self.unit,
+            unit_scale=self.scale,
+            bar_format=self.format,
+            ascii=True,
+        )
 
 
 def _on_terminal() -> bool:

@@ -79,6 +79,23 @@ def test_an_image_builds_downloads_log_their_rate_and_time_left(caplog, monkeypa
     for start in range(0, len(text), 7):
         meter.feed(text[start : start + 7])
     lines = [r.getMessage() for r in caplog.records]
-    assert len(lines) == 3 and meter.progress.total == meter.progress.done == 846.8 + 16.0 + 0.5
+    assert len(lines) == 3 and meter.progress.total == meter.progress.done == round((846.8 + 16.0 + 0.5) * 2**20)
     assert lines[0].startswith("image build: downloads:   0%|") and "MiB/s" in lines[0] and "<" in lines[0]
-    assert lines[-1].split("|")[0].endswith("100%")
+    assert lines[-1].split("|")[0].endswith("100%") and "863.3/863.3" in lines[-1]
+
+
+def test_downloads_finished_in_another_order_end_at_exactly_their_total(caplog, monkeypatch):
+    """Sizes summed in another order than announced: as floats 0.1 + 0.2 + 0.3 MiB is not
+    0.3 + 0.2 + 0.1 MiB, and the meter ended past its total ("-00:00" left, tqdm's clamping
+    warning) or short of it (no last line)."""
+    from dlbench.images.layers import DownloadMeter
+
+    monkeypatch.setattr(sys, "stderr", open(os.devnull, "w"))
+    monkeypatch.setattr(DownloadMeter, "EVERY_S", 3600.0)
+    caplog.set_level(logging.INFO, logger="dlbench.progress")
+    meter = DownloadMeter()
+    meter.feed("".join(f"Downloading p{i} (0.{i}MiB)\n" for i in (1, 2, 3)))
+    meter.feed("".join(f" Downloaded p{i}\n" for i in (3, 2, 1)))
+    assert meter.progress.done == meter.progress.total
+    last = caplog.records[-1].getMessage()
+    assert "100%" in last and "-00:00" not in last

@@ -201,7 +201,7 @@ def _follow(container, out: IO[str]) -> str:
 # uv's own words, progress bars off or not: ``Downloading torch (846.8MiB)``, `` Downloaded torch``.
 DOWNLOADING = re.compile(r"^Downloading (?P<name>\S+) \((?P<size>[\d.]+)(?P<unit>[KMG])iB\)$")
 DOWNLOADED = re.compile(r"^ Downloaded (?P<name>\S+)$")
-MIB = {"K": 1 / 1024, "M": 1.0, "G": 1024.0}
+BYTES = {"K": 1024, "M": 1024**2, "G": 1024**3}
 
 
 class DownloadMeter:
@@ -213,15 +213,17 @@ class DownloadMeter:
 
     def __init__(self) -> None:
         self.progress: Progress | None = None  # made at the first download: most steps have none
-        self.sizes: dict[str, float] = {}
+        self.sizes: dict[str, int] = {}  # whole bytes: float sums in another order would miss the total
         self._partial = ""
 
     def feed(self, text: str) -> None:
         *lines, self._partial = (self._partial + text).split("\n")
         for line in lines:
             if started := DOWNLOADING.match(line.rstrip("\r")):
-                self.sizes[started["name"]] = size = float(started["size"]) * MIB[started["unit"]]
-                self.progress = self.progress or Progress(0, "image build: downloads", every_s=self.EVERY_S, unit="MiB")
+                self.sizes[started["name"]] = size = round(float(started["size"]) * BYTES[started["unit"]])
+                self.progress = self.progress or Progress(
+                    0, "image build: downloads", every_s=self.EVERY_S, unit="MiB", scale=1 / BYTES["M"]
+                )
                 self.progress.expect(size)
             elif (finished := DOWNLOADED.match(line.rstrip("\r"))) and finished["name"] in self.sizes:
                 self.progress.advance(self.sizes.pop(finished["name"]))
