@@ -24,7 +24,7 @@ def test_requirements_files_follow_includes_and_constraints() -> None:
         "requirements.txt": "numpy>=1.22  # arrays\n-r requirements/base.txt\n-c constraints.txt\n-e .\n",
         "requirements/base.txt": "scipy\\\n  >=1.10\n-r ../requirements.txt\n",  # a cycle back
         "constraints.txt": "numpy<2\n",
-        "requirements-test.txt": "pytest\nhypothesis\n",
+        "requirements-test.txt": "pytest\nhypothesis\n-c constraints.txt\n",  # read once though named twice
         "docs/requirements.txt": "sphinx\n",
     }))  # fmt: skip
     assert specs(found, "runtime") == ["numpy>=1.22", "scipy>=1.10"]

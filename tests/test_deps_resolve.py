@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from dlbench.config import StorageConfig
-from dlbench.deps.resolve import IndexUnavailable, ResolutionError, Target, resolve
+from dlbench.deps.resolve import IndexUnavailable, ResolutionError, Target, _blamed, resolve
 from dlbench.deps.sdists import wanted_only_as_wheel, wheel_is_pure
 from dlbench.images.envcheck import check_script, missing_modules
 from dlbench.records import DeclaredRequirement
@@ -149,3 +149,23 @@ def test_a_stale_requirements_file_pin_goes_not_the_packages_own_declaration(tar
     lock = resolve(declared, [], target)
     assert lock.versions()["packaging"] == "23.1"
     assert [(d.spec, d.source) for d in lock.dropped] == [("packaging==20.9", "requirements.txt")]
+
+
+def test_the_resolver_blames_a_whole_name_never_the_start_of_a_longer_one() -> None:
+    """nncf's tests declare pytest and pytest-dependency (an sdist only): uv's message names
+    only pytest-dependency, and pytest, the prefix of its name, was blamed and dropped, so the
+    pure-Python sdist check never saw pytest-dependency."""
+    from dlbench.deps.declared import canonical_name
+
+    declared = [
+        DeclaredRequirement(spec=spec, name=canonical_name(spec), source="tests/requirements.txt", group="test")
+        for spec in ("pytest", "pytest-dependency", "torch", "torch-scatter")
+    ]
+    said = (
+        "Because pytest-dependency==0.6.0 has no usable wheels and you require pytest-dependency==0.6.0, "
+        "we can conclude that your requirements are unsatisfiable."
+    )
+    assert _blamed(declared, said).name == "pytest-dependency"
+    assert _blamed(declared, "Because torch-scatter was not found in the package registry").name == "torch-scatter"
+    assert _blamed(declared, "Because torch==9.9 was not found").name == "torch"
+    assert _blamed(declared[:1], said) is None

@@ -247,10 +247,9 @@ def _include(tree: SourceTree, base: PurePosixPath, target: str, constraint: boo
     text = tree.read(path) if tree.exists(path) else None
     if text is None:
         return  # outside the tree or missing: nothing to read
-    if constraint:
-        found.constraints += [
-            line for line in logical_lines(text) if not line.startswith("-") and not isinstance(_parse(line), str)
-        ]
+    if constraint:  # a constraints file several requirements files name (nncf: each framework's) is read once
+        lines = [line for line in logical_lines(text) if not line.startswith("-") and not isinstance(_parse(line), str)]
+        found.constraints += [line for line in lines if line not in found.constraints]
     else:
         _requirements_lines(tree, path, text, found, seen, group)
 

@@ -305,9 +305,10 @@ def _failed_to_build(requirements: list[DeclaredRequirement], message: str) -> D
 
 
 def _blamed(requirements: list[DeclaredRequirement], message: str) -> DeclaredRequirement | None:
-    """The requirement of least ``authority`` whose name the resolver's message mentions."""
+    """The requirement of least ``authority`` whose name the resolver's message mentions: the
+    whole name, never the start of a longer one (``pytest`` is not in ``pytest-dependency``)."""
     text = canonical_name(message)
-    named = [r for r in requirements if re.search(rf"(?<![a-z0-9-]){re.escape(r.name)}(?![a-z0-9])", text)]
+    named = [r for r in requirements if re.search(rf"(?<![a-z0-9-]){re.escape(r.name)}(?!-?[a-z0-9])", text)]
     return min(named, key=authority, default=None)
 
 
