@@ -47,6 +47,14 @@ def test_lowest_priority_requirement_of_a_conflict_goes_first(target: Target) ->
     assert lock.versions()["packaging"] == "23.1" and [d.spec for d in lock.dropped] == ["packaging<22"]
 
 
+def test_two_files_pinning_one_name_differently_cost_one_pin_not_the_name(target: Target) -> None:
+    """Two test requirements files pin ``six`` differently (nncf's datasets==3.0.1 and
+    datasets==3.1.0): the conflict is the name's own, and one pin goes, never both."""
+    first, second = req("six==1.16.0", "test"), req("six==1.15.0", "test")
+    lock = resolve([req("packaging"), first, second], [], target)
+    assert lock.versions()["six"] == "1.15.0" and [d.spec for d in lock.dropped] == ["six==1.16.0"]
+
+
 def test_declared_requirement_that_does_not_exist_is_dropped_last_and_recorded(target: Target) -> None:
     lock = resolve([req("six"), req("dlbench-no-such-distribution-7f3a", "runtime")], [], target)
     assert list(lock.versions()) == ["six"] and lock.dropped[0].reason.startswith("unresolvable: ")

@@ -141,18 +141,31 @@ def _drop_name(
     requirements: list[DeclaredRequirement], blamed: DeclaredRequirement, reason: str
 ) -> tuple[list[DeclaredRequirement], list[DroppedRequirement]]:
     """``blamed`` and every other declaration of its name that counts no more (``going_with``)."""
-    gone = going_with(requirements, blamed)
+    gone = going_with(requirements, blamed, reason)
     kept = [r for r in requirements if r not in gone]
     return kept, [DroppedRequirement(spec=r.spec, source=r.source, reason=reason) for r in gone]
 
 
-def going_with(requirements: Sequence[DeclaredRequirement], blamed: DeclaredRequirement) -> list[DeclaredRequirement]:
+def going_with(
+    requirements: Sequence[DeclaredRequirement], blamed: DeclaredRequirement, message: str = ""
+) -> list[DeclaredRequirement]:
     """The declarations of ``blamed``'s name that go when it goes: those that count no more
     (a CI file's and an import's alike). One the project declares with a higher priority,
     or in its package metadata where ``blamed`` is a requirements file's, stays: CompressAI's
     requirements.txt pins ``torch==1.8.1`` against its pyproject's ``torch>=1.13.1``, and
-    dropping the name with the conflict left the project without its framework."""
-    return [r for r in requirements if r.name == blamed.name and authority(r) <= authority(blamed)]
+    dropping the name with the conflict left the project without its framework. Where the
+    resolver's ``message`` sets two versions of the name against each other, only ``blamed``'s
+    spec goes: nncf's test files pin ``datasets==3.0.1`` and ``datasets==3.1.0``, and both went."""
+    same = [r for r in requirements if r.name == blamed.name and authority(r) <= authority(blamed)]
+    if _conflicts_with_itself(blamed.name, message):
+        return [r for r in same if r.spec == blamed.spec]
+    return same
+
+
+def _conflicts_with_itself(name: str, message: str) -> bool:
+    """The resolver's words name two different versions of ``name`` (``you require x==1 and x==2``)."""
+    versions = re.findall(rf"(?<![a-z0-9-]){re.escape(name)}\s*([=<>!~]=?[^\s,;]+)", canonical_name(message))
+    return len(set(versions)) >= 2
 
 
 def authority(requirement: DeclaredRequirement) -> tuple[int, bool]:
@@ -194,7 +207,7 @@ def unavailable(
             if failed is None:
                 raise IndexUnavailable(f"uv pip compile failed: {_cause(output)}")
             gone.append((failed, f"{SOURCE_FAILS}: {_cause(output)}"))
-            left = [r for r in left if r not in going_with(left, failed)]
+            left = [r for r in left if r not in going_with(left, failed, output)]
             continue
         blamed = _blamed(left, output)
         if blamed is None:
@@ -207,7 +220,7 @@ def unavailable(
                 continue
             cause = f"{cause} ({why})"
         gone.append((blamed, cause))
-        left = [r for r in left if r not in going_with(left, blamed)]
+        left = [r for r in left if r not in going_with(left, blamed, output)]
     return gone, from_source
 
 
