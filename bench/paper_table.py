@@ -91,7 +91,7 @@ def mined_cell(slug: str) -> str:
     if not path.is_file():
         return "-"
     mined = pd.read_csv(path)
-    valid = mined["usable"] | mined["reason"].fillna("").str.startswith(GOLD_VALID_UNUSABLE)
+    valid = mined["usable"] | mined["reason"].astype("string").fillna("").str.startswith(GOLD_VALID_UNUSABLE)
     return f"{int(valid.sum())} / {int(mined['usable'].sum())} of {len(mined)}"
 
 
