@@ -60,26 +60,16 @@ class Progress:
         scale: float = 1.0,
     ):
         """``scale``: units shown per count (counts in bytes shown in MiB: ``1 / 2**20``)."""
-        self.total, self.label, self.every_s, self.unit = total, label, every_s, unit
-        self.scale = scale if scale != 1 else False  # tqdm reads 1 as "SI prefixes", False as none
-        self.format = SCALED if self.scale else None
+        self.total, self.label, self.every_s = total, label, every_s
+        scaled = scale != 1  # tqdm reads a scale of 1 as "SI prefixes", False as none
+        # the bar and the logged line alike: tqdm's layout, scaled counts to one decimal
+        self.style = {"unit": unit, "unit_scale": scale if scaled else False, "ascii": True}
+        self.style["bar_format"] = SCALED if scaled else None
         self.done = 0
         self.log = logger or logging.getLogger("dlbench.progress")
         self._last = time.monotonic()
         self._start = self._last
-        self.bar = (
-            tqdm(
-                total=total,
-                desc=label,
-                unit=unit,
-                unit_scale=self.scale,
-                bar_format=self.format,
-                file=sys.stderr,
-                ascii=True,
-            )
-            if _on_terminal()
-            else None
-        )
+        self.bar = tqdm(total=total, desc=label, file=sys.stderr, **self.style) if _on_terminal() else None
 
     def expect(self, n: float) -> None:
         """More work than first known (an installer announces its downloads as it starts them)."""
@@ -101,16 +91,7 @@ class Progress:
             self.log.info("%s", self.meter(now - self._start))
 
     def meter(self, elapsed: float) -> str:
-        return tqdm.format_meter(
-            self.done,
-            self.total,
-            elapsed,
-            prefix=self.label,
-            unit=self.unit,
-            unit_scale=self.scale,
-            bar_format=self.format,
-            ascii=True,
-        )
+        return tqdm.format_meter(self.done, self.total, elapsed, prefix=self.label, **self.style)
 
 
 def _on_terminal() -> bool:
