@@ -511,6 +511,13 @@ class ImagesConfig(Section):
         "C++ compiler found', then 'Python.h: No such file or directory'), any other's in the project layer "
         "(OpenCV's non-headless wheels link libGL: 'libGL.so.1: cannot open shared object file').",
     )
+    ci_system_packages: bool = Field(
+        True,
+        description="Install the Debian packages the project's own test runs have: what its CI jobs that run tests "
+        "install with apt (graphviz for pydot's dot, ffmpeg, libhdf5-dev), where Debian has them, and the programs "
+        "of a CI runner that its test files call (git); without them such tests fail with FileNotFoundError "
+        "(deps/system.py).",
+    )
     reuse_frameworks: bool = Field(
         False,
         description="Prefer framework versions an existing layer has when the project's constraints and date allow: "

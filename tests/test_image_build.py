@@ -189,6 +189,32 @@ def test_unknown_requirement_is_dropped_and_recorded(base, built, tmp_path: Path
     assert "# dropped dlbench-no-such-package-7f3a==0.0.1" in Path(record.build_log).read_text()
 
 
+CI_APT = """jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - run: sudo apt-get install -y tree dlbench-no-such-deb
+      - run: pytest tests
+"""
+TEST_GIT = (
+    "import subprocess\n\n\ndef test_init(tmp_path):\n    subprocess.check_call(['git', 'init', '-q'], cwd=tmp_path)\n"
+)
+
+
+def test_the_debian_packages_of_the_projects_test_runs_are_installed(engine, base, built, tmp_path: Path) -> None:
+    """What the project's CI installs with apt (where Debian has it) and the runner's git its
+    tests call are in the image; a package Debian lacks is left out, not the image."""
+    repo, sha = make_repo(tmp_path / "ci", "packaging\n", tests=TEST_GIT)
+    (repo / ".github/workflows").mkdir(parents=True)
+    (repo / ".github/workflows/tests.yml").write_text(CI_APT)  # the build reads the checkout
+    record = build(repo, sha, base, tmp_path / "ci.log", built, {})
+    assert record.status == ImageStatus.OK, record.error
+    log = Path(record.build_log).read_text()
+    assert "# Debian package dlbench-no-such-deb: left out" in log and "# Debian package tree: installed" in log
+    code, output = run(engine, record.tag, ["sh", "-c", "git --version && tree --version"])
+    assert code == 0 and "git version" in output, output
+
+
 def test_lock_is_resolved_as_of_the_commit_date(base, built, tmp_path: Path) -> None:
     """A commit dated 2023-05-01 gets the packaging of that day (23.1), not today's."""
     repo, _ = make_repo(tmp_path / "old", "packaging\n")

@@ -58,8 +58,7 @@ def _takes(name: str, value: str) -> bool:
 def _all(root: Path) -> Iterator[tuple[str, str]]:
     """Every (name, value), most specific source first: runner modules CI calls, CI steps,
     jobs and workflows, nox sessions, tox."""
-    workflows = [p for p in sorted(root.rglob("*.y*ml")) if CI_FILES.search(p.relative_to(root).as_posix())]
-    docs = [_yaml(p) for p in workflows]
+    docs = ci_documents(root)
     for doc in docs:
         for command in _ci_commands(doc):
             yield from _runner_variables(root, command)
@@ -67,6 +66,16 @@ def _all(root: Path) -> Iterator[tuple[str, str]]:
         yield from _ci_variables(doc)
     yield from _nox_variables(root / "noxfile.py")
     yield from _tox_variables(root)
+
+
+def ci_documents(root: Path) -> list[dict]:
+    """The project's CI files (workflows, pipelines), parsed; one that does not parse is empty."""
+    return [_yaml(p) for p in sorted(root.rglob("*.y*ml")) if CI_FILES.search(p.relative_to(root).as_posix())]
+
+
+def testing_jobs(doc: dict) -> list[dict]:
+    """The jobs of a CI file that run tests, but those on accelerators."""
+    return [job for job in _jobs(doc) if _testing_steps(job)]
 
 
 def _yaml(path: Path) -> dict:

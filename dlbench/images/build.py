@@ -25,7 +25,7 @@ import os
 import re
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -40,6 +40,7 @@ from dlbench.deps.declared import canonical_name
 from dlbench.deps.imports import distribution_for
 from dlbench.deps.plan import PRIORITY, EnvironmentPlan, drop_priority, plan_environment
 from dlbench.deps.resolve import IndexUnavailable, Lock, ResolutionError, Target, host_ca_bundle, resolve, uv_binary
+from dlbench.deps.system import declared_system_packages
 from dlbench.deps.tree import disk_tree
 from dlbench.images import layers, pythons
 from dlbench.images.envcheck import TooNew, check_script, missing_modules, too_new_libraries
@@ -141,6 +142,12 @@ def framework_tag(base_id: str, pins: list[str], system_packages: Sequence[str] 
 def _listed(packages: Sequence[str]) -> list[list[str]]:
     """System packages as a hash part: none leaves the hash of layers built before they existed."""
     return [sorted(packages)] if packages else []
+
+
+def project_system_packages(checkout: Path, cfg: ImagesConfig, installed: Collection[str] = ()) -> list[str]:
+    """Debian packages the project's own test runs have (``deps.system``) that the image does
+    not get otherwise, when ``images.ci_system_packages`` allows."""
+    return [p for p in declared_system_packages(checkout) if p not in installed] if cfg.ci_system_packages else []
 
 
 def system_packages_for(pins: Sequence[str], cfg: ImagesConfig) -> list[str]:
@@ -496,8 +503,9 @@ def _build_locked(client, record: ImageRecord, checkout: Path, support: Mapping[
     pins = framework_pins(lock, cfg)
     packages = system_packages_for(pins, cfg)
     own_packages = sorted(set(system_packages_for(lock.pins, cfg)) - set(packages))  # a wheel's libraries (cv2: libGL)
+    ci_packages = project_system_packages(checkout, cfg, {*packages, *own_packages})
     extensions = extension_build(checkout, set(lock.versions()))
-    recipe = [*packages, *own_packages, *(extensions.hash_parts() if extensions else ())]
+    recipe = [*packages, *own_packages, *ci_packages, *(extensions.hash_parts() if extensions else ())]
     tag, digest = project_tag(record.repo, record.base_image_id, lock.pins, record.sha, support, recipe)
     record = record.model_copy(update={"tag": tag, "recipe_hash": digest})
     framework = (
@@ -507,7 +515,7 @@ def _build_locked(client, record: ImageRecord, checkout: Path, support: Mapping[
     if existing:
         out.write(f"# reused {tag} ({existing})\n")
         return _with_image(client, record, existing, framework, reused=True)
-    image_id = _project_layer(client, framework or record.base_image_id, tag, checkout, support, lock, downloads, target, out, record, extensions, own_packages)  # fmt: skip
+    image_id = _project_layer(client, framework or record.base_image_id, tag, checkout, support, lock, downloads, target, out, record, extensions, own_packages, ci_packages)  # fmt: skip
     out.write(f"# built {tag} ({image_id})\n")
     return _with_image(client, record, image_id, framework, reused=False)
 
@@ -538,10 +546,10 @@ def _build_framework_layer(client, base_id: str, tag: str, pins: list[str], pack
     return tag
 
 
-def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mapping[str, bytes], lock: Lock, downloads: Path, target: Target, out: IO[str], record: ImageRecord, extensions: ExtensionBuild | None, system_packages: Sequence[str] = ()) -> str:  # fmt: skip
+def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mapping[str, bytes], lock: Lock, downloads: Path, target: Target, out: IO[str], record: ImageRecord, extensions: ExtensionBuild | None, system_packages: Sequence[str] = (), ci_packages: Sequence[str] = ()) -> str:  # fmt: skip
     tree = partial(layers.copy_tree_into, checkout=checkout, support_files=support)
     packages = sorted({*system_packages, *(EXTENSION_PACKAGES if extensions else ())})
-    container = _install_step(client, parent, f"-r {STEP_INPUTS}/lock.txt", lock_input(lock), downloads, target, out, tree, packages)  # fmt: skip
+    container = _install_step(client, parent, f"-r {STEP_INPUTS}/lock.txt", lock_input(lock), downloads, target, out, tree, packages, ci_packages)  # fmt: skip
     labels = {layers.LABEL: "project", "dlbench.repo": record.repo, "dlbench.sha": record.sha}
     image_id = layers.commit_layer(container, tag, labels, runtime=True)
     return image_id if extensions is None else _extensions_layer(client, tag, extensions, lock, downloads, target, out, labels)  # fmt: skip
@@ -563,10 +571,10 @@ def lock_input(lock: Lock) -> dict[str, str]:
     return {"lock.txt": "\n".join(lock.pins) + "\n"}
 
 
-def _install_step(client, parent: str, args: str, inputs: Mapping[str, str], downloads: Path, target: Target, out: IO[str], before_start: Callable | None = None, system_packages: Sequence[str] = ()):  # fmt: skip
+def _install_step(client, parent: str, args: str, inputs: Mapping[str, str], downloads: Path, target: Target, out: IO[str], before_start: Callable | None = None, system_packages: Sequence[str] = (), optional_packages: Sequence[str] = ()):  # fmt: skip
     """Run ``uv pip install <args>`` on ``parent`` (after the Debian ``system_packages``) with the
     machine's download cache and the resolution's index settings; ``inputs`` are files under STEP_INPUTS."""
-    return layers.run_step(client, parent, layers.uv_install_script(args, system_packages), inputs, downloads, Path(uv_binary()), host_ca_bundle(), out, target.index_environment(), before_start)  # fmt: skip
+    return layers.run_step(client, parent, layers.uv_install_script(args, system_packages, optional_packages), inputs, downloads, Path(uv_binary()), host_ca_bundle(), out, target.index_environment(), before_start)  # fmt: skip
 
 
 def _check_after_build(client, tag: str, own: set[str], plan: EnvironmentPlan, cfg: ImagesConfig, out: IO[str]) -> tuple[dict[str, str], dict[str, TooNew]]:  # fmt: skip

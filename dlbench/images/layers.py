@@ -88,16 +88,33 @@ def machine_lock(cache_dir: Path, name: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def uv_install_script(args: str, system_packages: Sequence[str] = ()) -> str:
-    """The shell step that installs into the image's venv with the mounted uv, after the
-    Debian packages asked for (their lists removed: they are no test's business)."""
-    apt = (
-        "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "
-        f"{' '.join(sorted(system_packages))} >/dev/null && rm -rf /var/lib/apt/lists/*; "
-        if system_packages
+APT_GET = "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends"
+
+
+def apt_script(required: Sequence[str] = (), optional: Sequence[str] = ()) -> str:
+    """Shell that installs Debian packages: ``required`` ones or the step fails; each of the
+    ``optional`` ones (what a project's CI installs) where Debian has it, the rest left out
+    with a line saying so. Empty when there is nothing to install; the lists are removed
+    after (they are no test's business)."""
+    if not required and not optional:
+        return ""
+    strict = f"; {APT_GET} {' '.join(sorted(required))} >/dev/null" if required else ""
+    tried = (
+        f"; for p in {' '.join(sorted(optional))}; do"
+        f' if apt-cache show --no-all-versions "$p" >/dev/null 2>&1 && {APT_GET} "$p" >/dev/null 2>&1;'
+        ' then echo "# Debian package $p: installed (the project\'s test runs have it)";'
+        ' else echo "# Debian package $p: left out (Debian has none of that name, or it did not install)"; fi; done'
+        if optional
         else ""
     )
-    return f"set -e; {PREPARE}; {apt}{BUILD_DIR}/uv pip install --python {VENV_PYTHON} {args}"
+    return f"apt-get update -qq{strict}{tried}; rm -rf /var/lib/apt/lists/*"
+
+
+def uv_install_script(args: str, system_packages: Sequence[str] = (), optional_packages: Sequence[str] = ()) -> str:
+    """The shell step that installs into the image's venv with the mounted uv, after the
+    Debian packages asked for (``apt_script``)."""
+    apt = apt_script(system_packages, optional_packages)
+    return f"set -e; {PREPARE}; {apt + '; ' if apt else ''}{BUILD_DIR}/uv pip install --python {VENV_PYTHON} {args}"
 
 
 def run_step(

@@ -35,10 +35,19 @@ from pathlib import Path
 from dlbench.config import ImagesConfig
 from dlbench.deps.resolve import Lock
 from dlbench.deps.testenv import runner_environment
-from dlbench.images.build import system_packages_for
+from dlbench.images.build import project_system_packages, system_packages_for
 from dlbench.images.extensions import SYSTEM_PACKAGES as EXTENSION_PACKAGES
 from dlbench.images.extensions import ExtensionBuild, build_script, extension_build
-from dlbench.images.layers import BUILD_DIR, PREPARE, REPO_DIR, RUNNER_UID, RUNTIME_ENV, STEP_INPUTS, VENV_PYTHON
+from dlbench.images.layers import (
+    BUILD_DIR,
+    PREPARE,
+    REPO_DIR,
+    RUNNER_UID,
+    RUNTIME_ENV,
+    STEP_INPUTS,
+    VENV_PYTHON,
+    apt_script,
+)
 from dlbench.records import BenchmarkTask, CloneRecord, ImageRecord
 from dlbench.store import read_json, read_jsonl, write_json, write_text
 
@@ -94,21 +103,19 @@ def dockerfile(
     test_env: Mapping[str, str] | None = None,
     extensions: ExtensionBuild | None = None,
     uv_version: str | None = None,
+    ci_packages: Sequence[str] = (),
 ) -> str:
     """The Dockerfile of ``record``'s image (``repo``: owner/name). ``test_env``: what the
     project's own test runs set; ``extensions``: how its extension modules are built;
-    ``uv_version``: the uv that builds them (the one the workflow runs)."""
+    ``uv_version``: the uv that builds them (the one the workflow runs); ``ci_packages``:
+    the Debian packages its own test runs have (``images.build.project_system_packages``)."""
     env = record.environment
     if env is None:
         raise ValueError(f"{record.repo}: the image record has no environment ({record.status})")
     slug = record.repo
     packages = system_packages(record, cfg, extensions)
-    apt = (
-        " && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "
-        f"{' '.join(packages)} && rm -rf /var/lib/apt/lists/*"
-        if packages
-        else ""
-    )
+    optional = [p for p in ci_packages if p not in packages]
+    apt = apt_script(packages, optional)
     as_of = env.exclude_newer.date().isoformat() if env.exclude_newer else "the day it was built"
     lines = [
         f"# The test environment of {repo} at {record.sha}, as dlbench built it for the benchmark:",
@@ -128,8 +135,9 @@ def dockerfile(
         "ARG INDEX_URL=",
         f"ARG FRAMEWORK_INDEX_URL={cfg.framework_index_url or ''}",
         f"# the runner user (uid {RUNNER_UID}), the venv, the work folders"
-        + (f"; Debian packages: {', '.join(packages)}" if packages else ""),
-        f"RUN set -e; {PREPARE}{apt}",
+        + (f"; Debian packages: {', '.join(packages)}" if packages else "")
+        + (f"; where Debian has them, those the project's CI installs: {', '.join(optional)}" if optional else ""),
+        f"RUN set -e; {PREPARE}{'; ' + apt if apt else ''}",
         f"COPY {LOCK_FILE} {STEP_INPUTS}/{LOCK_FILE}",
         f"RUN {VENV_PYTHON} -m pip install --no-cache-dir --no-deps"
         ' ${INDEX_URL:+--index-url "$INDEX_URL"} ${FRAMEWORK_INDEX_URL:+--extra-index-url "$FRAMEWORK_INDEX_URL"}'
@@ -201,7 +209,8 @@ def export_environment(record: ImageRecord, clone: CloneRecord, out_dir: Path, c
         raise FileNotFoundError(f"{record.repo}: checkout {checkout} is missing (its extensions and test variables are read from it)")  # fmt: skip
     extensions = extension_build(checkout, set(Lock(pins=record.environment.lock, requirements=[]).versions()))
     write_text(folder / LOCK_FILE, lock_text(record))
-    text = dockerfile(record, clone.full_name, cfg, runner_environment(checkout), extensions, uv_version())
+    ci_packages = project_system_packages(checkout, cfg)
+    text = dockerfile(record, clone.full_name, cfg, runner_environment(checkout), extensions, uv_version(), ci_packages)
     write_text(folder / DOCKERFILE, text)
     write_text(folder / DOCKERIGNORE, f"{CHECKOUT_DIR}/.git\n**/.git\n")
     if extensions:
