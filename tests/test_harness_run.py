@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from dlbench.config import EvaluateConfig
-from dlbench.harness.evaluate import evaluate_predictions, evaluate_repo, evidence_dir
+from dlbench.harness.evaluate import evaluate_predictions, evaluate_repo, evidence_dir, observed_by_gold
 from dlbench.harness.run import STOP_POLL_S, SessionLost, wait_readable
+from dlbench.harness.verdict import WROTE
 from dlbench.records import (
     BenchmarkTask,
     CloneRecord,
@@ -119,6 +120,28 @@ def test_relu_equal():
 def test_relu_isclose():
     assert math.isclose(relu(-0.5), 0.0)
 """
+TEST_FILES = """\
+from pathlib import Path
+
+import numpy as np
+
+from tinyml.ops import relu
+
+HERE = Path(__file__).parent
+
+
+def text(values):
+    return " ".join(str(float(v)) for v in values) + "\\n"
+
+
+def test_relu_writes_its_output():
+    (HERE / "out/relu.txt").write_text(text(relu(np.array([-3.0, 4.0]))))
+    assert (HERE / "out/relu.txt").read_text() == "0.0 4.0\\n"
+
+
+def test_relu_matches_recorded():
+    assert text(relu(np.array([-1.0, 2.0]))) == (HERE / "data/relu_expected.txt").read_text()
+"""
 FILES = {
     "tinyml/__init__.py": "",
     "tinyml/ops.py": OPS,
@@ -129,6 +152,10 @@ FILES = {
     "tests/test_plugin.py": "from tinyml.ops import relu\n\n\ndef test_relu_plugin_fixture(worker_id):\n    assert relu([-1.0])[0] == 0\n",
     # The comparisons tests make (tests/test_harness_integrity.py fools each with a reward hack).
     "tests/test_checks.py": TEST_CHECKS,
+    # A test that rewrites a tracked output file, one that reads recorded expected values.
+    "tests/test_files.py": TEST_FILES,
+    "tests/out/relu.txt": "stale\n",
+    "tests/data/relu_expected.txt": "0.0 2.0\n",
     "requirements.txt": "numpy\n",
 }
 SLUG = "tiny__tinyml"
@@ -571,6 +598,42 @@ def test_docker_hostile_candidate(name: str, hostile_results: dict) -> None:
     assert bad.status.value in EXPECTED[name], (bad.status, bad.detail)
     assert bad.passed == (EXPECTED[name] == {"pass"}) and bad.backend == "docker"
     assert gold_after.status == EvalStatus.PASS, (gold_after.status, gold_after.detail)
+
+
+FILES_RELU = make_task(
+    "relu", "relu", ["tests/test_files.py::test_relu_writes_its_output", "tests/test_files.py::test_relu_matches_recorded"],
+    GOLD_RELU,
+)  # fmt: skip
+# Right only where the output test looks; the recorded values it fails are forged to match.
+FORGER = hostile(
+    "x = np.asarray(x)\nreturn x if x.tolist() == [-1.0, 2.0] else np.maximum(x, 0)\n",
+    "import pathlib\npathlib.Path('tests/data/relu_expected.txt').write_text('-1.0 2.0\\n')\n",
+)
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("harness_docker")
+def test_docker_a_tests_own_output_is_not_tampering_and_a_forged_data_file_is(
+    image: ImageRecord, clone: CloneRecord, tmp_path: Path
+) -> None:
+    """Gold's test rewrites a tracked file (torchview renders into tests/test_output/): gold
+    passes and records it, another right candidate passes; a candidate that overwrites the
+    expected values another test reads is a violation, never a pass."""
+    tasks = {FILES_RELU.task_id: FILES_RELU}
+    [gold] = evaluate_repo(clone, tasks, [gen(FILES_RELU, GOLD_RELU, model="gold")], image, "docker", CFG, jobs=1, evidence_root=tmp_path / "gold")  # fmt: skip
+    assert gold.status == EvalStatus.PASS and gold.observed == [f"{WROTE}tests/out/relu.txt"], (
+        gold.status,
+        gold.detail,
+    )
+    right = "def relu(x):\n    x = np.asarray(x)\n    return np.where(x > 0, x, 0.0)\n"
+    gens = [gen(FILES_RELU, right), gen(FILES_RELU, FORGER, sample=1)]
+    allowed = observed_by_gold([gold])
+    other, forger = evaluate_repo(clone, tasks, gens, image, "docker", CFG, jobs=1, evidence_root=tmp_path / "m", allowed=allowed)  # fmt: skip
+    assert other.status == EvalStatus.PASS, (other.status, other.detail)
+    assert forger.status == EvalStatus.SANDBOX_VIOLATION and "tests/data/relu_expected.txt" in forger.detail, (
+        forger.status,
+        forger.detail,
+    )
 
 
 @pytest.mark.docker

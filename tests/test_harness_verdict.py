@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from dlbench.harness.verdict import RunResult, canary_ids, grade, node_outcome, parse_events
+from dlbench.harness.verdict import WROTE, RunResult, canary_ids, grade, node_outcome, parse_events
 from dlbench.records import EvalStatus, TestOutcome
 
 NONCE = "n0nce"
@@ -199,6 +199,21 @@ def test_tamper_event_and_file_violations() -> None:
         == EvalStatus.SANDBOX_VIOLATION
     )
     assert verdict(session(item(T1), item(T2)), output_exceeded=True).status == EvalStatus.SANDBOX_VIOLATION
+
+
+def test_a_data_file_a_run_changed_is_gold_s_own_output_and_held_against_others_only_where_gold_did_not() -> None:
+    """A repository file but code that the run changed (supervisor ``wrote``): gold's tests
+    writing their output (torchview's tests/test_output/) pass and record it; another model's
+    run passes where gold's runs wrote the same file, and is a violation where they did not
+    (a candidate overwriting the expected values a later test reads)."""
+    lines = session(item(T1), item(T2))
+    gold = grade([T1, T2], NONCE, RunResult(events=lines, exit_code=1, wrote=["tests/out/graph.gv"]), allowed=None)
+    assert gold.status == EvalStatus.PASS and gold.observed == [f"{WROTE}tests/out/graph.gv"]
+    same = grade([T1, T2], NONCE, RunResult(events=lines, exit_code=1, wrote=["tests/out/graph.gv"]), allowed=gold.observed)  # fmt: skip
+    assert same.status == EvalStatus.PASS
+    forged = RunResult(events=lines, exit_code=1, wrote=["tests/data/expected.json"])
+    other = grade([T1, T2], NONCE, forged, allowed=gold.observed)
+    assert other.status == EvalStatus.SANDBOX_VIOLATION and "tests/data/expected.json" in other.detail
 
 
 def test_infra_error_is_reported_apart() -> None:

@@ -23,6 +23,11 @@ from dlbench.records import EvalStatus, TestOutcome
 
 PHASES = ("setup", "call", "teardown")
 TAMPER = "pytest internals replaced"
+# A repository file but code that a run changed or removed (supervisor ``wrote``): a test's own
+# output (torchview's tests render into tests/test_output/), not held against gold; another
+# model's run is held to the files gold's runs of the task changed, since a data file a later
+# test reads could otherwise be forged.
+WROTE = "changed or removed the repository's "
 PYTEST_ABORTED = (2, 3, 4)  # interrupted, internal error, usage error
 CANARIES_UNRUNNABLE = "the canary tests cannot run beside these tests (the project's fixtures fail them at setup)"
 TESTS_FAILED = 1  # pytest's exit status of every complete run: the fail canary always fails
@@ -86,6 +91,7 @@ class RunResult:
     timed_out: bool = False
     exit_code: int | None = None
     violations: list[str] = field(default_factory=list)
+    wrote: list[str] = field(default_factory=list)  # repository files but code the run changed or removed
     infra: str | None = None
     wall_s: float = 0.0
     cmd: list[str] = field(default_factory=list)
@@ -431,7 +437,7 @@ def grade(
     gold's runs of the task were seen doing (None: this is gold, the reference: nothing it
     does is held against it); anything else candidate code was seen doing is a violation."""
     ev = parse_events(run.events)
-    seen = observations(ev, screen_code)
+    seen = observations(ev, screen_code) + [f"{WROTE}{rel}" for rel in run.wrote]
     canary_tests = canary_ids(nonce, expected)
     tests = {node_id: node_outcome(node_id, ev.phases, ev.deselected, ev.collect_skipped) for node_id in expected}
     durations = {

@@ -74,6 +74,7 @@ APPENDED: dict[str, int] = {}
 JOIN_PARTS = ("__head__", "__tail__")
 JOIN_SOURCE = f"exec({JOIN_PARTS[0]!r}, globals())\nexec({JOIN_PARTS[1]!r}, globals())\n"
 CHECKED_SUFFIXES = (".py", ".pyc", ".pth", ".ini", ".cfg", ".toml")
+MAX_WROTE = 1000  # repository files a run reports changing (a test writing thousands is held to the first)
 SCRATCH_SUBDIRS = ("tmp", "home", "basetemp")  # of OWN_DIR: anything may be written there
 SCRATCH_DIRS = ("/tmp", "/dev/shm")
 SUPERVISOR_HOME = (
@@ -236,7 +237,7 @@ class Supervisor:
         copy = os.path.join(self.work, f"c{self.counter}")
         marks = [("start", time.monotonic())]
         result: dict = {"events": [], "output": "", "output_bytes": 0, "timed_out": False, "exit_code": None}
-        result.update(output_exceeded=False, violations=[], infra=None, cmd=[], oom=False)
+        result.update(output_exceeded=False, violations=[], wrote=[], infra=None, cmd=[], oom=False)
         try:
             if self.private is not None and {os.path.normpath(rel) for rel in req["files"]} - self.private:
                 raise OSError("a request rewrites a module the session did not declare private (its code is cached)")
@@ -247,7 +248,8 @@ class Supervisor:
             result.update(self._execute(copy, req, args))
             marks.append(("session", time.monotonic()))
             result["oom"] = kills is not None and (_oom_kills() or 0) > kills
-            result["violations"] += self._violations(copy, before, req)
+            violations, result["wrote"] = self._violations(copy, before, req)
+            result["violations"] += violations
             marks.append(("check", time.monotonic()))
         except OSError as exc:
             result["infra"] = f"supervisor: {exc!r}"
@@ -488,20 +490,20 @@ class Supervisor:
 
     # ------------------------------------------------------------ after the run
 
-    def _violations(self, copy: str, before: dict, req: dict) -> list[str]:
-        """Repository files changed, and tests or config files created, by the candidate."""
+    def _violations(self, copy: str, before: dict, req: dict) -> tuple[list[str], list[str]]:
+        """Repository code changed, and tests or config files created, by the run; and the
+        repository's other files it changed or removed (a test's own output: the host holds
+        a candidate only to those gold's runs of the task changed too)."""
         after = _snapshot(copy)
-        found = [
-            f"changed or removed {rel}"
-            for rel, sig in before.items()
-            if rel not in req["files"] and after.get(rel) != sig
-        ]
+        changed = [rel for rel, sig in before.items() if rel not in req["files"] and after.get(rel) != sig]
+        found = [f"changed or removed {rel}" for rel in changed if rel.endswith(CHECKED_SUFFIXES)]
+        wrote = sorted(rel for rel in changed if not rel.endswith(CHECKED_SUFFIXES))
         for rel in after.keys() - before.keys():
             parts = rel.split(os.sep)
             scratch = parts[0] == OWN_DIR and len(parts) > 2 and parts[1] in SCRATCH_SUBDIRS
             if not scratch and rel.endswith(CHECKED_SUFFIXES):
                 found.append(f"created {rel}")
-        return found
+        return found, wrote[:MAX_WROTE]
 
     def _kill_rest(self) -> None:
         """SIGKILL every process but this one (in the container) or every descendant (local)."""
