@@ -77,21 +77,27 @@ def repository_row(slug: str, runs: list[Evaluation], budget_s: float) -> dict:
     }
 
 
-PHASES = ("copy", "start", "collect", "tests", "exit", "check", "cleanup")
+PHASES = ("copy", "start", "collect", "import", "tests", "exit", "check", "cleanup", "harness")
+WALL = ("copy", "session", "check", "cleanup")  # the supervisor's marks: together, the run's wall time
 
 
 def phase_medians(slug: str) -> dict[str, float]:
     """Median seconds of each part of the repository's gold runs, from their evidence
     (``run.json``'s ``phases``, kept by runs since they were recorded): where the overhead
-    beyond the tests' own time goes. ``exit``: the session less the child's stamped parts."""
+    beyond the tests' own time goes. ``exit``: the session less the child's stamped parts;
+    ``import``: the part of ``collect`` executing the repository's own modules (runs since
+    the tenth session); ``harness``: the overhead beyond the tests and those imports."""
     found: dict[str, list[float]] = defaultdict(list)
     for path in ROOT.glob(f"results/evidence/gold/*/{slug}/*/*/run.json"):
         phases = json.loads(path.read_text()).get("phases") or {}
         if not {"session", "start", "collect", "tests"} <= phases.keys():
             continue
         phases["exit"] = phases["session"] - phases["start"] - phases["collect"] - phases["tests"]
+        if "import" in phases:
+            phases["harness"] = sum(phases.get(k, 0.0) for k in WALL) - phases["tests"] - phases["import"]
         for name in PHASES:
-            found[name].append(phases.get(name, 0.0))
+            if name in phases or name not in ("import", "harness"):
+                found[name].append(phases.get(name, 0.0))
     return {f"{name}_median_s": statistics.median(found[name]) if found[name] else float("nan") for name in PHASES}
 
 

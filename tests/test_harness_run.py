@@ -382,11 +382,12 @@ def test_local_gold_passes_null_fails_and_resumes(clone: CloneRecord, tmp_path: 
     }
     assert "raise NotImplementedError" not in Path(clone.path, "tinyml/ops.py").read_text()  # the checkout is untouched
     phases = json.loads((evidence / "run.json").read_text())["phases"]  # where a run's time goes (PERFORMANCE.md)
-    assert set(phases) == {"copy", "session", "check", "cleanup", "start", "collect", "tests"}
+    assert set(phases) == {"copy", "session", "check", "cleanup", "start", "collect", "import", "tests"}
     assert (
         all(v >= 0 for v in phases.values())
         and phases["start"] + phases["collect"] + phases["tests"] <= phases["session"]
     )
+    assert 0 < phases["import"] < phases["collect"]  # tinyml's modules, executed in the child: part of collection
     assert abs(sum(phases[k] for k in ("copy", "session", "check", "cleanup")) - results[0].duration_s) < 0.01
     resumed = evaluate_repo(clone, TASKS, gens, None, "local", CFG, jobs=1, evidence_root=tmp_path)
     assert resumed == results  # same hash: read back from the evidence (same durations), nothing ran

@@ -69,6 +69,7 @@ HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by Python code, whose at
 _INNER: dict[int, tuple] = {}  # id → (plugin manager, its hook executor when this plugin was registered)
 _OBSERVED: set[str] = set()
 _TARGET: list[str | None] = [None]  # ``path:qualname`` of the task's function
+_IMPORT_S = [0.0]  # seconds the child spent executing the repository's own modules, up to collection
 _LOOKED: dict[str, dict[str, tuple[int, bool, bool]]] = {}  # namespace → attribute → (id, callable, module) last seen
 _UNCHANGED_SINCE: dict[str, tuple[list, list]] = {}  # namespace → its items last examined ("": all)
 _SIZES: list[int] = []  # each namespace's size when all were last examined (_foreign_attributes)
@@ -244,9 +245,36 @@ def attach(  # noqa: PLR0913
     _BASELINE.clear()
     _BASELINE.update(fingerprints())
     trust_attributes()
+    _IMPORT_S[0] = 0.0
+    if copy is not None:
+        _time_repository_imports(copy)
     send(
         {"ev": "hello", "pid": os.getpid(), "python": sys.version.split()[0], "pytest": pytest.__version__, "t": _NOW()}
     )
+
+
+def _time_repository_imports(root: str) -> None:
+    """Count the time spent executing modules under ``root`` (the run's copy: the project's
+    own modules, which every candidate's process imports afresh, since the warm parent must
+    not hold the code a candidate replaces). Outermost ones only; informational (a phase of
+    the run, docs/PERFORMANCE.md), never read by a verdict."""
+    basics = importlib._bootstrap_external._LoaderBasics
+    original = basics.exec_module
+    prefix, depth = root.rstrip(os.sep) + os.sep, [0]
+
+    def exec_module(self, module):  # noqa: ANN001, ANN202
+        origin = getattr(getattr(module, "__spec__", None), "origin", None) or ""
+        if depth[0] or not origin.startswith(prefix):
+            return original(self, module)
+        depth[0] += 1
+        start = _NOW()
+        try:
+            return original(self, module)
+        finally:
+            depth[0] -= 1
+            _IMPORT_S[0] += _NOW() - start
+
+    basics.exec_module = exec_module
 
 
 def send(event: dict) -> None:
@@ -800,7 +828,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     check("collection", session.config)
     if _AUDIT[0] is not None and _TARGET[0]:
         _check_returns(_AUDIT[0], _TARGET[0])
-    send({"ev": "collected", "ids": [_listed(item.nodeid) for item in session.items], "t": _NOW()})
+    ids = [_listed(item.nodeid) for item in session.items]
+    send({"ev": "collected", "ids": ids, "t": _NOW(), "import_s": round(_IMPORT_S[0], 4)})
     _COLLECTED_SENT.append(True)
 
 

@@ -919,7 +919,8 @@ def _phases(marks: list, result: dict) -> dict:
     """Seconds of each part of a run (the harness's overhead, measured: docs/PERFORMANCE.md):
     the supervisor's own (copy, session, check, cleanup), and within the session the child's,
     from the times its plugin stamps on its events (start: fork to the plugin attached;
-    collect: pytest's start-up and collection; tests; exit). Informational only: a child
+    collect: pytest's start-up and collection, ``import`` the part of it executing the
+    repository's own modules; tests; exit). Informational only: a child
     could forge its stamps, no verdict reads them."""
     phases = {name: round(t - marks[i][1], 4) for i, (name, t) in enumerate(marks[1:])}
     stamps = {"forked": result.get("forked")}
@@ -930,6 +931,8 @@ def _phases(marks: list, result: dict) -> dict:
             except ValueError:
                 continue
             stamps.setdefault(event.get("ev"), event.get("t"))
+            if event.get("ev") == "collected" and isinstance(event.get("import_s"), float):
+                phases.setdefault("import", event["import_s"])  # of collect: the repository's own modules
     names = [("start", "forked", "hello"), ("collect", "hello", "collected"), ("tests", "collected", "finish")]
     for name, a, b in names:
         if isinstance(stamps.get(a), float) and isinstance(stamps.get(b), float):
