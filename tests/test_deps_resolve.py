@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from dlbench.config import StorageConfig
-from dlbench.deps.resolve import IndexUnavailable, ResolutionError, Target, _blamed, resolve
+from dlbench.deps.resolve import IndexUnavailable, ResolutionError, Target, _blamed, _pure_sdist, resolve
 from dlbench.deps.sdists import wanted_only_as_wheel, wheel_is_pure
 from dlbench.images.envcheck import check_script, missing_modules
 from dlbench.records import DeclaredRequirement
@@ -177,3 +177,15 @@ def test_the_resolver_blames_a_whole_name_never_the_start_of_a_longer_one() -> N
     assert _blamed(declared, "Because torch-scatter was not found in the package registry").name == "torch-scatter"
     assert _blamed(declared, "Because torch==9.9 was not found").name == "torch"
     assert _blamed(declared[:1], said) is None
+
+
+def test_an_sdist_builds_with_the_build_tools_of_the_locks_date(tmp_path) -> None:
+    """visdom 0.2.4 (an sdist only; pytorch3d's and ignite's tests import it) builds with
+    setuptools as of 2025 and not with today's (82 dropped ``pkg_resources``): the date
+    reaches the isolated environments uv builds sdists in (``Target.index_environment``)."""
+    # caches of their own: a wheel built once is reused, whatever would build it now
+    dated = Target(exclude_newer=datetime(2025, 6, 1, tzinfo=UTC), cache_dir=tmp_path / "dated")
+    assert dated.index_environment()["UV_EXCLUDE_NEWER"].startswith("2025-06-01")
+    assert _pure_sdist(req("visdom==0.2.4", "test"), [], dated)[0]
+    pure, why = _pure_sdist(req("visdom==0.2.4", "test"), [], Target(cache_dir=tmp_path / "today"))
+    assert not pure and "pkg_resources" in why

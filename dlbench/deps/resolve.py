@@ -65,11 +65,15 @@ class Target:
     cache_dir: Path | None = None
 
     def index_environment(self) -> dict[str, str]:
-        """Where packages come from, as uv's environment: the same for resolving on the host
-        and installing in an image."""
+        """Where packages come from and as of when, as uv's environment: the same for resolving
+        on the host and installing in an image. The date reaches the isolated environments
+        uv builds sdists in: with today's setuptools (82 dropped ``pkg_resources``) visdom
+        0.2.4, pinned as of 2025, no longer builds (pytorch3d's and ignite's tests import it)."""
         env = {"UV_INDEX_URL": self.index_url} if self.index_url else {}
         if self.extra_index_url:
             env |= {"UV_EXTRA_INDEX_URL": self.extra_index_url, "UV_INDEX_STRATEGY": "unsafe-best-match"}
+        if self.exclude_newer:
+            env["UV_EXCLUDE_NEWER"] = self.exclude_newer.isoformat()
         return env
 
 
