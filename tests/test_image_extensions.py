@@ -21,7 +21,7 @@ import dlbench
 import docker
 from dlbench.config import EvaluateConfig
 from dlbench.harness.evaluate import evaluate_generations
-from dlbench.images.extensions import FAILED, build_outcome, extension_build
+from dlbench.images.extensions import FAILED, ExtensionBuild, build_outcome, build_script, extension_build
 from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, Evaluation, Generation, ImageRecord, ImageStatus
 from dlbench.store import read_jsonl, write_json, write_jsonl
 from tests.test_mine_callgraph import write_tree
@@ -107,6 +107,17 @@ def test_extensions_are_read_from_setup_py_and_build_requirements_outside_the_lo
     )
     assert extension_build(called, locked=set()) is not None  # pytorch3d's
     assert extension_build(tmp_path / "none", locked=set()) is None
+
+
+def test_objects_can_outlive_the_build_step_in_the_machines_cache() -> None:
+    """A rebuild after a repair (a new lock, so a new project layer) finds the objects the
+    first build compiled: the build's temporary folder is the cache's, and only its finished
+    modules (``lib``) are removed; without one the build is throw-away, as the tag's hash has it."""
+    build = ExtensionBuild(("ninja",))
+    kept = build_script(build, "/opt/dlbench-cache/extensions/0123")
+    assert "--build-temp /opt/dlbench-cache/extensions/0123 --build-lib /opt/dlbench-cache/extensions/0123/lib" in kept
+    assert "rm -rf /tmp/dlbench-build-deps /tmp/dlbench-build-temp /tmp/dlbench-build-ext.log /opt/dlbench-cache/extensions/0123/lib;" in kept  # fmt: skip
+    assert build_script(build) in build.hash_parts() and "/opt/dlbench-cache" not in build_script(build)
 
 
 def test_build_outcome_names_what_was_built_or_the_error() -> None:

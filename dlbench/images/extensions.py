@@ -112,12 +112,15 @@ def _setup_imports(source: str, checkout: Path) -> list[str]:
     return [distribution_for(m) for m in third_party] + [h for m in third_party for h in HELPERS.get(m, ())]
 
 
-def build_script(build: ExtensionBuild) -> str:
+def build_script(build: ExtensionBuild, objects: str | None = None) -> str:
     """The shell step: build requirements (held to the lock's versions) into a throw-away
     folder, the extensions in place within ``BUILD_TIMEOUT_S``, then everything the build
     wrote but the extension modules removed, and every module compiled from a Python source
     (``DROP_COMPILED_SOURCES``). It always succeeds (a failed build only leaves the
-    extensions out): its last line says what happened (``build_outcome``)."""
+    extensions out): its last line says what happened (``build_outcome``). ``objects``: a
+    folder for the compiled objects that outlives the step (the machine's cache), else a
+    throw-away one."""
+    temp = objects or BUILD_TEMP
     install = (
         f"{BUILD_DIR}/uv pip install --python {VENV_PYTHON} --target {BUILD_DEPS} -c {LOCK} "
         f"{' '.join(map(shlex.quote, build.requirements))} && "
@@ -128,8 +131,8 @@ def build_script(build: ExtensionBuild) -> str:
     built = f"find . -newer {START} -name '*.so' | wc -l"
     return (
         f"set -e; cd {REPO_DIR}; touch {START}; if ( {install}env {env} timeout {BUILD_TIMEOUT_S} {VENV_PYTHON} "
-        f"setup.py build_ext --inplace --build-temp {BUILD_TEMP} --build-lib {BUILD_TEMP}/lib ) > {LOG} 2>&1; "
-        f"then ok=1; else ok=0; fi; tail -n 40 {LOG}; rm -rf {BUILD_DEPS} {BUILD_TEMP} {LOG}; "
+        f"setup.py build_ext --inplace --build-temp {temp} --build-lib {temp}/lib ) > {LOG} 2>&1; "
+        f"then ok=1; else ok=0; fi; tail -n 40 {LOG}; rm -rf {BUILD_DEPS} {BUILD_TEMP} {LOG}{f' {temp}/lib' if objects else ''}; "
         f"find . -newer {START} -type f ! -name '*.so' -print -delete; "
         f"{VENV_PYTHON} -c {shlex.quote(DROP_COMPILED_SOURCES)} {START}; "
         f'if [ $ok = 1 ]; then echo "{BUILT} $({built})"; else echo {FAILED}; fi'
