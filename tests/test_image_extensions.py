@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import uuid
 from pathlib import Path
 
 import pytest
@@ -169,14 +170,32 @@ def _evaluate(project: Path, image: ImageRecord, out: Path) -> dict[str, Evaluat
 
 
 def test_docker_extensions_built_in_place_import_in_the_sandbox_and_never_shadow_the_candidate(
-    require_docker: None, tmp_path: Path
+    require_docker: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from dlbench.harness.code import support_files
-    from dlbench.images.build import build_project_image
+    from dlbench.images import build
+    from dlbench.images.layers import image_exists
 
     project = write_tree(tmp_path / "fastcalc", FILES)
-    record = build_project_image(project, SLUG, "0" * 40, CFG.base_image, tmp_path / "build.log", support_files())
-    assert record.status == ImageStatus.OK, record.error
+    support = support_files() | {"nonce": uuid.uuid4().bytes}  # a tag of its own: built, never reused
+
+    # A build stopped while compiling leaves no image under the tag (the next would reuse it
+    # as finished, without its extensions: pytorch3d's, stopped after half an hour).
+    def stopped(*args, **kwargs):
+        raise RuntimeError("stopped while compiling")
+
+    engine = docker.from_env()
+    before = {t for i in engine.images.list(f"dlbench/project-{SLUG}") for t in i.tags}
+    with monkeypatch.context() as patch, pytest.raises(RuntimeError, match="stopped while compiling"):
+        patch.setattr(build, "_extensions_layer", stopped)
+        build.build_project_image(project, SLUG, "0" * 40, CFG.base_image, tmp_path / "halted.log", support)
+    [unfinished] = {t for i in engine.images.list(f"dlbench/project-{SLUG}") for t in i.tags} - before
+    assert unfinished.endswith("-without-extensions")
+
+    record = build.build_project_image(project, SLUG, "0" * 40, CFG.base_image, tmp_path / "build.log", support)
+    assert record.status == ImageStatus.OK and not record.reused, record.error
+    assert record.tag == unfinished.removesuffix("-without-extensions") and image_exists(engine, record.tag)
+    assert "objects kept in the cache (extensions/" in (tmp_path / "build.log").read_text()
     assert record.extensions and record.extensions.startswith("built 1 extension module(s)"), (
         record.extensions,
         (tmp_path / "build.log").read_text()[-3000:],

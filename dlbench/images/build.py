@@ -551,23 +551,30 @@ def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mappi
     packages = sorted({*system_packages, *(EXTENSION_PACKAGES if extensions else ())})
     container = _install_step(client, parent, f"-r {STEP_INPUTS}/lock.txt", lock_input(lock), downloads, target, out, tree, packages, ci_packages)  # fmt: skip
     labels = {layers.LABEL: "project", "dlbench.repo": record.repo, "dlbench.sha": record.sha}
-    image_id = layers.commit_layer(container, tag, labels, runtime=True)
     if extensions is None:
-        return image_id
+        return layers.commit_layer(container, tag, labels, runtime=True)
+    # The image's tag goes on the extensions layer only: a build stopped while compiling
+    # (pytorch3d's takes half an hour) must not leave the tag on a layer without them, which
+    # the next build would reuse as finished.
+    unfinished = f"{tag}-without-extensions"
+    layers.commit_layer(container, unfinished, labels, runtime=True)
     objects = f"{layers.CACHE_DIR}/extensions/{content_hash(record.repo, record.sha, parent)[:16]}"
-    return _extensions_layer(client, tag, extensions, lock, downloads, target, out, labels, objects)
+    image_id = _extensions_layer(client, unfinished, tag, extensions, lock, downloads, target, out, labels, objects)
+    client.images.remove(unfinished, noprune=True)
+    return image_id
 
 
-def _extensions_layer(client, tag: str, extensions: ExtensionBuild, lock: Lock, downloads: Path, target: Target, out: IO[str], labels: Mapping[str, str], objects: str) -> str:  # fmt: skip
+def _extensions_layer(client, parent: str, tag: str, extensions: ExtensionBuild, lock: Lock, downloads: Path, target: Target, out: IO[str], labels: Mapping[str, str], objects: str) -> str:  # fmt: skip
     """The checkout's declared extension modules built in place on top of the project layer
-    (``images/extensions.py``); a failed build leaves them out, its cause in the image's label.
+    (``parent``, its unfinished tag) and committed as ``tag`` (``images/extensions.py``); a
+    failed build leaves them out, its cause in the image's label.
     ``objects``: the build's temporary folder, in the machine's cache, one per checkout and
     parent layer: a rebuild after a repair (which changes the lock, so the project layer) finds
     the objects compiled before, and a ninja build (torch's) compiles only what changed (its
     depfiles name every header, so a header reinstalled since is newer and recompiles)."""
     out.write(f"\n# building the checkout's extension modules in place ({' '.join(extensions.requirements) or 'no build requirements outside the lock'}); objects kept in the cache ({objects.removeprefix(layers.CACHE_DIR + '/')})\n")  # fmt: skip
     start = time.monotonic()
-    container = layers.run_step(client, tag, build_script(extensions, objects), lock_input(lock), downloads, Path(uv_binary()), host_ca_bundle(), out, target.index_environment())  # fmt: skip
+    container = layers.run_step(client, parent, build_script(extensions, objects), lock_input(lock), downloads, Path(uv_binary()), host_ca_bundle(), out, target.index_environment())  # fmt: skip
     note = build_outcome(container.logs().decode(errors="replace"), time.monotonic() - start)
     out.write(f"# extensions: {note}\n")
     return layers.commit_layer(container, tag, {**labels, EXTENSIONS_LABEL: note}, runtime=True)
