@@ -78,6 +78,7 @@ def repository_row(slug: str, runs: list[Evaluation], budget_s: float) -> dict:
 
 
 PHASES = ("copy", "start", "collect", "import", "tests", "exit", "check", "cleanup", "harness")
+RECENT = ("import", "harness")  # runs before the tenth session have no import phase: not counted as 0
 WALL = ("copy", "session", "check", "cleanup")  # the supervisor's marks: together, the run's wall time
 
 
@@ -96,7 +97,7 @@ def phase_medians(slug: str) -> dict[str, float]:
         if "import" in phases:
             phases["harness"] = sum(phases.get(k, 0.0) for k in WALL) - phases["tests"] - phases["import"]
         for name in PHASES:
-            if name in phases or name not in ("import", "harness"):
+            if name in phases or name not in RECENT:
                 found[name].append(phases.get(name, 0.0))
     return {f"{name}_median_s": statistics.median(found[name]) if found[name] else float("nan") for name in PHASES}
 
