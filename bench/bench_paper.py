@@ -11,6 +11,7 @@ mining); each repository's outcome is kept in ``docs/data/paper/`` for ``paper_t
 
     python bench/bench_paper.py --mined --remove-images       # the whole comparison, one command
     python bench/bench_paper.py --repos kornia cleanlab --sample 20
+    python bench/bench_paper.py --overlay config/dlbench-paper-2024.yaml --repos cleanlab pyro   # the paper's snapshot
 """
 
 from __future__ import annotations
@@ -36,12 +37,13 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "config" / "dlbench-paper.yaml"
 OUT = ROOT / "results" / "paper"
 KEPT = ROOT / "docs" / "data" / "paper"  # what a later session's tables are built from (results/ is not kept)
+OVERLAY_PREFIX = "dlbench-paper-"  # config/dlbench-paper-2024.yaml keeps its runs in docs/data/paper-2024/
 HARNESS = files_digest(support_files() | grader_files())  # new harness code evaluates anew
 
 
-def snakemake(*targets: str, cores: int) -> None:
+def snakemake(*targets: str, cores: int, overlays: list[Path]) -> None:
     command = [sys.executable, "-m", "snakemake", "--cores", str(cores), "--keep-going", *targets,
-               "--configfile", str(CONFIG)]  # fmt: skip
+               "--configfile", str(CONFIG), *map(str, overlays)]  # fmt: skip
     if subprocess.run(command, cwd=ROOT).returncode != 0:
         print("the workflow failed for some targets: see logs/ (the rest goes on)", file=sys.stderr)
 
@@ -129,12 +131,12 @@ def timed(table: pd.DataFrame, gold: list[Evaluation], null: list[Evaluation]) -
     )
 
 
-def mined_sample(repo: str, cores: int) -> pd.DataFrame:
+def mined_sample(repo: str, cores: int, overlays: list[Path]) -> pd.DataFrame:
     """Gold validity of the workflow's own seeded sample of the repository's mined tasks
     (``evaluate.sample_tasks`` of the paper config): gold and null through the workflow's rules."""
     slug = repo_slug(repo)
     paths = [ROOT / f"results/evaluations/{model}/{REFERENCE}/{slug}.jsonl" for model in ("gold", "null")]
-    snakemake(*(str(p.relative_to(ROOT)) for p in paths), cores=cores)
+    snakemake(*(str(p.relative_to(ROOT)) for p in paths), cores=cores, overlays=overlays)
     gold, null = (read_jsonl(p, Evaluation) if p.is_file() else [] for p in paths)
     sampled = {e.task_id for e in gold}
     tasks = [t for t in iter_jsonl(ROOT / "results/benchmark/dlbench.jsonl", BenchmarkTask) if t.task_id in sampled]
@@ -156,19 +158,27 @@ def remove_images(repo: str) -> None:
             pass
 
 
-def keep(repo: str, table: pd.DataFrame, mined: pd.DataFrame | None, seconds: float) -> None:
-    """The repository's results under docs/data/paper/ (results/ does not outlive the machine):
-    the side by side per task, the mined sample's verdicts, and the image's record."""
-    KEPT.mkdir(parents=True, exist_ok=True)
+def kept_folder(overlays: list[Path]) -> Path:
+    """docs/data/paper/ for the side by side's own pins; an overlay's runs (another snapshot)
+    beside it, named after the last overlay: dlbench-paper-2024.yaml -> docs/data/paper-2024/."""
+    if not overlays:
+        return KEPT
+    return KEPT.with_name(f"paper-{overlays[-1].stem.removeprefix(OVERLAY_PREFIX)}")
+
+
+def keep(repo: str, table: pd.DataFrame, mined: pd.DataFrame | None, seconds: float, kept: Path) -> None:
+    """The repository's results under ``kept`` (results/ does not outlive the machine): the
+    side by side per task, the mined sample's verdicts, and the image's record."""
+    kept.mkdir(parents=True, exist_ok=True)
     slug = repo_slug(repo)
-    table.to_csv(KEPT / f"{slug}.csv", index=False)
+    table.to_csv(kept / f"{slug}.csv", index=False)
     if mined is not None:
-        mined.to_csv(KEPT / f"{slug}.mined.csv", index=False)
+        mined.to_csv(kept / f"{slug}.mined.csv", index=False)
     image = ROOT / "results/images" / f"{slug}.json"
     record = json.loads(image.read_text()) if image.is_file() else {}
     fields = ("status", "error", "tag", "build_seconds", "size_bytes", "framework_image", "extensions")
     summary = {k: record.get(k) for k in fields} | {"seconds": round(seconds), "commit": record.get("sha")}
-    (KEPT / f"{slug}.image.json").write_text(json.dumps(summary, indent=1) + "\n")
+    (kept / f"{slug}.image.json").write_text(json.dumps(summary, indent=1) + "\n")
 
 
 def main() -> None:
@@ -181,10 +191,14 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--remove-images", action="store_true",
                         help="remove each repository's images once its runs are done (a small disk: torch images are 6-8 GB)")  # fmt: skip
+    parser.add_argument("--overlay", type=Path, nargs="+", default=[],
+                        help="config files read on top of config/dlbench-paper.yaml (another snapshot: "
+                        "config/dlbench-paper-2024.yaml; run it in a work tree of its own)")  # fmt: skip
     args = parser.parse_args()
+    kept = kept_folder(args.overlay)
 
     start = time.monotonic()
-    snakemake("results/authors/repos.csv", cores=args.cores)
+    snakemake("results/authors/repos.csv", cores=args.cores, overlays=args.overlay)
     rows = read_jsonl(ROOT / "results/authors/tasks.jsonl", AuthorsTask)
     records = {t.task_id: t for t in read_jsonl(ROOT / "results/authors/dlbench.jsonl", BenchmarkTask)}
     full = {r.repo.rpartition("/")[2].lower(): r.repo for r in rows if r.repo}
@@ -193,7 +207,7 @@ def main() -> None:
     tables = []
     for repo in repos:
         began = time.monotonic()
-        snakemake(f"results/images/{repo_slug(repo)}.json", cores=args.cores)
+        snakemake(f"results/images/{repo_slug(repo)}.json", cores=args.cores, overlays=args.overlay)
         pairs, named = chosen_tasks(rows, records, repo, args.sample, args.seed)
         tasks = [t for t, _ in pairs]
         key = digest([[(t.task_id, t.tests) for t in tasks], HARNESS])[:8]
@@ -202,8 +216,8 @@ def main() -> None:
         table = timed(side_by_side(pairs, gold, null).assign(repo=repo), gold, null)
         if len(table):  # a repository with no named task at its pin (DeepReg) has only its mined sample
             tables.append(table)
-        mined = mined_sample(repo, args.cores) if args.mined else None
-        keep(repo, table, mined, time.monotonic() - began)
+        mined = mined_sample(repo, args.cores, args.overlay) if args.mined else None
+        keep(repo, table, mined, time.monotonic() - began, kept)
         if mined is not None:
             print(f"mined sample: {int(mined['usable'].sum())} of {len(mined)} usable")
         if args.remove_images:
