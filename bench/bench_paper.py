@@ -177,7 +177,11 @@ def keep(repo: str, table: pd.DataFrame, mined: pd.DataFrame | None, seconds: fl
     image = ROOT / "results/images" / f"{slug}.json"
     record = json.loads(image.read_text()) if image.is_file() else {}
     fields = ("status", "error", "tag", "build_seconds", "size_bytes", "framework_image", "extensions")
-    summary = {k: record.get(k) for k in fields} | {"seconds": round(seconds), "commit": record.get("sha")}
+    environment = record.get("environment") or {}
+    summary = {k: record.get(k) for k in fields} | {
+        "seconds": round(seconds), "commit": record.get("sha"),
+        "python": environment.get("python_version"), "frameworks": environment.get("frameworks"),
+    }  # fmt: skip
     (kept / f"{slug}.image.json").write_text(json.dumps(summary, indent=1) + "\n")
 
 
