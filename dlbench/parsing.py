@@ -20,6 +20,7 @@ import io
 import re
 import threading
 import tokenize
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import libcst as cst
@@ -128,3 +129,43 @@ def imported_modules(tree: ast.Module) -> frozenset[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.add(node.module)
     return frozenset(names)
+
+
+def module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Top-level statements, looking inside ``if``/``try``/``with`` blocks (guarded imports
+    and definitions); a ``try``'s handlers come after its other blocks (the symbol table's
+    last binding of a name is its fallback's)."""
+    for node in body:
+        if isinstance(node, ast.If):
+            yield from module_level(node.body + node.orelse)
+        elif isinstance(node, ast.Try | ast.TryStar):
+            yield from module_level(node.body + node.orelse + node.finalbody)
+            for handler in node.handlers:
+                yield from module_level(handler.body)
+        elif isinstance(node, ast.With):
+            yield from module_level(node.body)
+        else:
+            yield node
+
+
+def cst_module_level(body: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseStatement]:
+    """The libcst form of ``module_level`` (the same blocks), in the order of the source."""
+    for stmt in body:
+        if isinstance(stmt, cst.If | cst.Try | cst.TryStar | cst.With):
+            yield from cst_module_level(_blocks(stmt))
+        else:
+            yield stmt
+
+
+def _blocks(stmt: cst.If | cst.Try | cst.TryStar | cst.With) -> list[cst.BaseStatement]:
+    """Statements of a compound statement's blocks (an ``elif`` stays a nested ``If``)."""
+    suites = [stmt.body]
+    extra: list[cst.BaseStatement] = []
+    if isinstance(stmt, cst.Try | cst.TryStar):
+        suites += [h.body for h in stmt.handlers]
+        suites += [part.body for part in (stmt.orelse, stmt.finalbody) if part is not None]
+    elif isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.If):
+        extra.append(stmt.orelse)
+    elif isinstance(stmt, cst.If) and stmt.orelse is not None:
+        suites.append(stmt.orelse.body)
+    return [s for suite in suites if isinstance(suite, cst.IndentedBlock) for s in suite.body] + extra

@@ -174,3 +174,48 @@ def test_a_property_setter_task_replaces_the_setter_not_the_getter() -> None:
         in patch_source(PROPERTY_MODULE, "Dataset.x", getter, "m.py", line=2).split("@x.setter")[0]
     )
     assert patch_source(PROPERTY_MODULE, "Dataset.x", SETTER, "m.py").count("@property") == 1  # no line: the last one
+
+
+FALLBACK_MODULE = """\
+try:
+    import fastlib
+
+    class Kernel:
+        def __call__(self, x):
+            return fastlib.run(x)
+
+except ImportError:
+    fastlib = None
+
+    class Kernel:
+        def __call__(self, x):
+            return x * 2
+
+if fastlib is None:
+    def scale(x):
+        return x * 3
+else:
+    def scale(x):
+        return fastlib.scale(x)
+"""
+
+
+def test_a_definition_inside_a_try_or_if_block_is_patched_where_it_is() -> None:
+    """A fallback definition (in ``except ImportError:``, under ``if``) is a task like any
+    other: the task's line picks the one of that name that is the task's, the other stays."""
+    method = "def __call__(self, x):\n    return helper(x) + 1\n\n\ndef helper(x):\n    return x * 2\n"
+    patched = patch_source(FALLBACK_MODULE, "Kernel.__call__", method, "m.py", line=12)
+    assert "return fastlib.run(x)" in patched and "            return x * 2" not in patched
+    assert patched.index("def helper") < patched.index("try:")  # its helper at module level, before the block
+    namespace: dict = {}
+    exec(compile(patched, "m.py", "exec"), namespace)
+    assert namespace["Kernel"]()(3) == 7
+    patched = patch_source(FALLBACK_MODULE, "scale", "def scale(x):\n    return x * 4\n", "m.py", line=17)
+    assert "return fastlib.scale(x)" in patched
+    namespace = {}
+    exec(compile(patched, "m.py", "exec"), namespace)
+    assert namespace["scale"](2) == 8
+    in_else = patch_source(FALLBACK_MODULE, "scale", "def scale(x):\n    return x * 4\n", "m.py", line=20)
+    assert "return x * 3" in in_else and "return fastlib.scale(x)" not in in_else
+    unlined = patch_source(FALLBACK_MODULE, "scale", "def scale(x):\n    return x * 4\n")  # no line: the last
+    assert "return x * 3" in unlined and "return fastlib.scale(x)" not in unlined

@@ -22,7 +22,7 @@ from functools import lru_cache
 import libcst as cst
 
 from dlbench.harness.screen import MAX_CODE_BYTES
-from dlbench.parsing import TooDeep, Unparsable, parse_ast, parse_cst, utf8_cookie
+from dlbench.parsing import TooDeep, Unparsable, cst_module_level, module_level, parse_ast, parse_cst, utf8_cookie
 
 
 class PatchError(ValueError):
@@ -41,8 +41,9 @@ def patch_source(
     original: str, qualname: str, candidate: str, filename: str = "<module>", line: int | None = None
 ) -> str:
     """The module ``original`` with ``qualname`` replaced by the candidate's definition.
-    Where the module defines that name more than once (a property's getter and setter), the
-    definition holding ``line`` (the task's first line) is replaced, else the last one.
+    Where the module defines that name more than once (a property's getter and setter; a
+    fallback in a ``try``/``if`` block), the definition holding ``line`` (the task's first
+    line) is replaced, else the last function (the first class) of that name.
 
     ``parse_cst`` lets CPython parse the candidate first: it refuses, fast and safely, what
     crashes or hangs libcst (thousands of nested brackets, ten thousands of chained
@@ -69,13 +70,16 @@ def patch_source(
     return patched
 
 
-def _patched_code(module: cst.Module, cand: cst.Module, path: list[str], qualname: str, occurrence: int) -> str:
+def _patched_code(module: cst.Module, cand: cst.Module, path: list[str], qualname: str, occurrence: tuple[int, int]) -> str:  # fmt: skip
     func, methods, source = _candidate_function(cand, path)
-    defined = _defined_names(module.body)
+    defined = _defined_names(list(cst_module_level(module.body)))
     extras = [_spaced(s) for s in cand.body if s is not source and _is_extra(s, defined)]
     body = list(module.body)
-    index = _top_index(body, path, qualname, occurrence)
-    body[index] = _replace(body[index], path, func, methods, occurrence)
+    index, target = _site(body, path, qualname, occurrence[0])
+    replaced = _replace(target, path, func, methods, occurrence[1])
+    # A definition inside a module-level if/try/with block is replaced where it is; the
+    # candidate's helpers go before that block, at module level.
+    body[index] = replaced if body[index] is target else body[index].deep_replace(target, replaced)
     body[index:index] = extras
     body = _with_imports(body, _imports(cand, module))
     return module.with_changes(body=body).code
@@ -127,22 +131,35 @@ def _spaced(stmt: cst.CSTNode) -> cst.CSTNode:
 
 
 @lru_cache(maxsize=32)  # every candidate of a task asks the same of the same module
-def _occurrence(original: str, path: tuple[str, ...], line: int | None) -> int:
-    """Which of the same-named definitions is the task's: the one whose lines hold ``line``,
-    else the last (the one Python binds). Read with ``ast``: libcst has no line numbers
-    without a metadata pass."""
+def _occurrence(original: str, path: tuple[str, ...], line: int | None) -> tuple[int, int]:
+    """Which of the same-named definitions is the task's, as (which module-level one named
+    ``path[0]``, looking inside if/try/with blocks, in source order; which of the same-named
+    functions at the innermost level): those whose lines hold ``line``, else the last
+    function (the one Python binds) of the first class. Read with ``ast``: libcst has no line
+    numbers without a metadata pass."""
     try:
         body = parse_ast(original).body if line is not None else []
     except Unparsable:
         body = []
-    for name in path[:-1]:
+    kind = ast.ClassDef if len(path) > 1 else (ast.FunctionDef, ast.AsyncFunctionDef)
+    sites = sorted((s for s in module_level(body) if isinstance(s, kind) and s.name == path[0]), key=_def_start)
+    site = _holding(sites, line, -1 if len(path) == 1 else 0)
+    if len(path) == 1:
+        return site, site
+    body = sites[site].body if sites else []
+    for name in path[1:-1]:
         body = next((s.body for s in body if isinstance(s, ast.ClassDef) and s.name == name), [])
     defs = [s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == path[-1]]
-    return next((i for i, d in enumerate(defs) if _def_start(d) <= (line or 0) <= (d.end_lineno or 0)), -1)
+    return site, _holding(defs, line, -1)
 
 
-def _def_start(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
-    return min([d.lineno for d in node.decorator_list] + [node.lineno])
+def _holding(defs: Sequence[ast.stmt], line: int | None, default: int) -> int:
+    """Index of the definition whose lines (decorators included) hold ``line``."""
+    return next((i for i, d in enumerate(defs) if _def_start(d) <= (line or 0) <= (d.end_lineno or 0)), default)
+
+
+def _def_start(node: ast.stmt) -> int:
+    return min([d.lineno for d in getattr(node, "decorator_list", [])] + [node.lineno])
 
 
 def _nth(body: Sequence[cst.CSTNode], kind: type, name: str, occurrence: int) -> int | None:
@@ -151,12 +168,15 @@ def _nth(body: Sequence[cst.CSTNode], kind: type, name: str, occurrence: int) ->
     return found[occurrence] if -len(found) <= occurrence < len(found) else (found[-1] if found else None)
 
 
-def _top_index(body: Sequence[cst.CSTNode], path: list[str], qualname: str, occurrence: int) -> int:
+def _site(body: Sequence[cst.BaseStatement], path: list[str], qualname: str, occurrence: int) -> tuple[int, cst.CSTNode]:  # fmt: skip
+    """(index of the module-level statement holding the definition, the definition): the
+    ``occurrence``-th module-level function (class) named ``path[0]``, in source order."""
     kind = cst.ClassDef if len(path) > 1 else cst.FunctionDef
-    index = _nth(body, kind, path[0], occurrence if len(path) == 1 else 0)
-    if index is None:
+    sites = [(i, s) for i, top in enumerate(body) for s in cst_module_level([top])
+             if isinstance(s, kind) and s.name.value == path[0]]  # fmt: skip
+    if not sites:
         raise PatchError(f"{qualname} not found at the top level of the module")
-    return index
+    return sites[occurrence] if -len(sites) <= occurrence < len(sites) else sites[-1]
 
 
 def _replace(node: cst.CSTNode, path: list[str], func: cst.FunctionDef, methods: list[cst.FunctionDef], occurrence: int) -> cst.CSTNode:  # fmt: skip

@@ -23,12 +23,12 @@ that are read or assigned (``obj.a.b``) are kept for properties.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
 
-from dlbench.parsing import Unparsable, describe, parse_cst
+from dlbench.parsing import Unparsable, cst_module_level, describe, parse_cst
 
 Expr = tuple
 # A call's arguments that carry a name: (position or keyword, value), up to a ``*args``.
@@ -120,7 +120,7 @@ def summarize_bodies(source: str) -> dict[str, BodySummary]:
 
 def _summarize_module(module: cst.Module) -> dict[str, BodySummary]:
     found: dict[str, BodySummary] = {}
-    for stmt in _module_level(module.body):
+    for stmt in cst_module_level(module.body):
         if isinstance(stmt, cst.FunctionDef):
             found[stmt.name.value] = _summarize_function(stmt)
         elif isinstance(stmt, cst.ClassDef) and isinstance(stmt.body, cst.IndentedBlock):
@@ -128,29 +128,6 @@ def _summarize_module(module: cst.Module) -> dict[str, BodySummary]:
                 if isinstance(item, cst.FunctionDef):
                     found[f"{stmt.name.value}.{item.name.value}"] = _summarize_function(item)
     return found
-
-
-def _module_level(body: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseStatement]:
-    """Top-level statements, looking inside ``if``/``try``/``with`` blocks like ``symbols``."""
-    for stmt in body:
-        if isinstance(stmt, cst.If | cst.Try | cst.With):
-            yield from _module_level(_blocks(stmt))
-        else:
-            yield stmt
-
-
-def _blocks(stmt: cst.If | cst.Try | cst.With) -> list[cst.BaseStatement]:
-    """Statements of a compound statement's blocks (an ``elif`` stays a nested ``If``)."""
-    suites = [stmt.body]
-    extra: list[cst.BaseStatement] = []
-    if isinstance(stmt, cst.Try):
-        suites += [h.body for h in stmt.handlers]
-        suites += [part.body for part in (stmt.orelse, stmt.finalbody) if part is not None]
-    elif isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.If):
-        extra.append(stmt.orelse)
-    elif isinstance(stmt, cst.If) and stmt.orelse is not None:
-        suites.append(stmt.orelse.body)
-    return [s for suite in suites if isinstance(suite, cst.IndentedBlock) for s in suite.body] + extra
 
 
 def _summarize_function(node: cst.FunctionDef) -> BodySummary:

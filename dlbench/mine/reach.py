@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-from dlbench.mine.symbols import Symbol, SymbolTable, dotted_name, module_level
-from dlbench.parsing import Unparsable, parse_ast, read_source
+from dlbench.mine.symbols import Symbol, SymbolTable, dotted_name
+from dlbench.parsing import Unparsable, module_level, parse_ast, read_source
 
 _SUPER = "super."  # ``super().m`` as ``dotted_name`` spells it
 

@@ -26,7 +26,7 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
-from dlbench.parsing import PARSE_ERRORS, Unparsable, parse_ast
+from dlbench.parsing import PARSE_ERRORS, Unparsable, module_level, parse_ast
 
 SKIP_DIRS = frozenset({"node_modules", "site-packages", "__pycache__", "venv", "htmlcov"})
 SKIP_TOP_DIRS = frozenset({"build", "dist"})  # setuptools output: copies of the package
@@ -172,21 +172,6 @@ def _module_marks(node: ast.stmt) -> list[Decorator]:
     ):
         return [_decorator(node.value, {})]
     return []
-
-
-def module_level(body: list[ast.stmt]):
-    """Top-level statements, looking inside ``if``/``try``/``with`` blocks (guarded imports)."""
-    for node in body:
-        if isinstance(node, ast.If):
-            yield from module_level(node.body + node.orelse)
-        elif isinstance(node, ast.Try | ast.TryStar):
-            yield from module_level(node.body + node.orelse + node.finalbody)
-            for handler in node.handlers:
-                yield from module_level(handler.body)
-        elif isinstance(node, ast.With):
-            yield from module_level(node.body)
-        else:
-            yield node
 
 
 def _add_statement(summary: ModuleSummary, node: ast.stmt, sequences: Sequences) -> None:
