@@ -166,9 +166,10 @@ def kept_folder(overlays: list[Path]) -> Path:
     return KEPT.with_name(f"paper-{overlays[-1].stem.removeprefix(OVERLAY_PREFIX)}")
 
 
-def keep(repo: str, table: pd.DataFrame, mined: pd.DataFrame | None, seconds: float, kept: Path) -> None:
+def keep(repo: str, table: pd.DataFrame, mined: pd.DataFrame | None, seconds: float, kept: Path, reused: bool) -> None:  # fmt: skip
     """The repository's results under ``kept`` (results/ does not outlive the machine): the
-    side by side per task, the mined sample's verdicts, and the image's record."""
+    side by side per task, the mined sample's verdicts, and the image's record with the wall
+    time of the run that computed them (``reused``: this one only read them back)."""
     kept.mkdir(parents=True, exist_ok=True)
     slug = repo_slug(repo)
     table.to_csv(kept / f"{slug}.csv", index=False)
@@ -178,6 +179,9 @@ def keep(repo: str, table: pd.DataFrame, mined: pd.DataFrame | None, seconds: fl
     record = json.loads(image.read_text()) if image.is_file() else {}
     fields = ("status", "error", "tag", "build_seconds", "size_bytes", "framework_image", "extensions")
     environment = record.get("environment") or {}
+    earlier = json.loads((kept / f"{slug}.image.json").read_text()) if (kept / f"{slug}.image.json").is_file() else {}
+    if reused and earlier.get("commit") == record.get("sha") and earlier.get("seconds"):
+        seconds = earlier["seconds"]
     summary = {k: record.get(k) for k in fields} | {
         "seconds": round(seconds), "commit": record.get("sha"),
         "python": environment.get("python_version"), "frameworks": environment.get("frameworks"),
@@ -216,12 +220,13 @@ def main() -> None:
         tasks = [t for t, _ in pairs]
         key = digest([[(t.task_id, t.tests) for t in tasks], HARNESS])[:8]
         name = f"{repo_slug(repo)}-s{args.sample}-{args.seed}-{key}"
+        reused = all((OUT / f"{name}.{model}.jsonl").is_file() for model in ("gold", "null"))
         gold, null = evaluate(tasks, name, "gold", 2), evaluate(tasks, name, "null", 2)
         table = timed(side_by_side(pairs, gold, null).assign(repo=repo), gold, null)
         if len(table):  # a repository with no named task at its pin (DeepReg) has only its mined sample
             tables.append(table)
         mined = mined_sample(repo, args.cores, args.overlay) if args.mined else None
-        keep(repo, table, mined, time.monotonic() - began, kept)
+        keep(repo, table, mined, time.monotonic() - began, kept, reused)
         if mined is not None:
             print(f"mined sample: {int(mined['usable'].sum())} of {len(mined)} usable")
         if args.remove_images:
