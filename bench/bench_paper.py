@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from dlbench.config import load_config_file
 from dlbench.generate.code_mutants import null_body
 from dlbench.generate.techniques import REFERENCE
 from dlbench.harness.code import grader_files, support_files
@@ -39,6 +40,9 @@ OUT = ROOT / "results" / "paper"
 KEPT = ROOT / "docs" / "data" / "paper"  # what a later session's tables are built from (results/ is not kept)
 OVERLAY_PREFIX = "dlbench-paper-"  # config/dlbench-paper-2024.yaml keeps its runs in docs/data/paper-2024/
 HARNESS = files_digest(support_files() | grader_files())  # new harness code evaluates anew
+# The evaluate section every run is graded under (its test budget decides which tests null
+# is judged on, as the workflow's validation does).
+EVALUATE = load_config_file(CONFIG, ROOT, check_files=False).evaluate
 
 
 def snakemake(*targets: str, cores: int, overlays: list[Path]) -> None:
@@ -97,7 +101,7 @@ def side_by_side(pairs, gold: list[Evaluation], null: list[Evaluation]) -> pd.Da
     """Per task: their gold result beside ours, raw (no test of any run failed, as theirs counts)
     and after the harness's test set (tests dropped with a cause), and whether null fails."""
     tasks = [t for t, _ in pairs]
-    ours = validation_table(tasks, gold, null, min_tests=1).set_index("task_id")
+    ours = validation_table(tasks, gold, null, min_tests=1, cfg=EVALUATE).set_index("task_id")
     rows = []
     for task, row in pairs:
         v = ours.loc[task.task_id]
@@ -140,7 +144,8 @@ def mined_sample(repo: str, cores: int, overlays: list[Path]) -> pd.DataFrame:
     gold, null = (read_jsonl(p, Evaluation) if p.is_file() else [] for p in paths)
     sampled = {e.task_id for e in gold}
     tasks = [t for t in iter_jsonl(ROOT / "results/benchmark/dlbench.jsonl", BenchmarkTask) if t.task_id in sampled]
-    return timed(validation_table(tasks, gold, null, min_tests=1)[["task_id", "usable", "reason"]], gold, null)
+    table = validation_table(tasks, gold, null, min_tests=1, cfg=EVALUATE)
+    return timed(table[["task_id", "usable", "reason"]], gold, null)
 
 
 def remove_images(repo: str) -> None:

@@ -41,7 +41,7 @@ def passes(table: pd.DataFrame) -> str:
 
 
 def differences(ours: pd.DataFrame, other: pd.DataFrame) -> list[str]:
-    """Tasks sampled at both pins whose gold verdict here differs, or sampled at one only."""
+    """Tasks sampled at both pins whose gold verdict or usability here differs, or sampled at one only."""
     both = ours.merge(other, on="task_id", how="outer", suffixes=("_ours", "_other"), indicator=True)
     lines = []
     for _, row in both.iterrows():
@@ -54,6 +54,10 @@ def differences(ours: pd.DataFrame, other: pd.DataFrame) -> list[str]:
                 f"`{function}`: gold {row['gold_here_other']} at the other pin, {row['gold_here_ours']} at 2025"
                 + (f" ({str(cause)[:160]})" if isinstance(cause, str) else "")
             )
+        elif row["usable_here_ours"] != row["usable_here_other"]:
+            cause = row["cause_ours"] if not row["usable_here_ours"] else row["cause_other"]
+            where = "2025" if not row["usable_here_ours"] else "the other pin"
+            lines.append(f"`{function}`: gold passes at both, usable only at one; at {where}: {str(cause)[:160]}")
     return lines
 
 
@@ -78,7 +82,7 @@ def main() -> None:
               f"| {image_cell(other_image)} | {len(other)} / {len(ours)} | {passes(other)} | {passes(ours)} "
               f"| {theirs} of {len(ours)} |")  # fmt: skip
         notes += [f"- {slug.replace('__', '/')}: {line}" for line in differences(ours, other)]
-    print("\n" + ("\n".join(notes) if notes else "No sampled task's gold verdict differs between the pins."))
+    print("\n" + ("\n".join(notes) if notes else "No sampled task's verdict differs between the pins."))
 
 
 if __name__ == "__main__":

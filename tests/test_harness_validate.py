@@ -333,3 +333,21 @@ def test_a_test_budget_buys_one_case_of_every_test_before_a_second_of_any() -> N
     assert within_budget(by_case, seconds, budget_s=8.0) == ["t.py::test_fit[b]", "t.py::test_shape", "t.py::test_grad"]
     unpriced = [r.model_copy(update={"durations": {}}) for r in runs]  # recorded before durations were
     assert gold_test_sets(tasks, unpriced, budget_s=8.0)["o__r:m.py:four"].tests == listed
+
+
+def test_null_is_judged_on_the_tests_the_budget_grades_models_on() -> None:
+    """With ``evaluate.test_budget_s`` the other models run only the kept tests within the
+    budget: a task whose budgeted tests a missing body passes is no task, even though the
+    full set (the slow test null fails) would notice."""
+    passing = {t: (TestOutcome.PASSED, None) for t in ("t.py::test_fast", "t.py::test_slow")}
+    gold = shown("gold", passing).model_copy(update={"durations": {"t.py::test_fast": 1.0, "t.py::test_slow": 60.0}})
+    tests = list(passing)
+    budget = EvaluateConfig(test_budget_s=10)
+    assert gold_test_sets({"o__r:m.py:four": task_of(tests)}, [gold], 10)["o__r:m.py:four"].tests == ["t.py::test_fast"]
+    graded_null = shown("null", {"t.py::test_fast": (TestOutcome.PASSED, None)})  # what the budgeted run reports
+    row = validation_table([task_of(tests)], [gold], [graded_null], cfg=budget).iloc[0]
+    assert not row["usable"] and "1 of 2 kept tests within evaluate.test_budget_s" in row["reason"]
+    full_null = shown(
+        "null", {"t.py::test_fast": (TestOutcome.PASSED, None), "t.py::test_slow": (TestOutcome.FAILED, "x")}
+    )
+    assert validation_table([task_of(tests)], [gold], [full_null]).iloc[0]["usable"]  # no budget: the full set decides

@@ -9,7 +9,8 @@ unusable), ``not sampled`` (outside ``dlbench.subset``'s tasks), ``no gold`` (no
 the first one's cause), ``too few tests`` (fewer than ``mine.min_tests`` kept), ``gold
 fails`` (a kept test failed in every run: the run did not report it whole), ``flaky``
 (gold passed in some runs only: another did not finish), ``no null`` (nothing shows the tests can fail),
-``null passes``.
+``null passes`` (on the tests the other models are graded on: with ``evaluate.test_budget_s``,
+those of the kept tests within the budget).
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ from dlbench.harness.testset import (
     GOLD_FAILS,
     dropped_of,
     dropped_tests,
+    gold_seconds,
     kept_tests,
     passes_on,
     tests_represented,
+    within_budget,
 )
 from dlbench.records import BenchmarkTask, EvalStatus, Evaluation
 from dlbench.store import iter_jsonl, write_frame
@@ -41,8 +44,12 @@ COLUMNS = [
 
 
 def task_row(
-    task: BenchmarkTask, gold: list[Evaluation], null: list[Evaluation], min_tests: int, sampled: bool = True
-) -> dict:
+    task: BenchmarkTask, gold: list[Evaluation], null: list[Evaluation], min_tests: int, sampled: bool = True,
+    budget_s: float = 0.0,
+) -> dict:  # fmt: skip
+    """``budget_s``: ``evaluate.test_budget_s``; null is judged on the tests every other model
+    is graded on (gold's kept tests within the budget), so no task counts as usable whose
+    graded tests a missing body passes."""
     kept = kept_tests(task.tests, dropped_tests(gold), gold)
     dropped = dropped_of(task.tests, dropped_tests(gold), kept)
     failing = [e for e in gold if not passes_on(e, kept)]
@@ -58,13 +65,14 @@ def task_row(
         "gold_exception": failing[0].exception if failing else None,
         "null_status": ",".join(sorted({e.status.value for e in null})) or None,
     }
-    reason = _reason(gold, null, row["tests_kept"], dropped, failing, min_tests, sampled, kept)
+    graded = within_budget(kept, gold_seconds(kept, gold), budget_s) if budget_s else kept
+    reason = _reason(gold, null, row["tests_kept"], dropped, failing, min_tests, sampled, kept, graded)
     return row | {"usable": reason is None, "reason": reason}
 
 
 def _reason(
     gold: list[Evaluation], null: list[Evaluation], n_kept: int, dropped: Mapping[str, str], failing: list[Evaluation],
-    min_tests: int, sampled: bool, kept: list[str],
+    min_tests: int, sampled: bool, kept: list[str], graded: list[str],
 ) -> str | None:  # fmt: skip
     if any(e.status == EvalStatus.IMAGE_ERROR for e in gold):
         return f"image: {next(e.detail for e in gold if e.status == EvalStatus.IMAGE_ERROR)}"
@@ -87,6 +95,11 @@ def _reason(
         return "no null: no null evaluation, so nothing shows the tests can fail"
     if any(passes_on(e, kept) for e in null):
         return "null passes: the tests do not notice a missing body"
+    if graded != kept and any(passes_on(e, graded) for e in null):
+        return (
+            f"null passes: the {len(graded)} of {len(kept)} kept tests within evaluate.test_budget_s (those the "
+            "other models are graded on) do not notice a missing body"
+        )
     return None
 
 
@@ -114,7 +127,14 @@ def validation_table(
             by_task[e.task_id][key].append(e)
     sampled = sampled_ids(tasks, cfg)
     rows = [
-        task_row(t, by_task[t.task_id]["gold"], by_task[t.task_id]["null"], min_tests, t.task_id in sampled)
+        task_row(
+            t,
+            by_task[t.task_id]["gold"],
+            by_task[t.task_id]["null"],
+            min_tests,
+            t.task_id in sampled,
+            cfg.test_budget_s,
+        )  # fmt: skip
         for t in tasks
     ]
     return pd.DataFrame(rows, columns=COLUMNS)
