@@ -77,6 +77,10 @@ def main() -> None:
     clone, image = workflow_records(args.repo)
     gold_file = ROOT / f"results/evaluations/gold/{REFERENCE}/{args.repo}.jsonl"
     gold = [e for e in read_jsonl(gold_file, Evaluation) if e.task_id in tasks]
+    null_file = (
+        ROOT / f"results/evaluations/null/{REFERENCE}/{args.repo}.jsonl"
+    )  # the budget takes what null fails first
+    null = [e for e in read_jsonl(null_file, Evaluation) if e.task_id in tasks] if null_file.is_file() else []
     with tempfile.TemporaryDirectory(prefix="bench-budget-") as tmp:
         usable = {
             t: task for t, task in gold_test_sets(tasks, gold).items()
@@ -86,10 +90,10 @@ def main() -> None:
         gens = reference_generations("mutant", chosen, args.mutants, Path(tmp))
         gens += reference_generations("gold", chosen, 1, Path(tmp)) if args.gold else []
         print(f"{args.repo}: {len(tasks)} sampled tasks, {len(usable)} pass gold on the tests it kept; "
-              f"{len(gens)} candidates; budget {args.budget:g} s of gold's test time")  # fmt: skip
+              f"{len(gens)} candidates; budget {args.budget:g} s of gold's test time, {len(null)} null runs")  # fmt: skip
         timeouts, allowed = scaled_timeouts(gold, cfg), observed_by_gold(gold)
         for name, budget in (("every test", 0.0), (f"budget {args.budget:g} s", args.budget)):
-            sets = {t: task for t, task in gold_test_sets(tasks, gold, budget).items() if t in usable}
+            sets = {t: task for t, task in gold_test_sets(tasks, gold, budget, null).items() if t in usable}
             runs = evaluate_repo(clone, sets, gens, image, "docker", cfg, cfg.jobs, Path(tmp) / name,
                                  timeouts=timeouts, allowed=allowed)  # fmt: skip
             summary(name, runs, sets)

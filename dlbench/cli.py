@@ -71,10 +71,11 @@ def _evaluate(args: argparse.Namespace) -> int:
     )  # fmt: skip
     seed = config.evaluate.sample_seed if args.seed is None else args.seed
     subset = Subset(args.limit or 0, args.task_ids or (), args.repos or (), seed)
-    gold = Path(args.gold) if args.gold else None
+    gold, null = (Path(path) if path else None for path in (args.gold, args.null))
     done = evaluate_exported(
-        Path(args.tasks), Path(args.predictions), Path(args.out), args.backend, args.jobs, config, places, subset, gold
-    )
+        Path(args.tasks), Path(args.predictions), Path(args.out), args.backend, args.jobs, config, places, subset, gold,
+        null,
+    )  # fmt: skip
     results = done.evaluations
     passed = sum(r.passed for r in results)
     drawn = f" (of {done.chosen} tasks drawn)" if done.chosen is not None else ""
@@ -329,6 +330,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="gold's evaluation records of these tasks (an earlier `dlbench evaluate` of the reference, or the "
         "workflow's results/evaluations/gold/): the other models are graded on the tests gold kept, within its time "
         "limits, and what the project's own code was seen doing under gold is not held against them",
+    )  # fmt: skip
+    ev.add_argument(
+        "--null", metavar="FILE",
+        help="null's evaluation records of these tasks (graded with --gold and no --null): with evaluate.test_budget_s "
+        "the other models run the kept tests within the budget, those null fails first; without it, every kept test",
     )  # fmt: skip
     ev.add_argument("--jobs", type=int, default=2)
     ev.add_argument(

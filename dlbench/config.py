@@ -375,9 +375,9 @@ class EvaluateConfig(Section):
     test_budget_s: float = Field(
         0.0,
         ge=0,
-        description="Seconds of gold's test time a task's tests may take for the other models: one case of "
-        "every test function, fastest first, before a second of any, while they fit (at least one test). "
-        "0: every test gold kept.",
+        description="Seconds of gold's test time a task's tests may take for the models other than gold and "
+        "null: the tests null fails first (null runs every kept test), then one case of every test function, "
+        "fastest first, before a second of any, while they fit (at least one test). 0: every test gold kept.",
     )
     memory_mb: int = Field(1024, ge=64)
     cpus: float = Field(1.0, gt=0)

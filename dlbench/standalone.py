@@ -96,10 +96,10 @@ class Outcome:
 
 def evaluate_exported(
     tasks: Path, predictions: Path, out: Path, backend: str, jobs: int, config: Config, places: Places,
-    subset: Subset = Subset(), gold: Path | None = None,
+    subset: Subset = Subset(), gold: Path | None = None, null: Path | None = None,
 ) -> Outcome:  # fmt: skip
     """Check out what the predictions need, evaluate them into ``out`` (held to ``gold``'s
-    evaluations of the tasks where given) and score them."""
+    evaluations of the tasks where given, within the test budget with ``null``'s) and score them."""
     benchmark = {t.task_id: t for t in iter_jsonl(tasks, BenchmarkTask)}
     chosen = chosen_tasks(benchmark.values(), subset)
     predicted = {p.task_id for p in read_jsonl(predictions, Prediction)}
@@ -111,7 +111,7 @@ def evaluate_exported(
         tasks, predictions, out, backend, jobs, config.evaluate, repos_dir=places.workflow_repos,
         evidence_root=places.evidence_root(), images=config.images, downloads=config.storage.downloads_dir(),
         images_dir=places.workflow_images, only=chosen, clones={s: c for s, c in clones.items() if c is not None},
-        image_records=places.work / "images", gold=gold,
+        image_records=places.work / "images", gold=gold, null=null,
     )  # fmt: skip
     table = evaluated_table(benchmark, results, config.report.k, bootstrap_of(config.report))
     known = [e for e in results if e.task_id in benchmark]

@@ -10,6 +10,7 @@ with script_logging(snakemake.log[0]):
         update={"jobs": snakemake.threads}
     )  # candidates at once: the rule's threads
     gold = snakemake.input.gold  # one file, or none for gold itself
+    null = snakemake.input.null  # one file, or none for gold and null (the test budget needs it)
     evaluate_generations(
         Path(snakemake.input.generations),
         Path(snakemake.input.benchmark),
@@ -19,4 +20,5 @@ with script_logging(snakemake.log[0]):
         snakemake.params.backend,
         evaluate,
         gold=Path(gold[0]) if gold else None,
+        null=Path(null[0]) if null else None,
     )

@@ -11,6 +11,7 @@ from dlbench.config import EvaluateConfig
 from dlbench.harness.testset import (
     failing_every_run,
     gold_test_sets,
+    noticing,
     passes_on,
     sample_task_ids,
     scaled_timeouts,
@@ -351,3 +352,40 @@ def test_null_is_judged_on_the_tests_the_budget_grades_models_on() -> None:
         "null", {"t.py::test_fast": (TestOutcome.PASSED, None), "t.py::test_slow": (TestOutcome.FAILED, "x")}
     )
     assert validation_table([task_of(tests)], [gold], [full_null]).iloc[0]["usable"]  # no budget: the full set decides
+
+
+def test_the_budget_takes_first_the_tests_a_missing_body_fails() -> None:
+    """Null runs every kept test; the budget then keeps the tests null failed before the
+    others, so a task's graded tests notice a missing body whenever a kept test does."""
+    tests = ["t.py::test_fast", "t.py::test_other", "t.py::test_slow"]
+    passing = {t: (TestOutcome.PASSED, None) for t in tests}
+    gold = shown("gold", passing).model_copy(
+        update={"durations": {"t.py::test_fast": 1.0, "t.py::test_other": 2.0, "t.py::test_slow": 60.0}}
+    )
+    null = shown("null", passing | {"t.py::test_slow": (TestOutcome.FAILED, "NotImplementedError")})
+    assert noticing([null], tests) == {"t.py::test_slow"}
+    tasks = {"o__r:m.py:four": task_of(tests)}
+    assert gold_test_sets(tasks, [gold], 10)["o__r:m.py:four"].tests == ["t.py::test_fast", "t.py::test_other"]
+    assert gold_test_sets(tasks, [gold], 10, [null])["o__r:m.py:four"].tests == ["t.py::test_slow"]
+    assert gold_test_sets(tasks, [gold], 70, [null])["o__r:m.py:four"].tests == tests  # then the others that fit
+    row = validation_table([task_of(tests)], [gold], [null], cfg=EvaluateConfig(test_budget_s=10)).iloc[0]
+    assert row["usable"], row["reason"]
+    # A test null's run never reported is no evidence that it notices anything.
+    assert noticing([shown("null", {"t.py::test_fast": (TestOutcome.PASSED, None)})], tests) == set()
+
+
+def test_the_budget_applies_only_with_null_evaluations(tmp_path: Path) -> None:
+    """``dlbench evaluate --gold`` (the workflow's evaluate rule): null itself, graded
+    without null's runs, runs every kept test; the other models, given null's, the budget."""
+    from dlbench.harness.evaluate import held_to_gold
+
+    tests = ["t.py::test_fast", "t.py::test_slow"]
+    passing = {t: (TestOutcome.PASSED, None) for t in tests}
+    gold = shown("gold", passing).model_copy(update={"durations": {"t.py::test_fast": 1.0, "t.py::test_slow": 60.0}})
+    null = shown("null", passing | {"t.py::test_slow": (TestOutcome.FAILED, "NotImplementedError")})
+    write_jsonl(tmp_path / "gold.jsonl", [gold])
+    write_jsonl(tmp_path / "null.jsonl", [null])
+    cfg, tasks = EvaluateConfig(test_budget_s=10), {"o__r:m.py:four": task_of(tests)}
+    assert held_to_gold(tasks, tmp_path / "gold.jsonl", cfg)[0]["o__r:m.py:four"].tests == tests
+    budgeted = held_to_gold(tasks, tmp_path / "gold.jsonl", cfg, tmp_path / "null.jsonl")[0]
+    assert budgeted["o__r:m.py:four"].tests == ["t.py::test_slow"]

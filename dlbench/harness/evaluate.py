@@ -89,13 +89,16 @@ class EvalReport(Evaluation):
 
 def evaluate_generations(
     generations: Path, benchmark: Path, clone: Path, image: Path | None, out: Path, backend: str, cfg: EvaluateConfig,
-    evidence_root: Path = EVIDENCE_ROOT, gold: Path | None = None,
+    evidence_root: Path = EVIDENCE_ROOT, gold: Path | None = None, null: Path | None = None,
 ) -> list[Evaluation]:  # fmt: skip
     """The ``evaluate`` rule: the candidates of one model × technique × repository, on the
     repository's seeded task sample; with ``gold`` (every model but gold), each task keeps
-    only the tests gold's runs kept (``testset``)."""
+    only the tests gold's runs kept (``testset``), within the test budget with ``null``
+    (every model but gold and null: ``held_to_gold``)."""
     image_record = read_json(image, ImageRecord) if image else None
-    results = evaluate_candidates(generations, benchmark, clone, image_record, backend, cfg, evidence_root, gold)
+    results = evaluate_candidates(
+        generations, benchmark, clone, image_record, backend, cfg, evidence_root, gold, null=null
+    )
     write_jsonl(out, results)
     return results
 
@@ -103,7 +106,7 @@ def evaluate_generations(
 def evaluate_candidates(
     generations: Path, benchmark: Path, clone: Path, image_record: ImageRecord | None, backend: str,
     cfg: EvaluateConfig, evidence_root: Path = EVIDENCE_ROOT, gold: Path | None = None,
-    only: Collection[str] | None = None, reseed: bool = False,
+    only: Collection[str] | None = None, reseed: bool = False, null: Path | None = None,
 ) -> list[Evaluation]:  # fmt: skip
     """``evaluate_generations`` on a given image, without writing (``only``: these task ids
     of the sample; ``reseed``: gold's further runs, ``_repeats``); InfrastructureFaults when
@@ -111,7 +114,7 @@ def evaluate_candidates(
     record = read_json(clone, CloneRecord)
     everything = list(iter_jsonl(benchmark, BenchmarkTask))  # a run's subset is drawn over every repository
     tasks = {t.task_id: t for t in everything if t.slug == record.slug}
-    tasks, timeouts, seen_in_gold = held_to_gold(tasks, gold, cfg)
+    tasks, timeouts, seen_in_gold = held_to_gold(tasks, gold, cfg, null)
     sampled = scored_task_ids(everything, cfg)
     gens = [g for g in read_jsonl(generations, Generation) if g.task_id in sampled or g.task_id not in tasks]
     gens = [repeat for gen in gens if only is None or gen.task_id in only for repeat in _repeats(gen, cfg, reseed)]
@@ -132,15 +135,20 @@ def evaluate_candidates(
 
 
 def held_to_gold(
-    tasks: dict[str, BenchmarkTask], gold: Path | None, cfg: EvaluateConfig
+    tasks: dict[str, BenchmarkTask], gold: Path | None, cfg: EvaluateConfig, null: Path | None = None
 ) -> tuple[dict[str, BenchmarkTask], dict[str, float], dict[str, frozenset[str]]]:
     """What every model but gold is held to, from gold's evaluations (none given: the tasks
     whole, the config's limit, nothing allowed): the tests gold kept (``testset``), each
-    task's limit scaled to gold's time, and what gold's runs were seen doing."""
+    task's limit scaled to gold's time, and what gold's runs were seen doing. The test
+    budget needs null's evaluations (``null``: every model but gold and null), since it takes
+    the tests a missing body fails first; null itself runs every kept test."""
     if gold is None:
         return tasks, {}, {}
     evaluations = read_jsonl(gold, Evaluation)
-    trimmed = gold_test_sets(tasks, evaluations, cfg.test_budget_s)
+    if cfg.test_budget_s and null is None:
+        log.info("evaluate.test_budget_s: no null evaluations given, so every kept test runs (null's own run)")
+    budget = cfg.test_budget_s if null is not None else 0.0
+    trimmed = gold_test_sets(tasks, evaluations, budget, read_jsonl(null, Evaluation) if null else ())
     return trimmed, scaled_timeouts(evaluations, cfg), observed_by_gold(evaluations)
 
 
@@ -171,6 +179,7 @@ def evaluate_predictions(
     repos_dir: Path = REPOS_DIR, evidence_root: Path = EVIDENCE_ROOT, images: ImagesConfig | None = None,
     downloads: Path | None = None, images_dir: Path = IMAGES_DIR, only: Collection[str] | None = None,
     clones: Mapping[str, CloneRecord] | None = None, image_records: Path | None = None, gold: Path | None = None,
+    null: Path | None = None,
 ) -> list[Evaluation]:  # fmt: skip
     """``dlbench evaluate``: every prediction against its benchmark task, in file order; on
     the image the workflow's gold runs settled on (``images_dir``) where it is still there,
@@ -181,8 +190,11 @@ def evaluate_predictions(
     ``repos_dir``); the images built for those are recorded in ``image_records/{slug}.json``;
     ``gold``: gold's evaluations of these tasks, whose test sets, time limits and observed
     behaviour the other models' candidates are held to, as in the workflow (without them a
-    project's own doings, seen under gold, count against every candidate)."""
-    by_id, timeouts, seen_in_gold = held_to_gold({t.task_id: t for t in iter_jsonl(tasks, BenchmarkTask)}, gold, cfg)
+    project's own doings, seen under gold, count against every candidate); ``null``: null's
+    evaluations of them, which the test budget needs (``held_to_gold``)."""
+    by_id, timeouts, seen_in_gold = held_to_gold(
+        {t.task_id: t for t in iter_jsonl(tasks, BenchmarkTask)}, gold, cfg, null
+    )
     gens = [
         Generation(task_id=p.task_id, model=p.model, technique=PREDICTIONS_TECHNIQUE, sample=p.sample, code=p.code)
         for p in read_jsonl(predictions, Prediction)

@@ -16,13 +16,15 @@ parametrized test (or a listed class) that gold ran only in part keeps, by their
 ids, the cases gold ran: a test with a CUDA case skipped on this machine still grades its
 CPU cases. Models are graded on the tests kept, so a candidate that makes a kept test or
 case skip does not pass. With ``evaluate.test_budget_s`` they are graded on those of the
-kept tests that fit the budget in gold's time (``within_budget``).
+kept tests that fit the budget in gold's time (``within_budget``), the tests null's runs
+fail taken first: null runs every kept test, so the budget never leaves out all the tests
+that notice a missing body.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from itertools import zip_longest
 
 from dlbench.config import EvaluateConfig
@@ -153,21 +155,34 @@ def passes_on(evaluation: Evaluation, kept: list[str]) -> bool:
 
 
 def gold_test_sets(
-    tasks: Mapping[str, BenchmarkTask], gold: Iterable[Evaluation], budget_s: float = 0.0
-) -> dict[str, BenchmarkTask]:
+    tasks: Mapping[str, BenchmarkTask], gold: Iterable[Evaluation], budget_s: float = 0.0,
+    null: Iterable[Evaluation] = (),
+) -> dict[str, BenchmarkTask]:  # fmt: skip
     """The tasks with only the tests gold kept (a task gold kept nothing of stays whole:
     it is unusable anyway, and its candidates still get a verdict), within ``budget_s``
-    seconds of gold's test time when it is set (``within_budget``)."""
+    seconds of gold's test time when it is set (``within_budget``), the tests null's runs
+    failed (``noticing``) taken first."""
     by_task: dict[str, list[Evaluation]] = defaultdict(list)
     for evaluation in gold:
         by_task[evaluation.task_id].append(evaluation)
+    null_by_task: dict[str, list[Evaluation]] = defaultdict(list)
+    for evaluation in null:
+        null_by_task[evaluation.task_id].append(evaluation)
     trimmed = {}
     for task_id, task in tasks.items():
         kept = kept_tests(task.tests, dropped_tests(by_task[task_id]), by_task[task_id])
         if budget_s:
-            kept = within_budget(kept, gold_seconds(kept, by_task[task_id]), budget_s)
+            seconds = gold_seconds(kept, by_task[task_id])
+            kept = within_budget(kept, seconds, budget_s, noticing(null_by_task[task_id], kept))
         trimmed[task_id] = task.model_copy(update={"tests": kept}) if kept else task
     return trimmed
+
+
+def noticing(null: Iterable[Evaluation], kept: list[str]) -> set[str]:
+    """The kept tests a missing body fails: one of null's judged runs ran them and they failed
+    (a test its run never reported is no evidence either way)."""
+    failed = (TestOutcome.FAILED, TestOutcome.ERROR)
+    return {t for e in null if e.status in JUDGED for t in kept if outcome(e, t) in failed}
 
 
 def gold_seconds(kept: list[str], gold: list[Evaluation]) -> dict[str, float]:
@@ -182,22 +197,24 @@ def gold_seconds(kept: list[str], gold: list[Evaluation]) -> dict[str, float]:
     return seconds
 
 
-def within_budget(kept: list[str], seconds: Mapping[str, float], budget_s: float) -> list[str]:
-    """The kept ids that fit ``budget_s`` seconds, in their order: rounds over the test functions
-    (a parametrized test's cases are one function), each giving its fastest case not yet taken,
-    so the budget buys one case of every test before a second of any; at least one id. All of
-    them when one was never timed."""
+def within_budget(kept: list[str], seconds: Mapping[str, float], budget_s: float, first: Collection[str] = ()) -> list[str]:  # fmt: skip
+    """The kept ids that fit ``budget_s`` seconds, in their order: ``first`` (the tests that
+    notice a missing body) before the others, and within each, rounds over the test
+    functions (a parametrized test's cases are one function), each giving its fastest case
+    not yet taken, so the budget buys one case of every test before a second of any; at
+    least one id. All of them when one was never timed."""
     if any(t not in seconds for t in kept) or sum(seconds.values()) <= budget_s:
         return kept
-    functions: dict[str, list[str]] = defaultdict(list)
-    for test in sorted(kept, key=lambda t: seconds[t]):
-        functions[test.split("[", 1)[0]].append(test)
     chosen: set[str] = set()
     spent = 0.0
-    for test in (t for rank in zip_longest(*functions.values()) for t in rank if t is not None):
-        if not chosen or spent + seconds[test] <= budget_s:
-            chosen.add(test)
-            spent += seconds[test]
+    for group in ([t for t in kept if t in first], [t for t in kept if t not in first]):
+        functions: dict[str, list[str]] = defaultdict(list)
+        for test in sorted(group, key=lambda t: seconds[t]):
+            functions[test.split("[", 1)[0]].append(test)
+        for test in (t for rank in zip_longest(*functions.values()) for t in rank if t is not None):
+            if not chosen or spent + seconds[test] <= budget_s:
+                chosen.add(test)
+                spent += seconds[test]
     return [t for t in kept if t in chosen]
 
 

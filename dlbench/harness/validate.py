@@ -29,6 +29,7 @@ from dlbench.harness.testset import (
     dropped_tests,
     gold_seconds,
     kept_tests,
+    noticing,
     passes_on,
     tests_represented,
     within_budget,
@@ -65,7 +66,7 @@ def task_row(
         "gold_exception": failing[0].exception if failing else None,
         "null_status": ",".join(sorted({e.status.value for e in null})) or None,
     }
-    graded = within_budget(kept, gold_seconds(kept, gold), budget_s) if budget_s else kept
+    graded = within_budget(kept, gold_seconds(kept, gold), budget_s, noticing(null, kept)) if budget_s else kept
     reason = _reason(gold, null, row["tests_kept"], dropped, failing, min_tests, sampled, kept, graded)
     return row | {"usable": reason is None, "reason": reason}
 

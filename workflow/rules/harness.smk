@@ -45,6 +45,9 @@ rule evaluate:
         unpack(get_evaluate_inputs),
         # every model but gold is graded on the tests gold's runs keep (dlbench.harness.testset)
         gold=lambda wc: [] if wc.model == "gold" else [f"results/evaluations/gold/{REFERENCE}/{wc.repo}.jsonl"],
+        # and, within evaluate.test_budget_s, on the tests null fails first (null runs every kept test)
+        null=lambda wc: [] if wc.model in ("gold", "null") or not CFG.evaluate.test_budget_s
+        else [f"results/evaluations/null/{REFERENCE}/{wc.repo}.jsonl"],
     output:
         "results/evaluations/{model}/{technique}/{repo}.jsonl",
     params:
