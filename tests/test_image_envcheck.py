@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from dlbench.config import ImagesConfig
-from dlbench.images.build import addition_steps, pin_steps
+from dlbench.images.build import addition_steps, installed_already, pin_steps
 from dlbench.images.envcheck import TooNew, check_script, missing_modules, swallowed_script, too_new_libraries
 from dlbench.records import RepairStep
 from tests.test_mine_callgraph import write_tree
@@ -124,3 +124,13 @@ def test_a_module_is_added_once_not_again_after_the_resolver_could_not_keep_it()
     assert addition_steps(missing, {"numpy": "2.0.0", "pyyaml": "6.0"}, {"pkg"}, first, 2) == []
     pinned = RepairStep(round=1, module="dqc", distribution="dqc", reason="", spec="dqc<1.0")  # a pin is no addition
     assert [s.distribution for s in addition_steps({"dqc": "missing"}, {}, set(), [pinned], 2)] == ["dqc"]
+
+
+def test_a_module_the_installed_release_lacks_says_so() -> None:
+    """No step for a module whose distribution the lock holds; the log says the installed
+    release lacks it, not that a rebuild is under way."""
+    missing = {"gpytorch": "No module named 'gpytorch.likelihoods.hadamard_gaussian_likelihood'", "pkg": "own"}
+    assert addition_steps(missing, {"gpytorch": "1.14"}, {"pkg"}, [], 1) == []
+    (line,) = installed_already(missing, {"gpytorch": "1.14"}, {"pkg"})
+    assert "gpytorch==1.14 is installed and lacks it" in line and "hadamard_gaussian_likelihood" in line
+    assert installed_already({"yaml": "No module named 'yaml'"}, {}, set()) == []  # not installed: added instead

@@ -169,7 +169,7 @@ def _rebuilt(
     ``unfound``: modules no finder had, so never the project's own whatever its files are named."""
     from dlbench.images.build import repair_project_image
 
-    log.info("gold runs miss %s: rebuilding %s (%s)", ", ".join(sorted({*missing, *removed})), record.repo, log_path)
+    log.info("gold runs miss %s: repairing %s (%s)", ", ".join(sorted({*missing, *removed})), record.repo, log_path)
     rebuilt = repair_project_image(
         record, checkout, missing, log_path, support_files(), images, downloads, removed, unfound
     )

@@ -351,6 +351,8 @@ def repair_project_image(
     new = addition_steps(missing, locked, own, previous, round_)
     new += pin_steps(removed or {}, locked, own, previous, images, round_)
     if not new:
+        for line in installed_already(missing, locked, own):
+            log.info("%s: nothing to repair: %s", record.repo, line)
         return None
     python = PythonBase(python=env.python_version, image=record.base_image, platform=env.platform) if env else None
     return build_project_image(checkout, record.repo, record.sha, record.base_image, log_path, support_files,
@@ -367,6 +369,18 @@ def addition_steps(missing: Mapping[str, str], locked: Mapping[str, str], own: s
         RepairStep(round=round_, module=module, distribution=distribution, reason=reason)
         for module, reason in missing.items()
         if module not in own and (distribution := distribution_for(module)) not in locked and distribution not in added
+    ]
+
+
+def installed_already(missing: Mapping[str, str], locked: Mapping[str, str], own: set[str]) -> list[str]:
+    """Why a missing module gets no step when the lock already holds its distribution: the
+    installed release lacks the module (botorch's tests import a gpytorch module released two
+    days after botorch's commit; its CI installs gpytorch's main branch from git)."""
+    return [
+        f"{module} ({reason[:160]}): {distribution}=={locked[distribution]} is installed and lacks it (a later "
+        "release, or the main branch a CI installs from git, may have it)"
+        for module, reason in missing.items()
+        if module not in own and (distribution := distribution_for(module)) in locked
     ]
 
 
