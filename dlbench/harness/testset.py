@@ -171,11 +171,18 @@ def gold_test_sets(
     trimmed = {}
     for task_id, task in tasks.items():
         kept = kept_tests(task.tests, dropped_tests(by_task[task_id]), by_task[task_id])
-        if budget_s:
-            seconds = gold_seconds(kept, by_task[task_id])
-            kept = within_budget(kept, seconds, budget_s, noticing(null_by_task[task_id], kept))
+        kept = graded_tests(kept, by_task[task_id], null_by_task[task_id], budget_s)
         trimmed[task_id] = task.model_copy(update={"tests": kept}) if kept else task
     return trimmed
+
+
+def graded_tests(kept: list[str], gold: list[Evaluation], null: Iterable[Evaluation], budget_s: float) -> list[str]:
+    """The kept tests the models other than gold and null are graded on: every one, or with
+    ``budget_s`` those within the budget, the tests null's runs failed first (validation
+    judges null on the same set)."""
+    if not budget_s:
+        return kept
+    return within_budget(kept, gold_seconds(kept, gold), budget_s, noticing(null, kept))
 
 
 def noticing(null: Iterable[Evaluation], kept: list[str]) -> set[str]:

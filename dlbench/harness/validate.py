@@ -27,12 +27,10 @@ from dlbench.harness.testset import (
     GOLD_FAILS,
     dropped_of,
     dropped_tests,
-    gold_seconds,
+    graded_tests,
     kept_tests,
-    noticing,
     passes_on,
     tests_represented,
-    within_budget,
 )
 from dlbench.records import BenchmarkTask, EvalStatus, Evaluation
 from dlbench.store import iter_jsonl, write_frame
@@ -66,7 +64,7 @@ def task_row(
         "gold_exception": failing[0].exception if failing else None,
         "null_status": ",".join(sorted({e.status.value for e in null})) or None,
     }
-    graded = within_budget(kept, gold_seconds(kept, gold), budget_s, noticing(null, kept)) if budget_s else kept
+    graded = graded_tests(kept, gold, null, budget_s)
     reason = _reason(gold, null, row["tests_kept"], dropped, failing, min_tests, sampled, kept, graded)
     return row | {"usable": reason is None, "reason": reason}
 
