@@ -483,6 +483,13 @@ class ImagesConfig(Section):
     resolve_as_of_commit: bool = Field(
         True, description="Resolve with packages released before the pinned commit's date (uv --exclude-newer)."
     )
+    stand_in_days: int = Field(
+        365,
+        ge=0,
+        description="A requirement the project installs from a URL (a CI's `pip install git+https://...` of a "
+        "library's branch) is never fetched: its first index release after the commit's date stands in for it when "
+        "it came within this many days (0: the release as of the date).",
+    )
     index_url: str | None = Field(None, description="Package index (default: PyPI, or PIP_INDEX_URL).")
     framework_index_url: str | None = Field(
         None, description="Extra index for framework wheels, e.g. https://download.pytorch.org/whl/cpu where reachable."

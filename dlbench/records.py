@@ -702,6 +702,7 @@ class DeclaredRequirement(Record):
     name: str  # normalised distribution name
     source: str  # file (and section) or ``import <module> (<test file>)``
     group: str  # runtime, test, dev, ci, extra:<name>, group:<name>, import, repair
+    direct_url: str | None = None  # installed from this URL (a git branch): the index's releases stand in
 
 
 class DroppedRequirement(Record):
@@ -725,6 +726,9 @@ class Environment(Record):
     """A project's test environment: what it declares, what was installed, and why."""
 
     exclude_newer: datetime | None = None  # resolved as of the pinned commit's date
+    # later dates for single distributions: those the project installs from a git branch,
+    # whose first release after the commit stands in for the branch (deps.resolve)
+    exclude_newer_package: dict[str, datetime] = Field(default_factory=dict)
     python_version: str
     platform: str
     python_tried: list[str] = Field(default_factory=list)  # each Python tried, what it loses (images/pythons.py)

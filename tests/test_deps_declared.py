@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dlbench.deps.declared import declared_requirements, group_kind, is_dependency_file
+import pytest
+
+from dlbench.deps.declared import declared_requirements, group_kind, is_dependency_file, requirement_record
 from dlbench.deps.imports import distribution_for, module_imports, third_party_imports
 from dlbench.deps.plan import plan_environment
 from dlbench.deps.tree import SourceTree, disk_tree
@@ -113,17 +115,52 @@ def test_setup_cfg_tox_nox_conda_and_ci_files() -> None:
     assert "twine" not in by_spec and "https://x/cpu" not in by_spec
 
 
-def test_direct_urls_and_broken_files_are_recorded_not_raised() -> None:
+def test_direct_urls_keep_their_name_and_broken_files_are_recorded_not_raised() -> None:
     found = declared_requirements(tree_of({
-        "requirements.txt": "git+https://github.com/acme/fid@abc\nnumpy\n",
+        "requirements.txt": "git+https://github.com/acme/fid@abc\nnumpy\nhttps://example.org/download\n",
         "pyproject.toml": "[project\nname=",
         "setup.py": "def broken(:\n",
     }))  # fmt: skip
-    assert specs(found) == ["numpy"]
-    reasons = " | ".join(f"{s.source}: {s.reason}" for s in found.skipped)
     assert (
-        "direct URL" in reasons and "pyproject.toml: not valid TOML" in reasons and "setup.py does not parse" in reasons
+        specs(found) == ["fid", "numpy"] and found.requirements[0].direct_url == "git+https://github.com/acme/fid@abc"
     )
+    reasons = " | ".join(f"{s.source}: {s.reason}" for s in found.skipped)
+    assert "direct URL: no distribution name in it" in reasons
+    assert "pyproject.toml: not valid TOML" in reasons and "setup.py does not parse" in reasons
+
+
+@pytest.mark.parametrize(
+    ("spec", "name", "kept"),
+    [
+        ("git+https://github.com/cornellius-gp/gpytorch.git", "gpytorch", "gpytorch"),
+        ("git+https://github.com/cornellius-gp/linear_operator.git@main", "linear-operator", "linear_operator"),
+        ("git+https://gitlab.com/a/b/c.git#egg=real-name", "real-name", "real-name"),
+        (
+            "kornia[x] @ git+https://github.com/kornia/kornia ; python_version > '3'",
+            "kornia",
+            'kornia[x]; python_version > "3"',
+        ),  # fmt: skip
+        ("https://github.com/o/tiny_lib/archive/refs/heads/main.zip", "tiny-lib", "tiny_lib"),
+        ("https://example.org/dist/foo_bar-1.0-py3-none-any.whl", "foo-bar", "foo-bar"),
+        ("https://example.org/dist/foo-2.1.tar.gz", "foo", "foo"),
+    ],
+)
+def test_a_requirement_given_as_a_url_keeps_its_name_and_url(spec: str, name: str, kept: str) -> None:
+    record = requirement_record(spec, "ci.yml", "ci")
+    assert not isinstance(record, str), record
+    assert (record.name, record.spec, record.direct_url) == (name, kept, spec.split(" ; ")[0].split(" @ ")[-1])
+
+
+def test_a_ci_install_from_a_git_branch_is_a_requirement_with_its_url() -> None:
+    """botorch's CI installs its sibling libraries from their main branches."""
+    found = declared_requirements(tree_of({
+        ".github/workflows/test.yml": "jobs:\n  t:\n    steps:\n      - run: |\n          uv pip install "
+        "git+https://github.com/cornellius-gp/gpytorch.git\n          pytest -ra\n",
+        "requirements-c.txt": "numpy\n-c constraints.txt\n", "constraints.txt": "gpytorch @ git+https://x/g.git\nscipy<2\n",
+    }))  # fmt: skip
+    by_name = {r.name: r for r in found.requirements}
+    assert by_name["gpytorch"].direct_url == "git+https://github.com/cornellius-gp/gpytorch.git"
+    assert by_name["gpytorch"].group == "ci" and found.constraints == ["scipy<2"]  # a URL constrains nothing
 
 
 def test_dependency_files_selection_reads() -> None:

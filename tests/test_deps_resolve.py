@@ -3,15 +3,18 @@ dated locks, dropping what cannot be resolved, preferring an existing framework'
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
 
 from dlbench.config import StorageConfig
 from dlbench.deps.resolve import IndexUnavailable, ResolutionError, Target, _blamed, _pure_sdist, resolve
+from dlbench.deps.releases import Release, later_release
 from dlbench.deps.sdists import wanted_only_as_wheel, wheel_is_pure
 from dlbench.images.envcheck import check_script, missing_modules
 from dlbench.records import DeclaredRequirement
+from packaging.version import Version
 
 pytestmark = pytest.mark.xdist_group("uv-cache")
 
@@ -99,13 +102,15 @@ def test_many_unavailable_optional_requirements_cost_only_themselves(
 
     monkeypatch.setattr(resolve_module, "compile_lock", counted)
     bogus = [req(f"dlbench-no-such-distribution-{i:02d}", group="import") for i in range(15)]
-    url = "six @ git+https://github.com/benjaminp/six@1.16.0"
-    declared = [req("packaging"), *bogus, DeclaredRequirement(spec=url, name="six", source="requirements-test.txt", group="test"),
+    url = "git+https://github.com/benjaminp/six@1.16.0"
+    declared = [req("packaging"), *bogus, DeclaredRequirement(spec="six", name="six", source="requirements-test.txt", group="test", direct_url=url),
                 DeclaredRequirement(spec="six", name="six", source="import six (tests/test_x.py)", group="import")]  # fmt: skip
     lock = resolve(declared, [], target)
     assert {"packaging", "six"} <= lock.versions().keys()  # the git URL's package from the index
     assert {d.spec for d in lock.dropped if d.reason.startswith("cannot be had")} == {b.spec for b in bogus}
-    assert [d.reason for d in lock.dropped if d.spec == url][0].startswith("direct URL git+https://github.com")
+    assert [d.reason for d in lock.dropped if d.spec == f"six @ {url}"][0].startswith(
+        "direct URL git+https://github.com"
+    )
     assert runs.count(False) == 2, runs  # whole resolutions: the first, and the one that succeeds
 
 
@@ -189,3 +194,36 @@ def test_an_sdist_builds_with_the_build_tools_of_the_locks_date(tmp_path) -> Non
     assert _pure_sdist(req("visdom==0.2.4", "test"), [], dated)[0]
     pure, why = _pure_sdist(req("visdom==0.2.4", "test"), [], Target(cache_dir=tmp_path / "today"))
     assert not pure and "pkg_resources" in why
+
+
+def test_a_library_installed_from_its_branch_is_its_first_release_after_the_date(target: Target) -> None:
+    """packaging from git on 2023-06-01: its branch then held 23.1 and more, so 23.2
+    (2023-10-01) stands in, for packaging alone; six keeps the date's release. A stand-in
+    later than ``stand_in_days`` is refused: the date's release stays, with why."""
+    branch = DeclaredRequirement(spec="packaging", name="packaging", source="ci.yml", group="ci",
+                                 direct_url="git+https://github.com/pypa/packaging.git")  # fmt: skip
+    lock = resolve([req("six"), req("packaging>=21"), branch], [], target)
+    assert lock.versions()["packaging"] == "23.2" and lock.versions()["six"] == "1.16.0"
+    assert list(lock.exclude_newer_package) == ["packaging"]
+    assert (
+        datetime(2023, 10, 1, tzinfo=UTC) < lock.exclude_newer_package["packaging"] < datetime(2023, 10, 3, tzinfo=UTC)
+    )
+    assert [d.spec for d in lock.dropped] == ["packaging @ git+https://github.com/pypa/packaging.git"]
+    assert "first release after 2023-06-01 stands in for it (23.2, 2023-10-01)" in lock.dropped[0].reason
+
+    strict = resolve([req("six"), branch], [], replace(target, stand_in_days=30))
+    assert strict.versions()["packaging"] == "23.1" and strict.exclude_newer_package == {}
+    assert "23.2 came 122 days later" in strict.dropped[0].reason
+
+
+def test_the_stand_in_is_the_successor_of_the_releases_before_never_a_backport() -> None:
+    at = datetime(2024, 7, 1, tzinfo=UTC)
+
+    def release(version: str, day: str) -> Release:
+        when = datetime.fromisoformat(day + "T00:00:00+00:00")
+        return Release(Version(version), when, when)
+
+    found = (release("1.26.4", "2024-02-05"), release("2.0.0", "2024-06-16"), release("1.26.5", "2024-07-05"),
+             release("2.0.1", "2024-07-20"))  # fmt: skip
+    assert later_release(found, at).version == Version("2.0.1")  # 1.26.5 came first, from an older series
+    assert later_release(found[:3], at) is None and later_release((), at) is None

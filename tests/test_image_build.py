@@ -225,6 +225,35 @@ def test_lock_is_resolved_as_of_the_commit_date(base, built, tmp_path: Path) -> 
     assert record.environment.exclude_newer.isoformat().startswith("2023-05-01")
 
 
+CI_FROM_GIT = """\
+jobs:
+  tests:
+    steps:
+      - run: pip install git+https://github.com/pypa/packaging.git
+      - run: pytest tests
+"""
+
+
+def test_a_library_the_ci_installs_from_its_branch_is_its_first_release_after_the_commit(engine, base, built, tmp_path: Path) -> None:  # fmt: skip
+    """The CI installs packaging from its main branch (never fetched here): on a commit of
+    2023-05-01 the first release after it (23.2, 2023-10-01) stands in, for packaging alone,
+    and the image's own install accepts that later date (uv reads it from no variable)."""
+    repo, _ = make_repo(tmp_path / "branch", "packaging\nsix\n")
+    (repo / ".github/workflows").mkdir(parents=True)
+    (repo / ".github/workflows/tests.yml").write_text(CI_FROM_GIT)
+    subprocess.run(["git", "-C", str(repo), "add", "."], check=True)
+    sha = redate(repo, "2023-05-01T00:00:00+00:00")
+    record = build(repo, sha, base, tmp_path / "branch.log", built, {})
+    assert record.status == ImageStatus.OK, record.error
+    env = record.environment
+    assert "packaging==23.2" in env.lock and "six==1.16.0" in env.lock  # six keeps the commit's date
+    assert list(env.exclude_newer_package) == ["packaging"] and env.exclude_newer_package["packaging"].year == 2023
+    stand_in = next(d for d in env.dropped if d.spec.startswith("packaging @ git+"))
+    assert "first release after 2023-05-01 stands in for it (23.2, 2023-10-01)" in stand_in.reason
+    code, output = run(engine, record.tag, ["python", "-c", "import packaging; print(packaging.__version__)"])
+    assert code == 0 and output.strip() == "23.2", output
+
+
 def test_missing_module_is_repaired_and_recorded(base, built, tmp_path: Path) -> None:
     """An import the static plan cannot see (inside an ``if``) fails collection; the repair
     loop adds its distribution and rebuilds."""

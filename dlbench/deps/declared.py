@@ -17,13 +17,15 @@ import itertools
 import re
 import shlex
 import tomllib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from urllib.parse import parse_qs, urlparse
 
 import yaml
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
 from packaging.version import Version
 
 from dlbench.deps.tree import SourceTree
@@ -49,6 +51,9 @@ OPTIONS_WITH_VALUE = {
     "--prefix", "--root", "--python", "-p", "--upgrade-strategy", "--override", "--cache-dir", "--platform",
     "--python-version", "--only-binary", "--no-binary", "--extra", "--group", "--torch-backend", "--index-strategy",
 }  # fmt: skip
+VCS_SCHEME = re.compile(r"^(git|hg|svn|bzr)\+")
+DIRECT_URL_SCHEME = re.compile(rf"{VCS_SCHEME.pattern}|^https?://")
+DISTRIBUTION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 OWN_EXTRAS = re.compile(r"""['"]?\.?/?\[(?P<extras>[\w,\s-]+)\]['"]?""")
 SHELL_OPERATORS = {"&&", "||", ";", "|", ">", ">>", "2>&1", "&"}
 METADATA_FILES = ("pyproject.toml", "setup.cfg", "setup.py")  # what the package itself declares, read first
@@ -93,11 +98,11 @@ class Declarations:
             return
         if not spec or _is_local(spec):
             return
-        requirement = _parse(spec)
-        if isinstance(requirement, str):
-            self.skipped.append(DroppedRequirement(spec=spec, source=source, reason=requirement))
+        record = requirement_record(spec, source, group)
+        if isinstance(record, str):
+            self.skipped.append(DroppedRequirement(spec=spec, source=source, reason=record))
         else:
-            self.requirements.append(DeclaredRequirement(spec=str(requirement), name=canonical_name(requirement.name), source=source, group=group))  # fmt: skip
+            self.requirements.append(record)
 
 
 def group_kind(group: str) -> str:
@@ -112,19 +117,58 @@ def group_kind(group: str) -> str:
     return "optional"
 
 
+def requirement_record(spec: str, source: str, group: str) -> DeclaredRequirement | str:
+    """The record of one requirement, or why it cannot be had from a package index. One
+    given as a URL keeps its name (the index's releases of it stand in: ``deps.resolve``)
+    and the URL."""
+    requirement = _parse(spec)
+    if isinstance(requirement, str):
+        return requirement
+    url, requirement.url = requirement.url, None
+    return DeclaredRequirement(spec=str(requirement), name=canonical_name(requirement.name), source=source, group=group, direct_url=url)  # fmt: skip
+
+
 def _parse(spec: str) -> Requirement | str:
-    """A requirement, or why it cannot come from a package index."""
+    """A requirement (its ``url`` set when given as one), or why it cannot be read."""
     try:
         requirement = Requirement(spec)
     except InvalidRequirement as exc:
-        if re.match(r"^(git|hg|svn|bzr)\+|^https?://", spec):
-            return "direct URL: not installable from a package index"
+        if DIRECT_URL_SCHEME.match(spec):
+            return _named_url(spec) or "direct URL: no distribution name in it"
         return f"not a PEP 508 requirement: {exc}"
-    if requirement.url:
-        return "direct URL: not installable from a package index"
     if "+" in str(requirement.specifier):  # a local build such as torch==2.4.0+cpu: the index has the release
         requirement.specifier = SpecifierSet(",".join(re.sub(r"\+[\w.]+$", "", str(s)) for s in requirement.specifier))
     return requirement
+
+
+def _named_url(spec: str) -> Requirement | None:
+    """``name @ url`` for a bare URL, the name from its ``#egg=`` fragment, its wheel or sdist
+    file, or its repository (``git+https://github.com/o/name.git@ref``,
+    ``https://github.com/o/name/archive/ref.zip``)."""
+    url = spec.split()[0]
+    vcs = VCS_SCHEME.match(url)
+    parsed = urlparse(url[vcs.end() :] if vcs else url)
+    egg = parse_qs(parsed.fragment).get("egg", [""])[0]
+    parts = [p for p in parsed.path.split("/") if p]
+    file = parts[-1] if parts else ""
+    if egg:
+        name = egg
+    elif file.endswith(".whl"):
+        name = _or_none(lambda: parse_wheel_filename(file)[0])
+    elif "archive" in parts[2:3]:  # GitHub's archive of a ref: /owner/name/archive/ref.zip
+        name = parts[1]
+    elif file.endswith((".tar.gz", ".zip")):
+        name = _or_none(lambda: parse_sdist_filename(file)[0])
+    else:  # a version control URL names the repository; a page's URL names nothing
+        name = file.split("@")[0].removesuffix(".git") if vcs else None
+    return Requirement(f"{name} @ {url}") if name and DISTRIBUTION_NAME.fullmatch(name) else None
+
+
+def _or_none(read: Callable[[], str]) -> str | None:
+    try:
+        return read()
+    except (InvalidWheelFilename, InvalidSdistFilename):
+        return None
 
 
 def _is_local(spec: str) -> bool:
@@ -248,10 +292,16 @@ def _include(tree: SourceTree, base: PurePosixPath, target: str, constraint: boo
     if text is None:
         return  # outside the tree or missing: nothing to read
     if constraint:  # a constraints file several requirements files name (nncf: each framework's) is read once
-        lines = [line for line in logical_lines(text) if not line.startswith("-") and not isinstance(_parse(line), str)]
+        lines = [line for line in logical_lines(text) if not line.startswith("-") and _index_constraint(line)]
         found.constraints += [line for line in lines if line not in found.constraints]
     else:
         _requirements_lines(tree, path, text, found, seen, group)
+
+
+def _index_constraint(line: str) -> bool:
+    """A constraint the resolver can apply: a requirement on the index's releases, not a URL."""
+    parsed = _parse(line)
+    return not isinstance(parsed, str) and not parsed.url
 
 
 def _is_requirements_text(path: str) -> bool:

@@ -129,12 +129,12 @@ def _expand(name: str, extras: dict[str, list[DeclaredRequirement]], own: set[st
 
 
 def _unique(requirements: list[DeclaredRequirement]) -> list[DeclaredRequirement]:
-    """One entry per (name, spec); the first source wins."""
-    seen: set[str] = set()
+    """One entry per spec (and URL it is installed from); the first source wins."""
+    seen: set[tuple[str, str | None]] = set()
     out = []
     for requirement in requirements:
-        if requirement.spec not in seen:
-            seen.add(requirement.spec)
+        if (requirement.spec, requirement.direct_url) not in seen:
+            seen.add((requirement.spec, requirement.direct_url))
             out.append(requirement)
     return out
 

@@ -8,8 +8,10 @@ dev groups) that cannot be had at all are found first, each with a cheap run tha
 the distribution alone (``--no-deps``: one index look-up, not a whole resolution), and
 dropped with their cause: however many there are, they cost only the tests that need them.
 Then, for real conflicts, the requirement the resolver names with the lowest priority is
-dropped and recorded, until the rest resolves. A direct URL (``name @ git+https://...``)
-cannot be fetched here: the index's release of that name stands in for it, recorded. An
+dropped and recorded, until the rest resolves. A direct URL (``name @ git+https://...``, a
+CI's ``pip install git+...`` of a library's branch) is not fetched: the index's releases of
+that name stand in, up to its first release after the date (``deps.releases``: the branch as
+of the commit held everything released before and more), recorded. An
 optional requirement offered only as an sdist is built once here and kept when it is pure
 Python (``deps.sdists``).
 """
@@ -23,19 +25,17 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from dlbench.deps.declared import canonical_name, from_package_metadata
 from dlbench.deps.plan import PRIORITY, drop_priority
+from dlbench.deps.releases import ReleasesUnavailable, cutoff_for, first_release_after
 from dlbench.deps.sdists import builds_pure_python, wanted_only_as_wheel
 from dlbench.records import DeclaredRequirement, DroppedRequirement
 
 OPTIONAL_BELOW = PRIORITY["test"]  # import, ci, optional, docs, dev: the tests can do without them
-DIRECT_URL = re.compile(
-    r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?P<extras>\[[^\]]*\])?\s*@\s*(?P<url>\S+)(?P<rest>.*)$"
-)
 DEFAULT_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 RESOLVE_TIMEOUT_S = 600
 UNSATISFIABLE = "No solution found"  # uv's word for a conflict (not a network or index failure)
@@ -63,6 +63,17 @@ class Target:
     index_url: str | None = None
     extra_index_url: str | None = None
     cache_dir: Path | None = None
+    exclude_newer_package: tuple[tuple[str, datetime], ...] = ()  # (name, date): later dates for these
+    stand_in_days: int = 365  # how late a release may come to stand in for a git branch (0: none)
+
+    def package_options(self) -> list[str]:
+        """uv's options for the per-distribution dates (uv reads no environment variable for
+        them): the same for resolving on the host and installing in an image."""
+        return [f"--exclude-newer-package={name}={when.isoformat()}" for name, when in self.exclude_newer_package]
+
+    def for_lock(self, lock: Lock) -> Target:
+        """This target with ``lock``'s per-distribution dates, to install it."""
+        return replace(self, exclude_newer_package=tuple(sorted(lock.exclude_newer_package.items())))
 
     def index_environment(self) -> dict[str, str]:
         """Where packages come from and as of when, as uv's environment: the same for resolving
@@ -83,6 +94,7 @@ class Lock:
     requirements: list[DeclaredRequirement]  # what was resolved (after drops)
     dropped: list[DroppedRequirement] = field(default_factory=list)
     from_source: list[str] = field(default_factory=list)  # wheels-only names kept as pure-Python sdists
+    exclude_newer_package: dict[str, datetime] = field(default_factory=dict)  # stand-ins' later dates
 
     def versions(self) -> dict[str, str]:
         return {canonical_name(m["name"]): m["version"] for m in map(PIN.match, self.pins) if m}
@@ -108,13 +120,15 @@ def resolve(
 
 
 def _resolve_dropping(requirements: list[DeclaredRequirement], constraints: list[str], target: Target, allow_drops: bool) -> Lock:  # fmt: skip
-    requirements, dropped = _from_the_index(requirements)
+    dates, dropped = stand_ins(requirements, target)
+    target = replace(target, exclude_newer_package=tuple(sorted(dates.items())))
     checked, from_source = not allow_drops, set[str]()
     while True:
         no_build = _wheels_only(requirements, from_source)
         ok, output = compile_lock([r.spec for r in requirements], constraints, target, no_build)
         if ok:
-            return Lock(pins=_pins(output), requirements=requirements, dropped=dropped, from_source=sorted(from_source))
+            return Lock(pins=_pins(output), requirements=requirements, dropped=dropped, from_source=sorted(from_source),
+                        exclude_newer_package=dates)  # fmt: skip
         if UNSATISFIABLE not in output:
             failed = _failed_to_build(requirements, output) if allow_drops else None
             if failed is None:
@@ -237,21 +251,35 @@ def _pure_sdist(requirement: DeclaredRequirement, constraints: Sequence[str], ta
     return builds_pure_python(pins[0], uv_binary(), _uv_environment() | target.index_environment(), target.cache_dir)
 
 
-def _from_the_index(
-    requirements: list[DeclaredRequirement],
-) -> tuple[list[DeclaredRequirement], list[DroppedRequirement]]:
-    """Direct URLs replaced by the name alone (the index's release), each replacement recorded."""
-    kept, dropped = [], []
+def stand_ins(requirements: Sequence[DeclaredRequirement], target: Target) -> tuple[dict[str, datetime], list[DroppedRequirement]]:  # fmt: skip
+    """For each requirement given as a URL, the later date that lets its first release after
+    ``target``'s date (within ``stand_in_days``) stand in for it, and the record of what
+    stands in (the URL is never fetched)."""
+    dates, notes = {}, []
     for r in requirements:
-        found = DIRECT_URL.match(r.spec)
-        if found is None:
-            kept.append(r)
+        if r.direct_url is None:
             continue
-        spec = f"{found['name']}{found['extras'] or ''}{found['rest'].strip() and ' ' + found['rest'].strip()}"
-        kept.append(r.model_copy(update={"spec": spec.strip()}))
-        reason = f"direct URL {found['url']} is not reachable here: the index's release of {found['name']} stands in"
-        dropped.append(DroppedRequirement(spec=r.spec, source=r.source, reason=reason))
-    return kept, dropped
+        reason, cutoff = _stand_in(r.name, target)
+        if cutoff:
+            dates[r.name] = max(cutoff, dates.get(r.name, cutoff))
+        notes.append(DroppedRequirement(spec=f"{r.spec} @ {r.direct_url}", source=r.source,
+                                        reason=f"direct URL {r.direct_url} is not fetched: {reason}"))  # fmt: skip
+    return dates, notes
+
+
+def _stand_in(name: str, target: Target) -> tuple[str, datetime | None]:
+    """(what stands in for ``name``'s URL, the date that lets the resolver see it)."""
+    if target.exclude_newer is None or target.stand_in_days <= 0:
+        return f"the index's release of {name} stands in", None
+    try:
+        release = first_release_after(name, target.exclude_newer, target.index_url, host_ca_bundle())
+    except ReleasesUnavailable as exc:
+        return f"the index's release of {name} as of {target.exclude_newer.date()} stands in ({exc})", None
+    if release is None or release.first_upload - target.exclude_newer > timedelta(days=target.stand_in_days):
+        later = f"{release.version} came {(release.first_upload - target.exclude_newer).days} days later" if release else "none came later"  # fmt: skip
+        return f"the index's release of {name} as of {target.exclude_newer.date()} stands in ({later})", None
+    first = release.first_upload.date()
+    return f"{name}'s first release after {target.exclude_newer.date()} stands in for it ({release.version}, {first})", cutoff_for(release)  # fmt: skip
 
 
 def compile_lock(specs: Sequence[str], constraints: Sequence[str], target: Target, no_build: Sequence[str] = (), no_deps: bool = False) -> tuple[bool, str]:  # fmt: skip
@@ -262,7 +290,7 @@ def compile_lock(specs: Sequence[str], constraints: Sequence[str], target: Targe
     command = [uv_binary(), "pip", "compile", "-", "--quiet", "--no-header", "--no-annotate", "--python-version",
                target.python_version, "--python-platform", target.platform]  # fmt: skip
     if target.exclude_newer:
-        command += ["--exclude-newer", target.exclude_newer.isoformat()]
+        command += ["--exclude-newer", target.exclude_newer.isoformat(), *target.package_options()]
     for name in no_build:
         command.append(f"--only-binary={name}")  # joined: a name is never read as an option
     if no_deps:

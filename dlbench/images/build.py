@@ -23,6 +23,7 @@ import json
 import logging
 import os
 import re
+import shlex
 import subprocess
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -187,6 +188,7 @@ def resolution_target(cfg: ImagesConfig, checkout: Path, downloads: Path, python
         index_url=cfg.index_url or os.environ.get("PIP_INDEX_URL") or None,
         extra_index_url=cfg.framework_index_url,
         cache_dir=downloads,
+        stand_in_days=cfg.stand_in_days,
     )
 
 
@@ -222,8 +224,8 @@ def environment_record(
     plan: EnvironmentPlan, lock: Lock, target: Target, cfg: ImagesConfig, reused: bool, choice: PythonChoice
 ) -> Environment:
     return Environment(
-        exclude_newer=target.exclude_newer, python_version=target.python_version, platform=target.platform,
-        python_tried=choice.tried, python_lost=choice.lost,
+        exclude_newer=target.exclude_newer, exclude_newer_package=lock.exclude_newer_package,
+        python_version=target.python_version, platform=target.platform, python_tried=choice.tried, python_lost=choice.lost,
         requirements=lock.requirements, constraints=plan.constraints, dropped=[*plan.skipped, *lock.dropped],
         lock=lock.pins, frameworks=framework_pins(lock, cfg), framework_preferred=reused,
     )  # fmt: skip
@@ -291,7 +293,7 @@ def build_recorded_image(
     def build(client, record: ImageRecord, out: IO[str]) -> ImageRecord:
         _check_checkout(checkout, recorded.sha)
         out.write(f"# from the recorded lock: Python {env.python_version}, {len(env.lock)} pins, nothing resolved\n")
-        lock = Lock(pins=list(env.lock), requirements=[])
+        lock = Lock(pins=list(env.lock), requirements=[], exclude_newer_package=dict(env.exclude_newer_package))
         target = resolution_target(cfg, checkout, downloads, python)
         built = _build_locked(client, record, checkout, dict(support_files or {}), cfg, downloads, lock, target, out)
         return built.model_copy(update={"environment": env, "status": ImageStatus.OK})
@@ -504,6 +506,7 @@ def _droppable(plan: EnvironmentPlan, output: str) -> DeclaredRequirement | None
 
 def _log_plan(out: IO[str], lock: Lock, target: Target) -> None:
     out.write(f"# resolved as of {target.exclude_newer} for Python {target.python_version} ({target.platform})\n")
+    out.write("".join(f"#   {name} as of {when}\n" for name, when in sorted(lock.exclude_newer_package.items())))
     out.write("# lock\n" + "".join(f"#   {pin}\n" for pin in lock.pins))
     for dropped in lock.dropped:
         out.write(f"# dropped {dropped.spec} ({dropped.source}): {dropped.reason}\n")
@@ -514,6 +517,7 @@ def _log_plan(out: IO[str], lock: Lock, target: Target) -> None:
 
 def _build_locked(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, lock: Lock, target: Target, out: IO[str]) -> ImageRecord:  # fmt: skip
     """The framework layer (shared) and the project layer for one lock, reused when built."""
+    target = target.for_lock(lock)
     pins = framework_pins(lock, cfg)
     packages = system_packages_for(pins, cfg)
     own_packages = sorted(set(system_packages_for(lock.pins, cfg)) - set(packages))  # a wheel's libraries (cv2: libGL)
@@ -602,7 +606,9 @@ def lock_input(lock: Lock) -> dict[str, str]:
 def _install_step(client, parent: str, args: str, inputs: Mapping[str, str], downloads: Path, target: Target, out: IO[str], before_start: Callable | None = None, system_packages: Sequence[str] = (), optional_packages: Sequence[str] = ()):  # fmt: skip
     """Run ``uv pip install <args>`` on ``parent`` (after the Debian ``system_packages``) with the
     machine's download cache and the resolution's index settings; ``inputs`` are files under STEP_INPUTS."""
-    return layers.run_step(client, parent, layers.uv_install_script(args, system_packages, optional_packages), inputs, downloads, Path(uv_binary()), host_ca_bundle(), out, target.index_environment(), before_start)  # fmt: skip
+    options = "".join(f" {shlex.quote(option)}" for option in target.package_options())  # the stand-ins' dates
+    script = layers.uv_install_script(args + options, system_packages, optional_packages)
+    return layers.run_step(client, parent, script, inputs, downloads, Path(uv_binary()), host_ca_bundle(), out, target.index_environment(), before_start)  # fmt: skip
 
 
 def _check_after_build(client, tag: str, own: set[str], plan: EnvironmentPlan, cfg: ImagesConfig, out: IO[str]) -> tuple[dict[str, str], dict[str, TooNew]]:  # fmt: skip

@@ -24,12 +24,11 @@ from functools import partial
 from pathlib import Path
 
 from docker.errors import DockerException
-from packaging.requirements import InvalidRequirement, Requirement
 from requests.exceptions import RequestException
 
 import docker
 from dlbench.config import ImagesConfig, StorageConfig
-from dlbench.deps.declared import canonical_name
+from dlbench.deps.declared import requirement_record
 from dlbench.deps.resolve import IndexUnavailable, ResolutionError, Target, host_ca_bundle, resolve, uv_binary
 from dlbench.images import layers
 from dlbench.images.build import (
@@ -61,11 +60,10 @@ def declared(specs: Sequence[str], source: str) -> list[DeclaredRequirement]:
     """The requirement list as the resolver's records (every one required)."""
     out = []
     for spec in specs:
-        try:
-            name = Requirement(spec).name
-        except InvalidRequirement as exc:
-            raise RequirementError(f"{source}: {spec!r} is not a requirement ({exc})") from None
-        out.append(DeclaredRequirement(spec=spec, name=canonical_name(name), source=source, group="runtime"))
+        record = requirement_record(spec, source, "runtime")
+        if isinstance(record, str):
+            raise RequirementError(f"{source}: {spec!r} is not a requirement ({record})")
+        out.append(record)
     return out
 
 

@@ -1,0 +1,84 @@
+"""When each release of a distribution reached the package index, from the index's JSON
+pages (PEP 691, with PEP 700's upload times: PyPI's and current mirrors').
+
+A project that installs a library from its git branch (botorch's CI: ``pip install
+git+https://github.com/cornellius-gp/gpytorch.git``) ran against that branch as of its own
+commit, newer than any release before it: the library's first release after the commit is
+the nearest the index has (``deps.resolve`` lets the resolver see it for that library alone).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import requests
+from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
+
+DEFAULT_INDEX = "https://pypi.org/simple"
+JSON_PAGE = "application/vnd.pypi.simple.v1+json"
+TIMEOUT_S = 30
+
+
+class ReleasesUnavailable(RuntimeError):
+    """The index did not answer, or gives no upload times: nothing later can be chosen."""
+
+
+@dataclass(frozen=True)
+class Release:
+    version: Version
+    first_upload: datetime  # when the release appeared
+    last_upload: datetime  # its last file (wheels of one release come over minutes or hours)
+
+
+def first_release_after(name: str, when: datetime, index_url: str | None, ca_bundle: Path | None) -> Release | None:
+    """The first final release of ``name`` uploaded after ``when`` whose version is above
+    every release before it (a back-port to an older series is not the branch's successor);
+    None when there is none yet."""
+    return later_release(releases(name, index_url or DEFAULT_INDEX, str(ca_bundle) if ca_bundle else None), when)
+
+
+def later_release(found: Sequence[Release], when: datetime) -> Release | None:
+    before = [r.version for r in found if r.first_upload <= when]
+    after = [r for r in found if r.first_upload > when and (not before or r.version > max(before))]
+    return min(after, key=lambda r: r.first_upload, default=None)
+
+
+def cutoff_for(release: Release) -> datetime:
+    """The upload cutoff that lets a resolver see every file of ``release``."""
+    return release.last_upload + timedelta(seconds=1)
+
+
+@functools.cache
+def releases(name: str, index_url: str, ca_bundle: str | None) -> tuple[Release, ...]:
+    """Final, unyanked releases of ``name`` on the index with their upload times."""
+    url = f"{index_url.rstrip('/')}/{name}/"
+    try:
+        answer = requests.get(url, headers={"Accept": JSON_PAGE}, timeout=TIMEOUT_S, verify=ca_bundle or True)
+        answer.raise_for_status()
+        files = answer.json()["files"]
+    except (requests.RequestException, ValueError, KeyError) as exc:
+        raise ReleasesUnavailable(f"{url}: {exc}") from exc
+    times: dict[Version, list[datetime]] = defaultdict(list)
+    for file in files:
+        version = _version(file.get("filename", ""))
+        if version is None or version.is_prerelease or file.get("yanked"):
+            continue
+        if not file.get("upload-time"):
+            raise ReleasesUnavailable(f"{url}: the index gives no upload times (PEP 700)")
+        times[version].append(datetime.fromisoformat(file["upload-time"].replace("Z", "+00:00")))
+    return tuple(Release(v, min(t), max(t)) for v, t in sorted(times.items()))
+
+
+def _version(filename: str) -> Version | None:
+    try:
+        if filename.endswith(".whl"):
+            return parse_wheel_filename(filename)[1]
+        return parse_sdist_filename(filename)[1]
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        return None
