@@ -7,14 +7,14 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
+from packaging.version import Version
 
 from dlbench.config import StorageConfig
-from dlbench.deps.resolve import IndexUnavailable, ResolutionError, Target, _blamed, _pure_sdist, resolve
 from dlbench.deps.releases import Release, later_release
+from dlbench.deps.resolve import IndexUnavailable, ResolutionError, Target, _blamed, _pure_sdist, resolve
 from dlbench.deps.sdists import wanted_only_as_wheel, wheel_is_pure
 from dlbench.images.envcheck import check_script, missing_modules
 from dlbench.records import DeclaredRequirement
-from packaging.version import Version
 
 pytestmark = pytest.mark.xdist_group("uv-cache")
 
