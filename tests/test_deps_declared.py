@@ -149,6 +149,7 @@ def test_a_requirement_given_as_a_url_keeps_its_name_and_url(spec: str, name: st
     record = requirement_record(spec, "ci.yml", "ci")
     assert not isinstance(record, str), record
     assert (record.name, record.spec, record.direct_url) == (name, kept, spec.split(" ; ")[0].split(" @ ")[-1])
+    assert record.name_from_url == (name in {"gpytorch", "linear-operator", "tiny-lib"})  # the repository's name only
 
 
 def test_a_ci_install_from_a_git_branch_is_a_requirement_with_its_url() -> None:

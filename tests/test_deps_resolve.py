@@ -201,7 +201,7 @@ def test_a_library_installed_from_its_branch_is_its_first_release_after_the_date
     (2023-10-01) stands in, for packaging alone; six keeps the date's release. A stand-in
     later than ``stand_in_days`` is refused: the date's release stays, with why."""
     branch = DeclaredRequirement(spec="packaging", name="packaging", source="ci.yml", group="ci",
-                                 direct_url="git+https://github.com/pypa/packaging.git")  # fmt: skip
+                                 direct_url="git+https://github.com/pypa/packaging.git", name_from_url=True)  # fmt: skip
     lock = resolve([req("six"), req("packaging>=21"), branch], [], target)
     assert lock.versions()["packaging"] == "23.2" and lock.versions()["six"] == "1.16.0"
     assert list(lock.exclude_newer_package) == ["packaging"]
@@ -227,3 +227,14 @@ def test_the_stand_in_is_the_successor_of_the_releases_before_never_a_backport()
              release("2.0.1", "2024-07-20"))  # fmt: skip
     assert later_release(found, at).version == Version("2.0.1")  # 1.26.5 came first, from an older series
     assert later_release(found[:3], at) is None and later_release((), at) is None
+
+
+def test_a_name_read_off_a_repository_url_that_is_another_projects_on_the_index_is_left_out(target: Target) -> None:
+    """Laplace's CI installs ``git+https://git@github.com/wiseodd/asdl@asdfghjkl`` (the
+    distribution is asdfghjkl): PyPI's ``asdl`` is fpoli/python-asdl, never installed for it."""
+    url = "git+https://git@github.com/wiseodd/asdl@asdfghjkl"
+    other = DeclaredRequirement(spec="asdl", name="asdl", source="ci.yml", group="ci", direct_url=url, name_from_url=True)  # fmt: skip
+    lock = resolve([req("six"), other], [], target)
+    assert "asdl" not in lock.versions() and lock.exclude_newer_package == {}
+    assert [d.spec for d in lock.dropped] == [f"asdl @ {url}"]
+    assert "names no repository called so" in lock.dropped[0].reason

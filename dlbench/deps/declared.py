@@ -125,7 +125,8 @@ def requirement_record(spec: str, source: str, group: str) -> DeclaredRequiremen
     if isinstance(requirement, str):
         return requirement
     url, requirement.url = requirement.url, None
-    return DeclaredRequirement(spec=str(requirement), name=canonical_name(requirement.name), source=source, group=group, direct_url=url)  # fmt: skip
+    guessed = url is not None and DIRECT_URL_SCHEME.match(spec) is not None and _name_in_url(url)[1]
+    return DeclaredRequirement(spec=str(requirement), name=canonical_name(requirement.name), source=source, group=group, direct_url=url, name_from_url=guessed)  # fmt: skip
 
 
 def _parse(spec: str) -> Requirement | str:
@@ -142,26 +143,31 @@ def _parse(spec: str) -> Requirement | str:
 
 
 def _named_url(spec: str) -> Requirement | None:
-    """``name @ url`` for a bare URL, the name from its ``#egg=`` fragment, its wheel or sdist
-    file, or its repository (``git+https://github.com/o/name.git@ref``,
-    ``https://github.com/o/name/archive/ref.zip``)."""
+    """``name @ url`` for a bare URL whose name can be told (``_name_in_url``)."""
     url = spec.split()[0]
+    name = _name_in_url(url)[0]
+    return Requirement(f"{name} @ {url}") if name and DISTRIBUTION_NAME.fullmatch(name) else None
+
+
+def _name_in_url(url: str) -> tuple[str | None, bool]:
+    """(the distribution name a URL gives, whether it is only its repository's name): from its
+    ``#egg=`` fragment or its wheel or sdist file (the distribution's own), else its repository
+    (``git+https://github.com/o/name.git@ref``, ``https://github.com/o/name/archive/ref.zip``),
+    which may be another project's name on the index."""
     vcs = VCS_SCHEME.match(url)
     parsed = urlparse(url[vcs.end() :] if vcs else url)
     egg = parse_qs(parsed.fragment).get("egg", [""])[0]
     parts = [p for p in parsed.path.split("/") if p]
     file = parts[-1] if parts else ""
     if egg:
-        name = egg
-    elif file.endswith(".whl"):
-        name = _or_none(lambda: parse_wheel_filename(file)[0])
-    elif "archive" in parts[2:3]:  # GitHub's archive of a ref: /owner/name/archive/ref.zip
-        name = parts[1]
-    elif file.endswith((".tar.gz", ".zip")):
-        name = _or_none(lambda: parse_sdist_filename(file)[0])
-    else:  # a version control URL names the repository; a page's URL names nothing
-        name = file.split("@")[0].removesuffix(".git") if vcs else None
-    return Requirement(f"{name} @ {url}") if name and DISTRIBUTION_NAME.fullmatch(name) else None
+        return egg, False
+    if file.endswith(".whl"):
+        return _or_none(lambda: parse_wheel_filename(file)[0]), False
+    if "archive" in parts[2:3]:  # GitHub's archive of a ref: /owner/name/archive/ref.zip
+        return parts[1], True
+    if file.endswith((".tar.gz", ".zip")):
+        return _or_none(lambda: parse_sdist_filename(file)[0]), False
+    return (file.split("@")[0].removesuffix(".git"), True) if vcs else (None, False)  # a page's URL names nothing
 
 
 def _or_none(read: Callable[[], str]) -> str | None:

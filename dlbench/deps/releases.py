@@ -1,5 +1,6 @@
 """When each release of a distribution reached the package index, from the index's JSON
-pages (PEP 691, with PEP 700's upload times: PyPI's and current mirrors').
+pages (PEP 691, with PEP 700's upload times: PyPI's and current mirrors'), and which
+repositories its metadata names (PyPI's JSON API).
 
 A project that installs a library from its git branch (botorch's CI: ``pip install
 git+https://github.com/cornellius-gp/gpytorch.git``) ran against that branch as of its own
@@ -15,9 +16,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from urllib.parse import urlparse
 
 import requests
-from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
 from packaging.version import InvalidVersion, Version
 
 DEFAULT_INDEX = "https://pypi.org/simple"
@@ -73,6 +81,29 @@ def releases(name: str, index_url: str, ca_bundle: str | None) -> tuple[Release,
             raise ReleasesUnavailable(f"{url}: the index gives no upload times (PEP 700)")
         times[version].append(datetime.fromisoformat(file["upload-time"].replace("Z", "+00:00")))
     return tuple(Release(v, min(t), max(t)) for v, t in sorted(times.items()))
+
+
+@functools.cache
+def names_repository(name: str, index_url: str | None, ca_bundle: Path | None) -> bool:
+    """Whether the index's project ``name`` names a repository called ``name`` among its
+    URLs: a name read off a git URL (``git+https://github.com/wiseodd/asdl``) may be another
+    project's on the index (PyPI's ``asdl`` is fpoli/python-asdl's). False when the index
+    does not say."""
+    base = (index_url or DEFAULT_INDEX).rstrip("/").removesuffix("/simple")
+    try:
+        answer = requests.get(f"{base}/pypi/{name}/json", timeout=TIMEOUT_S, verify=str(ca_bundle) if ca_bundle else True)  # fmt: skip
+        answer.raise_for_status()
+        info = answer.json()["info"]
+    except (requests.RequestException, ValueError, KeyError):
+        return False
+    urls = [info.get("home_page"), info.get("download_url"), *(info.get("project_urls") or {}).values()]
+    return canonicalize_name(name) in {_repository_name(u) for u in urls if isinstance(u, str)}
+
+
+def _repository_name(url: str) -> str | None:
+    """``name`` of ``https://host/owner/name[.git][/...]``, canonical."""
+    parts = [p for p in urlparse(url).path.split("/") if p]
+    return canonicalize_name(parts[1].removesuffix(".git")) if len(parts) >= 2 else None
 
 
 def _version(filename: str) -> Version | None:

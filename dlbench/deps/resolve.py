@@ -31,7 +31,7 @@ from pathlib import Path
 
 from dlbench.deps.declared import canonical_name, from_package_metadata
 from dlbench.deps.plan import PRIORITY, drop_priority
-from dlbench.deps.releases import ReleasesUnavailable, cutoff_for, first_release_after
+from dlbench.deps.releases import ReleasesUnavailable, cutoff_for, first_release_after, names_repository
 from dlbench.deps.sdists import builds_pure_python, wanted_only_as_wheel
 from dlbench.records import DeclaredRequirement, DroppedRequirement
 
@@ -120,7 +120,7 @@ def resolve(
 
 
 def _resolve_dropping(requirements: list[DeclaredRequirement], constraints: list[str], target: Target, allow_drops: bool) -> Lock:  # fmt: skip
-    dates, dropped = stand_ins(requirements, target)
+    requirements, dates, dropped = stand_ins(requirements, target)
     target = replace(target, exclude_newer_package=tuple(sorted(dates.items())))
     checked, from_source = not allow_drops, set[str]()
     while True:
@@ -251,20 +251,26 @@ def _pure_sdist(requirement: DeclaredRequirement, constraints: Sequence[str], ta
     return builds_pure_python(pins[0], uv_binary(), _uv_environment() | target.index_environment(), target.cache_dir)
 
 
-def stand_ins(requirements: Sequence[DeclaredRequirement], target: Target) -> tuple[dict[str, datetime], list[DroppedRequirement]]:  # fmt: skip
-    """For each requirement given as a URL, the later date that lets its first release after
-    ``target``'s date (within ``stand_in_days``) stand in for it, and the record of what
-    stands in (the URL is never fetched)."""
-    dates, notes = {}, []
+def stand_ins(requirements: Sequence[DeclaredRequirement], target: Target) -> tuple[list[DeclaredRequirement], dict[str, datetime], list[DroppedRequirement]]:  # fmt: skip
+    """Requirements given as a URL (never fetched) resolved from the index: (those kept, the
+    later date that lets each one's first release after ``target``'s date stand in, within
+    ``stand_in_days``, and the record of what stands in). A name read off a repository's URL
+    is kept only where the index's project of that name names that repository."""
+    kept, dates, notes = [], {}, []
     for r in requirements:
         if r.direct_url is None:
+            kept.append(r)
+            continue
+        spec, why = f"{r.spec} @ {r.direct_url}", f"direct URL {r.direct_url} is not fetched"
+        if r.name_from_url and not names_repository(r.name, target.index_url, host_ca_bundle()):
+            notes.append(DroppedRequirement(spec=spec, source=r.source, reason=f"{why}: the index's {r.name} names no repository called so (another project's name, or it does not say): left out"))  # fmt: skip
             continue
         reason, cutoff = _stand_in(r.name, target)
         if cutoff:
             dates[r.name] = max(cutoff, dates.get(r.name, cutoff))
-        notes.append(DroppedRequirement(spec=f"{r.spec} @ {r.direct_url}", source=r.source,
-                                        reason=f"direct URL {r.direct_url} is not fetched: {reason}"))  # fmt: skip
-    return dates, notes
+        kept.append(r)
+        notes.append(DroppedRequirement(spec=spec, source=r.source, reason=f"{why}: {reason}"))
+    return kept, dates, notes
 
 
 def _stand_in(name: str, target: Target) -> tuple[str, datetime | None]:
