@@ -238,3 +238,11 @@ def test_a_name_read_off_a_repository_url_that_is_another_projects_on_the_index_
     assert "asdl" not in lock.versions() and lock.exclude_newer_package == {}
     assert [d.spec for d in lock.dropped] == [f"asdl @ {url}"]
     assert "names no repository called so" in lock.dropped[0].reason
+
+
+def test_the_projects_own_distribution_never_enters_the_lock(target: Target) -> None:
+    """A test requirement that depends on the project itself (pytest-mock on pytest, as
+    pennylane-qiskit on pennylane) keeps its other dependencies; the project's own release
+    is not locked (it runs from its checkout: an installed copy could be imported instead)."""
+    lock = resolve([req("pytest-mock==3.10.0", "test")], [], replace(target, omit=("pytest",)))
+    assert "pytest-mock" in lock.versions() and "pluggy" in lock.versions() and "pytest" not in lock.versions()

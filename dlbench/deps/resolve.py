@@ -65,6 +65,9 @@ class Target:
     cache_dir: Path | None = None
     exclude_newer_package: tuple[tuple[str, datetime], ...] = ()  # (name, date): later dates for these
     stand_in_days: int = 365  # how late a release may come to stand in for a git branch (0: none)
+    # the project's own distributions: it runs from its checkout, so a release of it that a
+    # test requirement depends on (pennylane-qiskit on pennylane) is never installed beside it
+    omit: tuple[str, ...] = ()
 
     def package_options(self) -> list[str]:
         """uv's options for the per-distribution dates (uv reads no environment variable for
@@ -301,6 +304,7 @@ def compile_lock(specs: Sequence[str], constraints: Sequence[str], target: Targe
         command.append(f"--only-binary={name}")  # joined: a name is never read as an option
     if no_deps:
         command.append("--no-deps")
+    command += [f"--no-emit-package={name}" for name in target.omit]
     if target.cache_dir:
         command += ["--cache-dir", str(target.cache_dir)]
     constraint_file = None

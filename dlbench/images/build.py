@@ -27,6 +27,7 @@ import shlex
 import subprocess
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -434,7 +435,7 @@ def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Ma
 
 
 def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, out: IO[str], repairs: list[RepairStep], plan: EnvironmentPlan, choice: PythonChoice) -> ImageRecord:  # fmt: skip
-    target = resolution_target(cfg, checkout, downloads, choice.base)
+    target = replace(resolution_target(cfg, checkout, downloads, choice.base), omit=tuple(sorted(plan.own_names)))
     base_id = client.images.get(choice.base.image).id
     record = record.model_copy(update={"base_image": choice.base.image, "base_image_id": base_id})
     repairs = list(repairs)
@@ -567,7 +568,8 @@ def _build_framework_layer(client, base_id: str, tag: str, pins: list[str], pack
 def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mapping[str, bytes], lock: Lock, downloads: Path, target: Target, out: IO[str], record: ImageRecord, extensions: ExtensionBuild | None, system_packages: Sequence[str] = (), ci_packages: Sequence[str] = ()) -> str:  # fmt: skip
     tree = partial(layers.copy_tree_into, checkout=checkout, support_files=support)
     packages = sorted({*system_packages, *(EXTENSION_PACKAGES if extensions else ())})
-    container = _install_step(client, parent, f"-r {STEP_INPUTS}/lock.txt", lock_input(lock), downloads, target, out, tree, packages, ci_packages)  # fmt: skip
+    # the lock is every package (the project's own left out): nothing beyond it is installed
+    container = _install_step(client, parent, f"--no-deps -r {STEP_INPUTS}/lock.txt", lock_input(lock), downloads, target, out, tree, packages, ci_packages)  # fmt: skip
     labels = {layers.LABEL: "project", "dlbench.repo": record.repo, "dlbench.sha": record.sha}
     if extensions is None:
         return layers.commit_layer(container, tag, labels, runtime=True)
