@@ -100,3 +100,20 @@ def test_a_suite_that_needs_its_runners_variable_passes_gold(tmp_path: Path) -> 
     record, task = project_task(tmp_path, FILES, "one", ["pkg/tests/test_core.py::test_one"], ONE)
     [gold] = run_local(record, task, [("gold", ONE)], tmp_path / "ev")
     assert gold.status == EvalStatus.PASS, (gold.detail, gold.causes)
+
+
+def test_a_variable_one_test_step_of_several_sets_is_that_steps_own(tmp_path: Path) -> None:
+    """numpyro's job runs pytest in three steps; one checks four tests for tracer leaks
+    (``JAX_CHECK_TRACER_LEAKS``): not the suite's environment. What every step sets is."""
+    write_tree(tmp_path, {".github/workflows/ci.yml": """\
+jobs:
+  test:
+    steps:
+      - run: pytest tests
+        env: {BACKEND: cpu}
+      - run: JAX_ENABLE_X64=1 pytest tests/test_x.py
+        env: {BACKEND: cpu}
+      - run: pytest tests/test_mcmc.py::test_chain
+        env: {JAX_CHECK_TRACER_LEAKS: 1, BACKEND: cpu}
+"""})
+    assert runner_environment(tmp_path) == {"BACKEND": "cpu"}

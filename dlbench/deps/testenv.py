@@ -110,13 +110,20 @@ def _ci_variables(doc: dict) -> Iterator[tuple[str, str]]:
     """``env:`` of the steps that run tests, then of their jobs, then of the workflow."""
     testing = [(job, _testing_steps(job)) for job in _jobs(doc)]
     for _, steps in testing:
-        for step in steps:
-            yield from _pairs(step.get("env"))
+        yield from _shared_step_variables(steps)
     for job, steps in testing:
         if steps:
             yield from _pairs(job.get("env"))
     if any(steps for _, steps in testing):
         yield from _pairs(doc.get("env"))
+
+
+def _shared_step_variables(steps: list[dict]) -> Iterator[tuple[str, str]]:
+    """What every test step of a job sets alike: a variable one step sets is for that step's
+    own tests (numpyro's tracer-leak step sets ``JAX_CHECK_TRACER_LEAKS`` for four tests; on
+    every test it slows jax's tracing and fails tests the suite passes)."""
+    first, *rest = [dict(_pairs(step.get("env"))) for step in steps] or [{}]
+    yield from ((name, value) for name, value in first.items() if all(other.get(name) == value for other in rest))
 
 
 def _pairs(block: object) -> Iterator[tuple[str, str]]:
