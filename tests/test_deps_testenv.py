@@ -102,10 +102,7 @@ def test_a_suite_that_needs_its_runners_variable_passes_gold(tmp_path: Path) -> 
     assert gold.status == EvalStatus.PASS, (gold.detail, gold.causes)
 
 
-def test_a_variable_one_test_step_of_several_sets_is_that_steps_own(tmp_path: Path) -> None:
-    """numpyro's job runs pytest in three steps; one checks four tests for tracer leaks
-    (``JAX_CHECK_TRACER_LEAKS``): not the suite's environment. What every step sets is."""
-    write_tree(tmp_path, {".github/workflows/ci.yml": """\
+STEP_OWN = """\
 jobs:
   test:
     steps:
@@ -115,5 +112,11 @@ jobs:
         env: {BACKEND: cpu}
       - run: pytest tests/test_mcmc.py::test_chain
         env: {JAX_CHECK_TRACER_LEAKS: 1, BACKEND: cpu}
-"""})
+"""
+
+
+def test_a_variable_one_test_step_of_several_sets_is_that_steps_own(tmp_path: Path) -> None:
+    """numpyro's job runs pytest in three steps; one checks four tests for tracer leaks
+    (``JAX_CHECK_TRACER_LEAKS``): not the suite's environment. What every step sets is."""
+    write_tree(tmp_path, {".github/workflows/ci.yml": STEP_OWN})
     assert runner_environment(tmp_path) == {"BACKEND": "cpu"}
