@@ -87,6 +87,54 @@ def test_preload_imports_the_projects_modules_and_refuses_imports_whose_threads_
         assert session.start()["preloaded"] == []
 
 
+# A library with a worker pool started at import, parked between jobs, whose before-fork
+# hook warns as JAX's does once its XLA backend runs: in a forked child the worker is gone.
+POOLED = """\
+import os
+import queue
+import threading
+import warnings
+
+jobs = queue.Queue()
+
+
+def _serve():
+    while True:
+        job, done = jobs.get()
+        done.put(job())
+
+
+threading.Thread(target=_serve, daemon=True).start()
+os.register_at_fork(before=lambda: warnings.warn(
+    "os.fork() was called. os.fork() is incompatible with multithreaded code, and pooled is multithreaded",
+    RuntimeWarning))
+
+
+def run(job):
+    done = queue.Queue()
+    jobs.put((job, done))
+    return done.get()
+"""
+
+
+def test_a_library_whose_fork_hook_warns_is_not_preloaded_so_a_child_does_not_wait_for_its_pool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """numpyro: a preloaded library started jax's XLA backend, whose threads park; every
+    child's first compilation waited for them forever. A library whose before-fork hook
+    warns is refused, and the child starts its pool itself."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "pooled.py").write_text(POOLED)
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    ops = "import numpy as np\nimport pooled\n\n\ndef double(x):\n    return pooled.run(lambda: np.asarray(x) * 2)\n"
+    checkout = write_tree(tmp_path / "lib", {**FILES, "lib/ops.py": ops})
+    with LocalSession(checkout, CFG, preload_for(checkout)) as session:
+        ready = session.start()
+        result = session.run(Candidate.make(TASK.task_id, {}, TASK.tests))
+    assert "numpy" in ready["preloaded"] and "pooled" in ready["not_preloaded"]
+    reports = [e for e in map(json.loads, result.events) if e["ev"] == "report" and e["nodeid"] == TASK.tests[0]]
+    assert [e["outcome"] for e in reports] == ["passed"] * 3, result.output
+
+
 def clone_of(checkout: Path) -> CloneRecord:
     return CloneRecord(
         full_name="warm/lib", slug=SLUG, clone_url="", path=str(checkout), sha="0" * 40, status=CloneStatus.OK

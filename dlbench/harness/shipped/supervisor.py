@@ -44,6 +44,7 @@ import threading
 import time
 import traceback
 import types
+import warnings
 
 import dlbench_guard  # beside this file, in the image and in the package (the script's folder is on sys.path)
 
@@ -170,7 +171,7 @@ class Supervisor:
         """Import third-party modules once, and let pytest load what a real run loads. Modules
         whose imports start threads that do not go idle are refused (forking while a thread
         runs can copy a lock it holds: the child deadlocks); TensorFlow's and jax's park."""
-        loaded, busy = [], []
+        loaded, busy, warned = [], [], False
         unset = multiprocessing.context._default_context._actual_context is None
         with OwnModulesBlocked(self.repo):
             for name in (m for m in modules if m not in skip):
@@ -180,6 +181,8 @@ class Supervisor:
                 started = set(_other_threads()) - before
                 if started and not _threads_idle(SETTLE_S, started):
                     busy.append(name)
+                elif started and not warned and (warned := _fork_warned()):
+                    busy.append(name)  # a failed import counts too: what it ran before failing stays
             if busy:  # all at once: one restart, not one each
                 raise ForkUnsafe(busy)
             self._warm_up()
@@ -625,6 +628,21 @@ class OwnModulesBlocked:
 
     def __exit__(self, *exc) -> None:
         sys.meta_path.remove(self)
+
+
+def _fork_warned() -> bool:
+    """Whether a library's before-fork hook now warns that forking is unsafe, tried with a fork
+    whose child exits at once. JAX registers one when its XLA backend starts (numpyro's
+    preloaded jaxns runs jax code at import, even where the import then fails): the
+    backend's threads park, but a child has none of them and its first compilation waits for
+    them forever (numpyro's every gold run ended at the time limit)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+    return any("fork" in str(w.message) for w in caught)
 
 
 def _import(name: str) -> bool:
