@@ -17,7 +17,7 @@ import itertools
 import re
 import shlex
 import tomllib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from urllib.parse import parse_qs, urlparse
@@ -26,7 +26,7 @@ import yaml
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from dlbench.deps.tree import SourceTree
 from dlbench.parsing import Unparsable, parse_ast
@@ -161,19 +161,20 @@ def _name_in_url(url: str) -> tuple[str | None, bool]:
     file = parts[-1] if parts else ""
     if egg:
         return egg, False
-    if file.endswith(".whl"):
-        return _or_none(lambda: parse_wheel_filename(file)[0]), False
     if "archive" in parts[2:3]:  # GitHub's archive of a ref: /owner/name/archive/ref.zip
         return parts[1], True
-    if file.endswith((".tar.gz", ".zip")):
-        return _or_none(lambda: parse_sdist_filename(file)[0]), False
+    if file.endswith((".whl", ".tar.gz", ".zip")):
+        return (found[0] if (found := distribution_file(file)) else None), False
     return (file.split("@")[0].removesuffix(".git"), True) if vcs else (None, False)  # a page's URL names nothing
 
 
-def _or_none(read: Callable[[], str]) -> str | None:
+def distribution_file(filename: str) -> tuple[str, Version] | None:
+    """(canonical name, version) of a wheel's or an sdist's file name; None for anything else."""
     try:
-        return read()
-    except (InvalidWheelFilename, InvalidSdistFilename):
+        if filename.endswith(".whl"):
+            return parse_wheel_filename(filename)[:2]
+        return parse_sdist_filename(filename)
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
         return None
 
 

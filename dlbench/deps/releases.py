@@ -19,14 +19,10 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import requests
-from packaging.utils import (
-    InvalidSdistFilename,
-    InvalidWheelFilename,
-    canonicalize_name,
-    parse_sdist_filename,
-    parse_wheel_filename,
-)
-from packaging.version import InvalidVersion, Version
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from dlbench.deps.declared import distribution_file
 
 DEFAULT_INDEX = "https://pypi.org/simple"
 JSON_PAGE = "application/vnd.pypi.simple.v1+json"
@@ -67,14 +63,13 @@ def releases(name: str, index_url: str, ca_bundle: str | None) -> tuple[Release,
     """Final, unyanked releases of ``name`` on the index with their upload times."""
     url = f"{index_url.rstrip('/')}/{name}/"
     try:
-        answer = requests.get(url, headers={"Accept": JSON_PAGE}, timeout=TIMEOUT_S, verify=ca_bundle or True)
-        answer.raise_for_status()
-        files = answer.json()["files"]
+        files = _json(url, ca_bundle, JSON_PAGE)["files"]
     except (requests.RequestException, ValueError, KeyError) as exc:
         raise ReleasesUnavailable(f"{url}: {exc}") from exc
     times: dict[Version, list[datetime]] = defaultdict(list)
     for file in files:
-        version = _version(file.get("filename", ""))
+        found = distribution_file(file.get("filename", ""))
+        version = found[1] if found else None
         if version is None or version.is_prerelease or file.get("yanked"):
             continue
         if not file.get("upload-time"):
@@ -91,9 +86,7 @@ def names_repository(name: str, index_url: str | None, ca_bundle: Path | None) -
     does not say."""
     base = (index_url or DEFAULT_INDEX).rstrip("/").removesuffix("/simple")
     try:
-        answer = requests.get(f"{base}/pypi/{name}/json", timeout=TIMEOUT_S, verify=str(ca_bundle) if ca_bundle else True)  # fmt: skip
-        answer.raise_for_status()
-        info = answer.json()["info"]
+        info = _json(f"{base}/pypi/{name}/json", str(ca_bundle) if ca_bundle else None)["info"]
     except (requests.RequestException, ValueError, KeyError):
         return False
     urls = [info.get("home_page"), info.get("download_url"), *(info.get("project_urls") or {}).values()]
@@ -106,10 +99,9 @@ def _repository_name(url: str) -> str | None:
     return canonicalize_name(parts[1].removesuffix(".git")) if len(parts) >= 2 else None
 
 
-def _version(filename: str) -> Version | None:
-    try:
-        if filename.endswith(".whl"):
-            return parse_wheel_filename(filename)[1]
-        return parse_sdist_filename(filename)[1]
-    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
-        return None
+def _json(url: str, ca_bundle: str | None, accept: str | None = None) -> dict:
+    """The JSON document at ``url``, trusting ``ca_bundle`` (the host's, with any proxy's CA)."""
+    headers = {"Accept": accept} if accept else {}
+    answer = requests.get(url, headers=headers, timeout=TIMEOUT_S, verify=ca_bundle or True)
+    answer.raise_for_status()
+    return answer.json()

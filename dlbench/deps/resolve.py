@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -74,9 +74,9 @@ class Target:
         them): the same for resolving on the host and installing in an image."""
         return [f"--exclude-newer-package={name}={when.isoformat()}" for name, when in self.exclude_newer_package]
 
-    def for_lock(self, lock: Lock) -> Target:
-        """This target with ``lock``'s per-distribution dates, to install it."""
-        return replace(self, exclude_newer_package=tuple(sorted(lock.exclude_newer_package.items())))
+    def with_package_dates(self, dates: Mapping[str, datetime]) -> Target:
+        """This target with later dates for single distributions (a lock's, to install it)."""
+        return replace(self, exclude_newer_package=tuple(sorted(dates.items())))
 
     def index_environment(self) -> dict[str, str]:
         """Where packages come from and as of when, as uv's environment: the same for resolving
@@ -124,7 +124,7 @@ def resolve(
 
 def _resolve_dropping(requirements: list[DeclaredRequirement], constraints: list[str], target: Target, allow_drops: bool) -> Lock:  # fmt: skip
     requirements, dates, dropped = stand_ins(requirements, target)
-    target = replace(target, exclude_newer_package=tuple(sorted(dates.items())))
+    target = target.with_package_dates(dates)
     checked, from_source = not allow_drops, set[str]()
     while True:
         no_build = _wheels_only(requirements, from_source)

@@ -518,7 +518,7 @@ def _log_plan(out: IO[str], lock: Lock, target: Target) -> None:
 
 def _build_locked(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, lock: Lock, target: Target, out: IO[str]) -> ImageRecord:  # fmt: skip
     """The framework layer (shared) and the project layer for one lock, reused when built."""
-    target = target.for_lock(lock)
+    target = target.with_package_dates(lock.exclude_newer_package)
     pins = framework_pins(lock, cfg)
     packages = system_packages_for(pins, cfg)
     own_packages = sorted(set(system_packages_for(lock.pins, cfg)) - set(packages))  # a wheel's libraries (cv2: libGL)
