@@ -164,6 +164,19 @@ def test_a_ci_install_from_a_git_branch_is_a_requirement_with_its_url() -> None:
     assert by_name["gpytorch"].group == "ci" and found.constraints == ["scipy<2"]  # a URL constrains nothing
 
 
+def test_a_version_only_ci_knows_keeps_the_name_and_other_expressions_are_left_out() -> None:
+    """PennyLane's GPU job runs ``pip install torch==${{ env.TORCH_VERSION }}``: split on its
+    spaces it read as three requirements, ``env.TORCH_VERSION`` one the resolver looked for."""
+    found = declared_requirements(tree_of({
+        ".github/workflows/test.yml": "jobs:\n  t:\n    steps:\n      - run: |\n"
+        "          pip install torch==${{ env.TORCH_VERSION }} jax[cpu]==$JAX ${{ matrix.extra }} scipy\n"
+        "          pytest\n",
+        "tox.ini": "[testenv]\ndeps =\n    numpy=={env:NUMPY_VERSION}\n    {[base]deps}\n",
+    }))  # fmt: skip
+    assert sorted(specs(found)) == ["jax[cpu]", "numpy", "scipy", "torch"]
+    assert not found.skipped  # nothing left for the resolver to fail on
+
+
 def test_dependency_files_selection_reads() -> None:
     assert is_dependency_file("requirements-dev.txt") and is_dependency_file("requirements/test.txt")
     assert is_dependency_file(".github/workflows/ci.yml") and is_dependency_file("pyproject.toml")

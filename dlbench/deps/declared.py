@@ -39,6 +39,11 @@ INCLUDE_OPTION = re.compile(
     r"^(?:(?P<short>-[rc])\s*|(?P<long>--requirement|--constraint)(?:\s+|=))(?P<target>[^\s-]\S*)"
 )
 PIP_INSTALL = re.compile(r"\b(?:uv\s+)?pip3?\s+install\b(?P<args>.*)")
+# What only CI knows: an expression (GitHub's ``${{ env.TORCH_VERSION }}``, a job's ``$VAR`` or
+# ``${VAR}``, tox's ``{env:X}``), one token however many words it spans
+CI_EXPRESSION = re.compile(r"\$\{\{.*?\}\}|\$\{?\w+\}?|\{[\w:.\[\]-]+\}")
+# a requirement whose version is such an expression (``torch==${{ matrix.torch }}``): its name
+VERSION_EXPRESSION = re.compile(r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[\w,\s-]+\])?)\s*(?:===|[=<>!~]=?)\s*[^\s,;]*\$[^\s,;]*")
 NOT_LINUX = {"mac", "macos", "osx", "darwin", "win", "windows", "win32", "win64"}
 # CI steps that build the test environment from conda environment files (``-f FILE``, or
 # conda-merge's files merged into one), whose pip sections hold PyPI requirements
@@ -559,8 +564,20 @@ def _install_argument(tree: SourceTree, path: str, arg: str, found: Declarations
     include = INCLUDE_OPTION.match(arg)
     if include:
         _include(tree, PurePosixPath("."), include["target"], _is_constraint(include), found, seen, group)  # fmt: skip
-    elif arg and not arg.startswith("-") and "{" not in arg:
-        found.add(arg, source, group)
+    elif arg and not arg.startswith("-"):
+        requirement = _without_expression(arg)
+        if requirement is not None:
+            found.add(requirement, source, group)
+
+
+def _without_expression(arg: str) -> str | None:
+    """``arg``, or where CI fills in its version (``torch==${{ matrix.torch }}``, ``torch==$TORCH``)
+    the name alone, the version being the job's choice; None where an expression is more than
+    the version (``${{ matrix.package }}``, ``.[{env:EXTRAS}]``): only CI knows what it installs."""
+    if not CI_EXPRESSION.search(arg):
+        return arg
+    named = VERSION_EXPRESSION.fullmatch(CI_EXPRESSION.sub("$", arg))
+    return named["name"] if named else None
 
 
 def _read_noxfile(tree: SourceTree, path: str, text: str, found: Declarations, seen: set[str]) -> None:
@@ -619,7 +636,8 @@ def _read_ci_file(tree: SourceTree, path: str, text: str, found: Declarations, s
                     seen.add(env)
                     _read_environment(tree, env, tree.read(env) or "", found, seen)
         if match := PIP_INSTALL.search(line):
-            for arg in _pair_options(_shell_arguments(match["args"])):
+            args = CI_EXPRESSION.sub(lambda m: re.sub(r"\s+", "", m[0]), match["args"])  # one argument each
+            for arg in _pair_options(_shell_arguments(args)):
                 _install_argument(tree, path, arg, found, seen, "ci", f"{path} pip install")
 
 
