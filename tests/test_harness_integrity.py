@@ -487,6 +487,53 @@ def test_tests_a_decorator_replaced_with_numbered_copies_run_as_cases_of_the_lis
     assert wrong.status == EvalStatus.FAIL and wrong.tests == {listed: TestOutcome.FAILED}
 
 
+COPIES = '''def copies(devices):
+    """As parameterized_class does: a subclass per value, named after it, in the module; the
+    class keeps no test of its own."""
+    def build(cls):
+        module = sys.modules[cls.__module__].__dict__
+        for i, device in enumerate(devices):
+            name = f"{cls.__name__}_{i}_{device}"
+            module[name] = type(name, (cls,), {**vars(cls), "device": device})
+        for name in [n for n in vars(cls) if n.startswith("test")]:
+            delattr(cls, name)
+        return cls
+    return build
+
+
+@copies(["cpu", "cuda"])
+'''
+INHERITED = '''
+
+class TestPlain(unittest.TestCase):
+    def test_plain(self):
+        self.assertEqual(double(2), 4)
+
+
+class TestPlainTwice(TestPlain):
+    """A subclass of a listed class that still has its test: a test of its own, not a case."""
+'''
+CLASS_COPIES = (
+    EXPANDING.replace("import unittest\n", "import sys\nimport unittest\n").replace("@expanded\nclass", COPIES + "@expanded\nclass")
+    + INHERITED
+)
+
+
+def test_tests_a_decorator_copied_into_subclasses_run_as_cases_of_the_listed_test(tmp_path: Path) -> None:
+    """captum's ``@parameterized_class`` makes ``TestRemoteLLMAttr_0_cpu`` of
+    ``TestRemoteLLMAttr``: pytest never collects the id the source reads as."""
+    files = {"pkg/__init__.py": "", "pkg/core.py": "def double(x):\n    return 2 * x\n", "tests/test_e.py": CLASS_COPIES}
+    listed, plain = "tests/test_e.py::TestDouble::test_double", "tests/test_e.py::TestPlain::test_plain"
+    record, task = project_task(tmp_path, files, "double", [listed, plain], "def double(x):\n    return 2 * x\n")
+    gold, wrong = run_local(
+        record, task, [("gold", task.ground_truth), ("m", "def double(x):\n    return x\n")], tmp_path / "ev"
+    )
+    passed = {listed: TestOutcome.PASSED, plain: TestOutcome.PASSED}
+    assert gold.status == EvalStatus.PASS and gold.tests == passed, (gold.detail, gold.causes)
+    assert sorted(gold.cases) == [f"{listed}[{c}-{e}]" for c in ("0_cpu", "1_cuda") for e in ("0_1", "1_3")]
+    assert wrong.status == EvalStatus.FAIL and wrong.tests == {listed: TestOutcome.FAILED, plain: TestOutcome.FAILED}
+
+
 def test_ordinary_code_is_not_seen_doing_anything(clone: CloneRecord, tmp_path: Path) -> None:
     """What right answers do (temporary files, dataclasses and named tuples built at run time,
     a subprocess) is no observation, without any allowance from gold."""

@@ -789,21 +789,49 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _expanded_case(item: pytest.Item) -> str | None:
-    """A test a decorator replaced with numbered copies as its class was built
-    (``parameterized.expand``: ``test_x`` became ``test_x_0_a``, ``test_x_1_b``) reads as a case of
-    the test the source defines, ``test_x[0_a]``, when that one is listed: the ids mining reads
-    statically are the source's, pytest collects the copies."""
+    """A test a decorator replaced with copies as its class was built reads as a case of the
+    test the source defines, when that one is listed: the ids mining reads statically are the
+    source's, pytest collects the copies. Numbered copies of a method (``parameterized.expand``:
+    ``test_x`` became ``test_x_0_a``) and copies of a class (``parameterized_class``: ``TestX``
+    became ``TestX_0_cpu``, ``TestX_1_cuda``): ``TestX::test_x[0_cpu-0_a]``."""
     if selects(item.nodeid, _SELECTED):
         return None
+    name, cases = _source_name(item)
+    owner = item.nodeid[: len(item.nodeid) - len(item.name)].removesuffix("::")
+    cls = getattr(item, "cls", None)
+    base = _generated_from(cls, name) if cls is not None and owner.endswith("::" + cls.__name__) else None
+    if base is not None:
+        owner = owner[: len(owner) - len(cls.__name__)] + base.__name__
+        cases.insert(0, cls.__name__[len(base.__name__) :].lstrip("_") or cls.__name__)
+    source_id = f"{owner}::{name}"
+    if not cases or not selects(source_id, _SELECTED):
+        return None
+    alias = f"{source_id}[{'-'.join(cases)}]"
+    return None if alias == item.nodeid else alias
+
+
+def _source_name(item: pytest.Item) -> tuple[str, list[str]]:
+    """The test's name in the source and what tells its case: the suffix of a copy a decorator
+    numbered (``place_as`` or ``__wrapped__`` names the original), pytest's own parameters."""
+    own = getattr(item, "originalname", None) or item.name
+    params = item.name[len(own) :]
+    cases = [params[1:-1]] if params.startswith("[") and params.endswith("]") else []
     function = _function_of(getattr(item, "obj", None))
     origin = getattr(function, "place_as", None) or getattr(function, "__wrapped__", None)
     name = getattr(origin, "__name__", None)
-    if not name or name == item.name or not item.name.startswith(name):
-        return None
-    source_id = item.nodeid[: len(item.nodeid) - len(item.name)] + name
-    if not selects(source_id, _SELECTED):
-        return None
-    return f"{source_id}[{item.name[len(name) :].lstrip('_') or item.name}]"
+    if name and name != own and own.startswith(name):
+        return name, [own[len(name) :].lstrip("_") or own, *cases]
+    return own, cases
+
+
+def _generated_from(cls: type, name: str) -> type | None:
+    """The class of the source a class decorator made ``cls`` from: a base in the same module
+    whose name starts ``cls``'s and which no longer has the test (the decorator moved it into
+    the copies; a subclass that inherits a test the base still runs is a test of its own)."""
+    for base in cls.__mro__[1:]:
+        if base.__module__ == cls.__module__ and cls.__name__.startswith(base.__name__) and cls.__name__ != base.__name__:
+            return None if name in vars(base) else base
+    return None
 
 
 def _listed(nodeid: str) -> str:
