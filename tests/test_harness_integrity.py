@@ -514,7 +514,9 @@ class TestPlainTwice(TestPlain):
     """A subclass of a listed class that still has its test: a test of its own, not a case."""
 '''
 CLASS_COPIES = (
-    EXPANDING.replace("import unittest\n", "import sys\nimport unittest\n").replace("@expanded\nclass", COPIES + "@expanded\nclass")
+    EXPANDING.replace("import unittest\n", "import sys\nimport unittest\n").replace(
+        "@expanded\nclass", COPIES + "@expanded\nclass"
+    )
     + INHERITED
 )
 
@@ -522,7 +524,11 @@ CLASS_COPIES = (
 def test_tests_a_decorator_copied_into_subclasses_run_as_cases_of_the_listed_test(tmp_path: Path) -> None:
     """captum's ``@parameterized_class`` makes ``TestRemoteLLMAttr_0_cpu`` of
     ``TestRemoteLLMAttr``: pytest never collects the id the source reads as."""
-    files = {"pkg/__init__.py": "", "pkg/core.py": "def double(x):\n    return 2 * x\n", "tests/test_e.py": CLASS_COPIES}
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/core.py": "def double(x):\n    return 2 * x\n",
+        "tests/test_e.py": CLASS_COPIES,
+    }
     listed, plain = "tests/test_e.py::TestDouble::test_double", "tests/test_e.py::TestPlain::test_plain"
     record, task = project_task(tmp_path, files, "double", [listed, plain], "def double(x):\n    return 2 * x\n")
     gold, wrong = run_local(

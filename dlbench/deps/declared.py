@@ -43,7 +43,9 @@ PIP_INSTALL = re.compile(r"\b(?:uv\s+)?pip3?\s+install\b(?P<args>.*)")
 # ``${VAR}``, tox's ``{env:X}``), one token however many words it spans
 CI_EXPRESSION = re.compile(r"\$\{\{.*?\}\}|\$\{?\w+\}?|\{[\w:.\[\]-]+\}")
 # a requirement whose version is such an expression (``torch==${{ matrix.torch }}``): its name
-VERSION_EXPRESSION = re.compile(r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[\w,\s-]+\])?)\s*(?:===|[=<>!~]=?)\s*[^\s,;]*\$[^\s,;]*")
+VERSION_EXPRESSION = re.compile(
+    r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[\w,\s-]+\])?)\s*(?:===|[=<>!~]=?)\s*[^\s,;]*\$[^\s,;]*"
+)
 NOT_LINUX = {"mac", "macos", "osx", "darwin", "win", "windows", "win32", "win64"}
 # CI steps that build the test environment from conda environment files (``-f FILE``, or
 # conda-merge's files merged into one), whose pip sections hold PyPI requirements

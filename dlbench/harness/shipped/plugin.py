@@ -829,7 +829,11 @@ def _generated_from(cls: type, name: str) -> type | None:
     whose name starts ``cls``'s and which no longer has the test (the decorator moved it into
     the copies; a subclass that inherits a test the base still runs is a test of its own)."""
     for base in cls.__mro__[1:]:
-        if base.__module__ == cls.__module__ and cls.__name__.startswith(base.__name__) and cls.__name__ != base.__name__:
+        if (
+            base.__module__ == cls.__module__
+            and cls.__name__.startswith(base.__name__)
+            and cls.__name__ != base.__name__
+        ):
             return None if name in vars(base) else base
     return None
 
