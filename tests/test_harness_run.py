@@ -514,6 +514,34 @@ def image(require_docker: None, clone: CloneRecord, tmp_path_factory: pytest.Tem
     return record
 
 
+@pytest.mark.xdist_group("harness_docker")
+def test_a_recorded_image_shipping_another_harness_is_rebuilt_from_its_lock(
+    image: ImageRecord, clone: CloneRecord, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`dlbench evaluate` after the harness changed: the workflow's repaired image ships the
+    supervisor and plugin it was built with, and candidates would run under the old ones
+    while their evidence names the new. It is rebuilt from its lock, nothing resolved again."""
+    from dlbench.harness import evaluate as evaluate_module
+    from dlbench.harness.code import support_files
+    from dlbench.images.build import docker_client, ships_runner
+
+    images = tmp_path / "images"
+    images.mkdir()
+    (images / f"{SLUG}.repaired.json").write_text(image.model_dump_json())
+    assert evaluate_module._image_for(clone, CFG, tmp_path, None, None, images) == image  # the same harness
+    later = {**support_files(), "plugin.py": support_files()["plugin.py"] + b"\n# a later harness\n"}
+    monkeypatch.setattr(evaluate_module, "support_files", lambda: later)
+    rebuilt = evaluate_module._image_for(clone, CFG, tmp_path, None, None, images)
+    engine = docker_client()
+    try:
+        assert rebuilt.status == ImageStatus.OK and rebuilt.tag != image.tag, rebuilt.error
+        assert ships_runner(engine, rebuilt.tag, later) and not ships_runner(engine, image.tag, later)
+        assert rebuilt.environment.lock == image.environment.lock
+    finally:
+        if rebuilt.tag:
+            engine.images.remove(rebuilt.tag, noprune=True)
+
+
 @pytest.fixture(scope="module")
 def hostile_results(image: ImageRecord, clone: CloneRecord, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     """Every hostile candidate, each followed by a gold one, in one run of one warm container."""

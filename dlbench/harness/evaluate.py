@@ -252,26 +252,24 @@ def _image_for(
     clone: CloneRecord, cfg: EvaluateConfig, evidence_root: Path, images: ImagesConfig | None, downloads: Path | None,
     images_dir: Path, record_to: Path | None = None, export: Path | None = None,
 ) -> ImageRecord:  # fmt: skip
-    """The workflow's repaired project image if the engine still has it, else one built now
-    (or reused by content hash) and, with ``record_to``, recorded there: from the lock an
-    exported benchmark records beside its tasks (``export/environments/{repo}/image.json``)
-    where there is one, else resolved from the checkout."""
-    from dlbench.images.build import build_project_image, build_recorded_image, docker_client
-    from dlbench.images.layers import image_exists
+    """The workflow's repaired project image if the engine still has it with this harness's
+    supervisor and plugin, else one built now (or reused by content hash) and, with
+    ``record_to``, recorded there: from the lock the repaired image or an exported benchmark
+    records (``export/environments/{repo}/image.json``) where there is one, else resolved from
+    the checkout."""
+    from dlbench.images.build import build_project_image, build_recorded_image, docker_client, ships_runner
     from dlbench.images.recipe import ENVIRONMENTS_DIR, IMAGE_FILE
 
-    recorded = images_dir / f"{clone.slug}{REPAIRED_SUFFIX}"
-    if recorded.is_file():
-        record = read_json(recorded, ImageRecord)
-        if record.status == ImageStatus.OK and record.tag and image_exists(docker_client(), record.tag):
-            return record
+    repaired = _ok_record(images_dir / f"{clone.slug}{REPAIRED_SUFFIX}")
+    if repaired and repaired.tag and ships_runner(docker_client(), repaired.tag, support_files()):
+        return repaired
     log_path = evidence_root / "images" / f"{clone.slug}.log"
     if clone.status != CloneStatus.OK:
         return ImageRecord(repo=clone.slug, sha=clone.sha or "", base_image=cfg.base_image, tag=None,
                            status=ImageStatus.IMAGE_ERROR, error=clone.error, build_log=str(log_path))  # fmt: skip
-    exported = export / ENVIRONMENTS_DIR / clone.slug / IMAGE_FILE if export else None
-    locked = read_json(exported, ImageRecord) if exported and exported.is_file() else None
-    if locked and locked.status == ImageStatus.OK and locked.environment and locked.environment.lock:
+    exported = _ok_record(export / ENVIRONMENTS_DIR / clone.slug / IMAGE_FILE) if export else None
+    locked = repaired or exported  # the environment gold's runs settled on, with today's runner
+    if locked and locked.environment and locked.environment.lock:
         built = build_recorded_image(locked, Path(clone.path), log_path, support_files(), images=images, downloads=downloads)  # fmt: skip
     else:
         built = build_project_image(Path(clone.path), clone.slug, clone.sha or "", cfg.base_image, log_path,
@@ -279,6 +277,11 @@ def _image_for(
     if record_to is not None:
         write_json(record_to, built)
     return built
+
+
+def _ok_record(path: Path) -> ImageRecord | None:
+    record = read_json(path, ImageRecord) if path.is_file() else None
+    return record if record and record.status == ImageStatus.OK else None
 
 
 # ---------------------------------------------------------------- one repository

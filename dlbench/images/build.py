@@ -51,6 +51,7 @@ from dlbench.images.extensions import ExtensionBuild, build_outcome, build_scrip
 from dlbench.images.layers import REPO_DIR, RUNNER_UID, STEP_INPUTS, SUPPORT_DIR, DownloadFailed, StepFailed
 from dlbench.images.pythons import PythonChoice
 from dlbench.records import DeclaredRequirement, DroppedRequirement, Environment, ImageRecord, ImageStatus, RepairStep
+from dlbench.store import files_digest
 
 __all__ = [
     "REPO_DIR",
@@ -75,6 +76,7 @@ MISSING_BASE_HINT = (
 )
 LOG_TAIL_LINES = 25
 EXTENSIONS_LABEL = "dlbench.extensions"  # how the checkout's own extension modules were built, or why not
+RUNNER_LABEL = "dlbench.runner"  # the digest of the supervisor and plugin the image ships (support files)
 FAILED_BUILD = re.compile(r"Failed to (?:build|download|prepare|fetch)[^`]*`(?P<name>[A-Za-z0-9._-]+)")
 
 
@@ -571,6 +573,7 @@ def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mappi
     # the lock is every package (the project's own left out): nothing beyond it is installed
     container = _install_step(client, parent, f"--no-deps -r {STEP_INPUTS}/lock.txt", lock_input(lock), downloads, target, out, tree, packages, ci_packages)  # fmt: skip
     labels = {layers.LABEL: "project", "dlbench.repo": record.repo, "dlbench.sha": record.sha}
+    labels[RUNNER_LABEL] = files_digest(support)
     if extensions is None:
         return layers.commit_layer(container, tag, labels, runtime=True)
     # The image's tag goes on the extensions layer only: a build stopped while compiling
@@ -623,6 +626,16 @@ def _check_after_build(client, tag: str, own: set[str], plan: EnvironmentPlan, c
     found = [*missing.items(), *((m, why.reason) for m, why in too_new.items())]
     out.write(f"# check: {status}" + "".join(f"\n#   {m}: {line}" for m, line in found) + "\n")
     return missing, too_new
+
+
+def ships_runner(client: docker.DockerClient, tag: str, support: Mapping[str, bytes]) -> bool:
+    """The image exists and ships these support files (the supervisor and plugin that run and
+    report every candidate): an image built before the harness changed runs the old ones."""
+    try:
+        labels = client.images.get(tag).labels or {}
+    except ImageNotFound:
+        return False
+    return labels.get(RUNNER_LABEL) == files_digest(support)
 
 
 def _ping(client: docker.DockerClient) -> None:
