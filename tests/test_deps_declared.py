@@ -103,7 +103,7 @@ def test_setup_cfg_tox_nox_conda_and_ci_files() -> None:
         "noxfile.py": "import nox\n@nox.session\ndef tests(session):\n    session.install('-r', 'requirements-ci.txt', 'einops', '--pre')\n",  # noqa: E501
         "requirements-ci.txt": "timm\n",
         "environment.yml": "dependencies:\n  - python=3.11\n  - pip:\n    - kornia\n",
-        ".github/workflows/tests.yml": "steps:\n  - run: pip install --upgrade torch==2.4.0+cpu 'onnx>=1' --index-url https://x/cpu && pytest\n",  # noqa: E501
+        ".github/workflows/tests.yml": "steps:\n  - run: pip install --upgrade torch==2.4.0+cpu 'onnx>=1' --index-url https://x/cpu --progress-bar off && pytest\n",  # noqa: E501
         ".github/workflows/release.yml": "steps:\n  - run: pip install twine\n",  # runs no tests: not read
     }))  # fmt: skip
     by_spec = {r.spec: r.group for r in found.requirements}
@@ -112,7 +112,7 @@ def test_setup_cfg_tox_nox_conda_and_ci_files() -> None:
     assert by_spec["pytest-xdist"] == by_spec["hypothesis"] == by_spec["einops"] == by_spec["timm"] == "test"
     assert by_spec["kornia"] == "runtime"
     assert by_spec["torch==2.4.0"] == by_spec["onnx>=1"] == "ci"  # the local +cpu label is the index's release
-    assert "twine" not in by_spec and "https://x/cpu" not in by_spec
+    assert "twine" not in by_spec and "https://x/cpu" not in by_spec and "off" not in by_spec  # option values
 
 
 def test_direct_urls_keep_their_name_and_broken_files_are_recorded_not_raised() -> None:

@@ -57,6 +57,13 @@ OPTIONS_WITH_VALUE = {
     "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--trusted-host", "--target", "-t",
     "--prefix", "--root", "--python", "-p", "--upgrade-strategy", "--override", "--cache-dir", "--platform",
     "--python-version", "--only-binary", "--no-binary", "--extra", "--group", "--torch-backend", "--index-strategy",
+    # pip's others (``pip install --progress-bar off``: captum's CI), then uv pip's
+    "--progress-bar", "--src", "--implementation", "--abi", "--root-user-action", "--report", "--log", "--proxy",
+    "--retries", "--timeout", "--exists-action", "--cert", "--client-cert", "--keyring-provider", "--use-feature",
+    "--use-deprecated", "--global-option", "--config-settings", "-C", "--resume-retries", "--index", "--default-index",
+    "--prerelease", "--resolution", "--exclude-newer", "--link-mode", "--config-file", "--reinstall-package",
+    "--upgrade-package", "-P", "--refresh-package", "--no-build-isolation-package", "--python-platform", "--color",
+    "--directory", "--project", "--config-setting", "--allow-insecure-host", "--fork-strategy",
 }  # fmt: skip
 VCS_SCHEME = re.compile(r"^(git|hg|svn|bzr)\+")
 DIRECT_URL_SCHEME = re.compile(rf"{VCS_SCHEME.pattern}|^https?://")
