@@ -67,9 +67,12 @@ def built(engine: docker.DockerClient) -> Iterator[list[str]]:
             pass
 
 
-def make_repo(root: Path, requirements: str, tests: str = TEST_OPS) -> tuple[Path, str]:
+def make_repo(
+    root: Path, requirements: str, tests: str = TEST_OPS, more: dict[str, str] | None = None
+) -> tuple[Path, str]:
     files = {"requirements.txt": requirements, "pkg/__init__.py": "", "pkg/ops.py": OPS}
     files["tests/test_ops.py"] = tests
+    files |= more or {}
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
@@ -213,6 +216,46 @@ def test_the_debian_packages_of_the_projects_test_runs_are_installed(engine, bas
     assert "# Debian package dlbench-no-such-deb: left out" in log and "# Debian package tree: installed" in log
     code, output = run(engine, record.tag, ["sh", "-c", "git --version && tree --version"])
     assert code == 0 and "git version" in output, output
+
+
+OWN_PYPROJECT = """\
+[project]
+name = "acme-tiny"
+version = "1.2.3"
+[project.entry-points."acme.devices"]
+default = "pkg.ops:scale"
+"""
+TEST_OWN = """\
+from importlib.metadata import entry_points, files, version
+
+
+def test_own_entry_points_and_version():
+    [device] = entry_points(group="acme.devices")
+    assert device.load()([1], 2).tolist() == [2]
+    assert version("acme-tiny") == "1.2.3"
+    assert all(".dist-info/" in str(f) for f in files("acme-tiny"))  # metadata, no code
+"""
+
+
+def test_the_projects_own_entry_points_and_version_are_registered_without_its_code(
+    engine, base, built, tmp_path: Path
+) -> None:
+    """PennyLane finds its own devices through its ``pennylane.plugins`` entry points: with the
+    checkout run from its folder and nothing installed, every device test failed ("Device
+    default.qubit does not exist"). The image records the project's metadata alone."""
+    repo, sha = make_repo(tmp_path / "own", "numpy\n", tests=TEST_OWN, more={"pyproject.toml": OWN_PYPROJECT})
+    record = build(repo, sha, base, tmp_path / "own.log", built, {})
+    assert record.status == ImageStatus.OK, record.error
+    assert (
+        "# the project's own distribution: acme-tiny 1.2.3, metadata only (acme.devices)"
+        in Path(record.build_log).read_text()
+    )
+    code, output = run(
+        engine,
+        record.tag,
+        ["sh", "-c", "python -m pytest -q -p no:cacheprovider tests && python -c 'import pkg; print(pkg.__file__)'"],
+    )
+    assert code == 0 and "1 passed" in output and "/work/repo/pkg/__init__.py" in output, output
 
 
 def test_lock_is_resolved_as_of_the_commit_date(base, built, tmp_path: Path) -> None:

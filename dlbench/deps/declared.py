@@ -484,6 +484,19 @@ def _read_setup_py(tree: SourceTree, path: str, text: str, found: Declarations, 
                         _add_all(found, specs, f"{path} setup(extras_require[{name!r}])", f"extra:{name}")
 
 
+def setup_py_arguments(text: str) -> dict[str, object]:
+    """The first ``setup(...)`` call's keyword arguments that are literals (``{}`` when the
+    file does not parse or calls no ``setup``)."""
+    try:
+        module = parse_ast(text)
+    except Unparsable:
+        return {}
+    names = _module_literals(module)
+    calls = (n for n in ast.walk(module) if isinstance(n, ast.Call) and _call_name(n) == "setup")
+    call = next(calls, None)
+    return dict(_setup_arguments(call, names)) if call is not None else {}
+
+
 def _setup_arguments(call: ast.Call, names: dict[str, object]) -> list[tuple[str, object]]:
     """``setup(...)``'s keyword arguments as literals, those passed as ``**mapping`` included
     (``setup(**configuration)`` with a module-level dict: umap's, and many older projects')."""

@@ -40,6 +40,7 @@ import docker
 from dlbench.config import ImagesConfig, PythonBase, StorageConfig
 from dlbench.deps.declared import canonical_name
 from dlbench.deps.imports import distribution_for
+from dlbench.deps.own import own_distribution
 from dlbench.deps.plan import PRIORITY, EnvironmentPlan, drop_priority, plan_environment
 from dlbench.deps.resolve import IndexUnavailable, Lock, ResolutionError, Target, host_ca_bundle, resolve, uv_binary
 from dlbench.deps.system import declared_system_packages
@@ -526,7 +527,8 @@ def _build_locked(client, record: ImageRecord, checkout: Path, support: Mapping[
     own_packages = sorted(set(system_packages_for(lock.pins, cfg)) - set(packages))  # a wheel's libraries (cv2: libGL)
     ci_packages = project_system_packages(checkout, cfg, {*packages, *own_packages})
     extensions = extension_build(checkout, set(lock.versions()))
-    recipe = [*packages, *own_packages, *ci_packages, *(extensions.hash_parts() if extensions else ())]
+    own = own_distribution(disk_tree(checkout))
+    recipe = [*packages, *own_packages, *ci_packages, *(extensions.hash_parts() if extensions else ()), *(own.hash_parts() if own else ())]  # fmt: skip
     tag, digest = project_tag(record.repo, record.base_image_id, lock.pins, record.sha, support, recipe)
     record = record.model_copy(update={"tag": tag, "recipe_hash": digest})
     framework = (
@@ -536,7 +538,10 @@ def _build_locked(client, record: ImageRecord, checkout: Path, support: Mapping[
     if existing:
         out.write(f"# reused {tag} ({existing})\n")
         return _with_image(client, record, existing, framework, reused=True)
-    image_id = _project_layer(client, framework or record.base_image_id, tag, checkout, support, lock, downloads, target, out, record, extensions, own_packages, ci_packages)  # fmt: skip
+    if own is not None:
+        out.write(f"# the project's own distribution: {own.name} {own.version}, metadata only ({', '.join(own.entry_points) or 'no entry points'})\n")  # fmt: skip
+    metadata = {f"{layers.site_packages(target.python_version)}/{rel}": data for rel, data in (own.dist_info() if own else {}).items()}  # fmt: skip
+    image_id = _project_layer(client, framework or record.base_image_id, tag, checkout, support, lock, downloads, target, out, record, extensions, own_packages, ci_packages, metadata)  # fmt: skip
     out.write(f"# built {tag} ({image_id})\n")
     return _with_image(client, record, image_id, framework, reused=False)
 
@@ -567,8 +572,8 @@ def _build_framework_layer(client, base_id: str, tag: str, pins: list[str], pack
     return tag
 
 
-def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mapping[str, bytes], lock: Lock, downloads: Path, target: Target, out: IO[str], record: ImageRecord, extensions: ExtensionBuild | None, system_packages: Sequence[str] = (), ci_packages: Sequence[str] = ()) -> str:  # fmt: skip
-    tree = partial(layers.copy_tree_into, checkout=checkout, support_files=support)
+def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mapping[str, bytes], lock: Lock, downloads: Path, target: Target, out: IO[str], record: ImageRecord, extensions: ExtensionBuild | None, system_packages: Sequence[str] = (), ci_packages: Sequence[str] = (), metadata: Mapping[str, bytes] | None = None) -> str:  # fmt: skip
+    tree = partial(layers.copy_tree_into, checkout=checkout, support_files=support, files=metadata or {})
     packages = sorted({*system_packages, *(EXTENSION_PACKAGES if extensions else ())})
     # the lock is every package (the project's own left out): nothing beyond it is installed
     container = _install_step(client, parent, f"--no-deps -r {STEP_INPUTS}/lock.txt", lock_input(lock), downloads, target, out, tree, packages, ci_packages)  # fmt: skip

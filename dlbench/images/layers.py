@@ -267,16 +267,26 @@ def _quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def copy_tree_into(container, checkout: Path, support_files: Mapping[str, bytes]) -> None:
-    """The checkout (without ``.git``) at REPO_DIR and the support files at SUPPORT_DIR,
-    owned by root and read-only for everyone else: the runner cannot change them."""
+def copy_tree_into(
+    container, checkout: Path, support_files: Mapping[str, bytes], files: Mapping[str, bytes] | None = None
+) -> None:
+    """The checkout (without ``.git``) at REPO_DIR, the support files at SUPPORT_DIR and
+    ``files`` at their absolute paths (the project's own metadata: ``deps.own``), owned by root
+    and read-only for everyone else: the runner cannot change them."""
     with tempfile.TemporaryFile() as archive:
         with tarfile.open(fileobj=archive, mode="w") as tar:
             tar.add(checkout, arcname=REPO_DIR.lstrip("/"), filter=_owned_by_root)
             for name, data in sorted(support_files.items()):
                 _add_bytes(tar, f"{SUPPORT_DIR.lstrip('/')}/{name}", data)
+            for path, data in sorted((files or {}).items()):
+                _add_bytes(tar, path.lstrip("/"), data)
         archive.seek(0)
         container.put_archive("/", archive)
+
+
+def site_packages(python_version: str) -> str:
+    """The image's site-packages for its Python (``3.11``)."""
+    return f"/opt/venv/lib/python{python_version}/site-packages"
 
 
 def copy_support_into(container, support_files: Mapping[str, bytes]) -> None:
