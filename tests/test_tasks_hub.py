@@ -61,9 +61,10 @@ def image_record(slug: str, lock: list[str] = SMALL_LOCK, **env: object) -> Imag
     )
 
 
-def export(tmp_path: Path, records: list[ImageRecord] | None = None) -> Path:
+def export(tmp_path: Path, records: list[ImageRecord] | None = None, files: dict[str, str] | None = None) -> Path:
     """The assembled test world's benchmark folder with its environments and card, as the
-    workflow's rules leave it (``assemble``, ``export_environments``, ``dataset_card``)."""
+    workflow's rules leave it (``assemble``, ``export_environments``, ``dataset_card``);
+    ``files``: more files of each checkout."""
     out, _, _ = run_assemble(tmp_path, "bench")
     folder = out.jsonl.parent
     clones, images = [], []
@@ -71,6 +72,8 @@ def export(tmp_path: Path, records: list[ImageRecord] | None = None) -> Path:
         checkout = tmp_path / "checkouts" / record.repo
         checkout.mkdir(parents=True, exist_ok=True)
         (checkout / "tox.ini").write_text("[testenv]\nsetenv =\n    LIB_BACKEND = numpy\n")  # the project's runs set it
+        for name, text in (files or {}).items():
+            (checkout / name).write_text(text)
         clone = CloneRecord(
             full_name=record.repo.replace("__", "/"),
             slug=record.repo,
@@ -261,13 +264,17 @@ def test_plain_docker_builds_the_exported_environment_and_runs_a_test(require_do
     """The exported folder, a checkout in repo/ and `docker build`: the image runs the project's
     test with no network. Built on the local base (nothing is pulled here), as a consumer
     would pass another base with the same Python."""
-    folder = export(tmp_path, [image_record("owner__good")])
+    pyproject = '[project]\nname = "good"\nversion = "2.0"\n[project.entry-points."good.ops"]\ntwice = "lib:double"\n'
+    folder = export(tmp_path, [image_record("owner__good")], {"pyproject.toml": pyproject})
     context = folder / "environments/owner__good"
     (context / "repo/tests").mkdir(parents=True)
+    (context / "repo/pyproject.toml").write_text(pyproject)
     (context / "repo/lib.py").write_text("def double(x):\n    return 2 * x\n")
     (context / "repo/tests/test_lib.py").write_text(
-        "import os\nfrom lib import double\n\ndef test_double():\n"
-        "    assert double(2) == 4 and os.environ['LIB_BACKEND'] == 'numpy'\n"
+        "import os\nfrom importlib.metadata import entry_points, version\nfrom lib import double\n\n"
+        "def test_double():\n    assert double(2) == 4 and os.environ['LIB_BACKEND'] == 'numpy'\n"
+        "    [twice] = entry_points(group='good.ops')  # the project's own, registered without its code\n"
+        "    assert twice.load() is double and version('good') == '2.0'\n"
     )
     (context / "repo/.git").mkdir()  # left out by .dockerignore, as copy_tree_into leaves it out
     tag = f"dlbench-env-test/owner__good:{uuid.uuid4().hex[:12]}"

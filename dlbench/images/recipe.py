@@ -14,6 +14,7 @@ benchmark (``results/benchmark/environments/{repo}/``):
   user, the venv and the folders (``layers.PREPARE``) and the Debian packages the
   frameworks and an extension build need; the lock installed with ``--no-deps``; the
   checkout at the pinned commit, taken from the build context (``repo/``) without ``.git``;
+  the project's own distribution registered without its code (``own/``: ``deps.own``);
   the checkout's extension modules built in place by the workflow's own step script
   (``build-extensions.sh``: ``extensions.build_script``); and the runtime settings the
   sandbox sets (``layers.RUNTIME_ENV``, the work folder, the runner user, one thread per
@@ -33,8 +34,10 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from dlbench.config import ImagesConfig
+from dlbench.deps.own import OwnDistribution, own_distribution
 from dlbench.deps.resolve import Lock
 from dlbench.deps.testenv import runner_environment
+from dlbench.deps.tree import disk_tree
 from dlbench.images.build import project_system_packages, system_packages_for
 from dlbench.images.extensions import SYSTEM_PACKAGES as EXTENSION_PACKAGES
 from dlbench.images.extensions import ExtensionBuild, build_script, extension_build
@@ -47,6 +50,7 @@ from dlbench.images.layers import (
     STEP_INPUTS,
     VENV_PYTHON,
     apt_script,
+    site_packages,
 )
 from dlbench.records import BenchmarkTask, CloneRecord, ImageRecord
 from dlbench.store import read_json, read_jsonl, write_json, write_text
@@ -58,6 +62,7 @@ IMAGE_FILE = "image.json"
 LOCK_FILE = "lock.txt"
 DOCKERFILE = "Dockerfile"
 DOCKERIGNORE = ".dockerignore"
+OWN_DIR = "own"  # the project's own .dist-info, for site-packages
 EXTENSIONS_SCRIPT = "build-extensions.sh"
 CHECKOUT_DIR = "repo"  # the build context's copy of the checkout at the pinned commit
 # The thread settings every sandbox container runs with (harness/sandbox.py container_options).
@@ -104,11 +109,13 @@ def dockerfile(
     extensions: ExtensionBuild | None = None,
     uv_version: str | None = None,
     ci_packages: Sequence[str] = (),
+    own: OwnDistribution | None = None,
 ) -> str:
     """The Dockerfile of ``record``'s image (``repo``: owner/name). ``test_env``: what the
     project's own test runs set; ``extensions``: how its extension modules are built;
     ``uv_version``: the uv that builds them (the one the workflow runs); ``ci_packages``:
-    the Debian packages its own test runs have (``images.build.project_system_packages``)."""
+    the Debian packages its own test runs have (``images.build.project_system_packages``);
+    ``own``: the project's own distribution, its metadata copied from ``own/``."""
     env = record.environment
     if env is None:
         raise ValueError(f"{record.repo}: the image record has no environment ({record.status})")
@@ -143,6 +150,14 @@ def dockerfile(
         ' ${INDEX_URL:+--index-url "$INDEX_URL"} ${FRAMEWORK_INDEX_URL:+--extra-index-url "$FRAMEWORK_INDEX_URL"}'
         f" -r {STEP_INPUTS}/{LOCK_FILE}",
         f"COPY {CHECKOUT_DIR}/ {REPO_DIR}/",
+        *(
+            [
+                f"# {own.name} {own.version} registered, its code left in {REPO_DIR}",
+                f"COPY {OWN_DIR}/ {site_packages(env.python_version)}/",
+            ]
+            if own
+            else []
+        ),  # fmt: skip
         *(_extension_steps(record, extensions, uv_version) if extensions else []),
         f"RUN rm -rf {BUILD_DIR}",
         *(f"ENV {key}={_quote(value)}" for key, value in {**RUNTIME_ENV, **THREADS, **(test_env or {})}.items()),
@@ -210,7 +225,11 @@ def export_environment(record: ImageRecord, clone: CloneRecord, out_dir: Path, c
     extensions = extension_build(checkout, set(Lock(pins=record.environment.lock, requirements=[]).versions()))
     write_text(folder / LOCK_FILE, lock_text(record))
     ci_packages = project_system_packages(checkout, cfg)
-    text = dockerfile(record, clone.full_name, cfg, runner_environment(checkout), extensions, uv_version(), ci_packages)
+    own = own_distribution(disk_tree(checkout))
+    for rel, data in (own.dist_info() if own else {}).items():
+        (folder / OWN_DIR / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / OWN_DIR / rel).write_bytes(data)
+    text = dockerfile(record, clone.full_name, cfg, runner_environment(checkout), extensions, uv_version(), ci_packages, own)  # fmt: skip
     write_text(folder / DOCKERFILE, text)
     write_text(folder / DOCKERIGNORE, f"{CHECKOUT_DIR}/.git\n**/.git\n")
     if extensions:
