@@ -6,7 +6,7 @@ registers beside the code is part of how a project runs: its entry points (Penny
 own devices through ``pennylane.plugins``: without them every test that builds a device failed
 with "Device default.qubit does not exist"; a project's pytest plugin is a ``pytest11`` entry
 point) and its version (``importlib.metadata.version(name)`` at import). The image gets that
-metadata alone, a ``.dist-info`` folder naming no file, read from the project's declarations
+metadata alone, a ``.dist-info`` folder with no file of its code, read from the project's declarations
 (``pyproject.toml``, ``setup.cfg``, ``setup.py`` literals) without running its build.
 """
 
