@@ -19,20 +19,20 @@ version = {attr = "acme._version.__version__"}
 
 
 def test_pyproject_entry_points_scripts_and_a_dynamic_version_read_from_its_attribute() -> None:
-    own = own_distribution(tree_of({"pyproject.toml": PYPROJECT, "acme/_version.py": '__version__ = "0.41.0"\n'}))
-    assert own is not None and (own.name, own.version) == ("acme-quantum", "0.41.0")
+    own = own_distribution(tree_of({"pyproject.toml": PYPROJECT, "acme/_version.py": '__version__ = "0.41.0-dev3"\n'}))
+    assert own is not None and (own.name, own.version) == ("acme-quantum", "0.41.0.dev3")
     assert own.entry_points == {
         "acme.plugins": {"default.qubit": "acme.devices:DefaultQubit"},
         "console_scripts": {"acme": "acme.cli:main"},
     }
     files = own.dist_info()
     assert sorted(files) == [
-        f"acme_quantum-0.41.0.dist-info/{n}" for n in ("INSTALLER", "METADATA", "RECORD", "entry_points.txt")
+        f"acme_quantum-0.41.0.dev3.dist-info/{n}" for n in ("INSTALLER", "METADATA", "RECORD", "entry_points.txt")
     ]
-    assert files["acme_quantum-0.41.0.dist-info/entry_points.txt"].decode() == (
+    assert files["acme_quantum-0.41.0.dev3.dist-info/entry_points.txt"].decode() == (
         "[acme.plugins]\ndefault.qubit = acme.devices:DefaultQubit\n\n[console_scripts]\nacme = acme.cli:main\n"
     )
-    assert b"Name: acme-quantum\nVersion: 0.41.0\n" in files["acme_quantum-0.41.0.dist-info/METADATA"]
+    assert b"Name: acme-quantum\nVersion: 0.41.0.dev3\n" in files["acme_quantum-0.41.0.dev3.dist-info/METADATA"]
 
 
 def test_setup_cfg_and_setup_py_literals_and_a_version_only_the_build_knows() -> None:

@@ -19,6 +19,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from packaging.version import InvalidVersion, Version
+
 from dlbench.deps.declared import canonical_name, setup_py_arguments
 from dlbench.deps.tree import SourceTree
 
@@ -61,12 +63,21 @@ def own_distribution(tree: SourceTree) -> OwnDistribution | None:
     name = next((f["name"] for f in found if isinstance(f.get("name"), str) and f["name"]), None)
     if name is None:
         return None
-    version = next((f["version"] for f in found if isinstance(f.get("version"), str) and f["version"]), UNKNOWN_VERSION)
+    version = next((f["version"] for f in found if isinstance(f.get("version"), str) and f["version"]), None)
     entry_points: dict[str, dict[str, str]] = {}
     for declared in reversed(found):  # pyproject's win
         for group, points in declared.get("entry_points", {}).items():
             entry_points.setdefault(group, {}).update(points)
-    return OwnDistribution(canonical_name(name), version, {g: p for g, p in entry_points.items() if p})
+    return OwnDistribution(canonical_name(name), _normalized(version), {g: p for g, p in entry_points.items() if p})
+
+
+def _normalized(version: str | None) -> str:
+    """PEP 440's form (``0.42.0-dev45`` is ``0.42.0.dev45``: a dash would end the name in the
+    folder's), or ``UNKNOWN_VERSION``."""
+    try:
+        return str(Version(version)) if version else UNKNOWN_VERSION
+    except InvalidVersion:
+        return UNKNOWN_VERSION
 
 
 def _from_pyproject(tree: SourceTree) -> dict:
