@@ -624,6 +624,33 @@ def test_an_installed_plugin_that_replaces_pytest_internals_is_set_aside(
     assert '"ev": "set_aside", "plugin": "reruns"' in events and "runner.call_and_report" in events
 
 
+def test_a_plugin_that_replaces_pytest_internals_is_seen_behind_one_that_ends_the_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """skorch's image has pytest-pretty, whose configure raises without the terminal reporter,
+    and ``flaky``: the warm-up session ended at configure, no test ran there, ``flaky`` went
+    unseen, and every gold run was a violation. The warm-up leaves the first out and runs again."""
+    from dlbench.harness.evaluate import evidence_dir
+
+    site = write_tree(tmp_path / "site", {
+        "aaplug/__init__.py": "def pytest_configure(config):\n"
+                              "    config.pluginmanager.getplugin('terminalreporter').write_line('on')\n",
+        "aaplug-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: aaplug\nVersion: 1.0\n",
+        "aaplug-1.0.dist-info/entry_points.txt": "[pytest11]\naaplug = aaplug\n",
+        "reruns/__init__.py": RERUNS,
+        "reruns-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: reruns\nVersion: 1.0\n",
+        "reruns-1.0.dist-info/entry_points.txt": "[pytest11]\nreruns = reruns\n",
+    })  # fmt: skip
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    record, task = project_task(tmp_path, ONE_FILES, "one", [ONE_TEST], ONE)
+    gold, wrong = run_local(record, task, [("gold", ONE), ("m", "def one():\n    return 2\n")], tmp_path / "ev")
+    assert gold.status == EvalStatus.PASS, (gold.status, gold.detail)
+    assert wrong.status == EvalStatus.FAIL, (wrong.status, wrong.detail)
+    events = (evidence_dir(tmp_path / "ev", "o__r", gen(task, ONE, model="gold")) / "events.jsonl").read_text()
+    assert '"ev": "set_aside", "plugin": "aaplug"' in events and '"ev": "set_aside", "plugin": "reruns"' in events
+    assert events.count('"plugin": "aaplug"') == 1  # found once by the warm-up, not by a failed session of the run
+
+
 SUBTESTS = """\
 import unittest
 

@@ -158,6 +158,7 @@ class Supervisor:
         self.entry_plugins = _entry_point_plugins()
         self.entry_folders = _plugin_folders(self.entry_plugins or [])
         self.patchers: dict[str, list[str]] = {}  # set aside: -p module → the internals it replaces
+        self.enders: dict[str, str] = {}  # set aside: -p module → how its hook ended the warm-up session
         self.counter = 0
         self.child = 0
         self.reaped: dict[int, int] = {}
@@ -205,23 +206,35 @@ class Supervisor:
         return loaded
 
     def _warm_up(self) -> None:
+        """A session of tiny tests, so that pytest and the installed plugins load here once, and
+        so that plugins which replace pytest's internals while a test runs are seen (and set
+        aside). A plugin whose hook ends the session is left out of this session and of every
+        candidate's, with its cause (pytest-pretty's configure raises without the terminal
+        reporter): otherwise no test ran here, and skorch's ``flaky``, after it, went unseen."""
         warm = tempfile.mkdtemp(dir=self.work)
         for name, text in WARM_UP.items():
             with open(os.path.join(warm, name), "w", encoding="utf-8") as fh:
                 fh.write(text)
         saved = os.dup(1), os.dup(2)
         null = os.open(os.devnull, os.O_WRONLY)
+        autoload = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
         try:
             os.dup2(null, 1), os.dup2(null, 2)
             os.chdir(warm)
+            if self.entry_plugins is not None:  # the plugins children load, by name (_entry_point_plugins)
+                os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
             args = [f"--rootdir={warm}", f"--basetemp={os.path.join(warm, 'basetemp')}", *NO_PLUGINS]
             watch = InternalsWatch(self.plugin)
-            try:
-                self.pytest.main([*args, warm], plugins=[self.plugin, watch])
-            except Exception:  # noqa: BLE001 - a plugin that needs the project (blocked here): children load it
-                pass
+            for _ in range(MAX_BROKEN_CONFTESTS):
+                ender = self._warm_session([*args, *(self.entry_plugins or ()), warm], watch)
+                if ender is None:
+                    break
+                self.enders[ender[0]] = ender[1]
+                self.entry_plugins = _without_plugin(self.entry_plugins or [], ender[0])
             self._set_aside(watch.replaced)
         finally:
+            if autoload is None:
+                os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
             sys.stdout.flush(), sys.stderr.flush()
             os.dup2(saved[0], 1), os.dup2(saved[1], 2)
             for fd in (*saved, null):
@@ -232,6 +245,16 @@ class Supervisor:
             if _module_file(module).startswith(warm):
                 del sys.modules[name]
         sys.path[:] = [p for p in sys.path if not p.startswith(warm)]
+
+    def _warm_session(self, args: list[str], watch: InternalsWatch) -> tuple[str, str] | None:
+        """One warm-up session; (plugin, cause) when an installed plugin's hook ended it."""
+        try:
+            code = int(self.pytest.main(args, plugins=[self.plugin, watch]))
+        except Exception:  # noqa: BLE001 - a plugin that needs the project (blocked here): children load it
+            return None
+        failing = self.plugin.internal_error() if code == INTERNAL_ERROR else None
+        plugin = self._plugin_of(failing[1]) if failing else None
+        return (plugin, failing[0]) if plugin is not None else None
 
     # ------------------------------------------------------------ one candidate
 
@@ -368,14 +391,15 @@ class Supervisor:
         for module, names in self.patchers.items():
             cause = f"it replaces pytest's {', '.join(names)} while a test runs; verdicts come from pytest's own"
             self.plugin.send({"ev": "set_aside", "plugin": module, "cause": cause})
+        for module, cause in self.enders.items():  # found by the warm-up (_warm_up)
+            self.plugin.send({"ev": "set_aside", "plugin": module, "cause": cause})
         for _ in range(MAX_BROKEN_CONFTESTS):
             code = int(self.pytest.main(args, plugins=[self.plugin]))
             failing = self.plugin.internal_error() if code == INTERNAL_ERROR else None
             plugin = self._plugin_of(failing[1]) if failing else None
             if plugin is not None:
                 self.plugin.send({"ev": "set_aside", "plugin": plugin, "cause": failing[0]})
-                at = next(i for i in range(len(args) - 1) if args[i : i + 2] == ["-p", plugin])
-                args = args[:at] + args[at + 2 :]
+                args = _without_plugin(args, plugin)
                 continue
             broken = self.plugin.broken_conftest() if code == USAGE_ERROR else None
             if broken is None:
@@ -1055,6 +1079,12 @@ def _entry_point_plugins() -> list[str] | None:
     if any(":" in point.value for point in points):  # an object, not a module: -p cannot name it
         return None
     return [arg for point in points for arg in ("-p", point.value)]
+
+
+def _without_plugin(args: list[str], module: str) -> list[str]:
+    """``args`` without the ``-p module`` pair."""
+    at = next(i for i in range(len(args) - 1) if args[i : i + 2] == ["-p", module])
+    return args[:at] + args[at + 2 :]
 
 
 def _plugin_folders(args: list[str]) -> dict[str, str]:
