@@ -90,6 +90,19 @@ def test_a_removed_name_is_charged_to_the_library_the_message_names() -> None:
     assert too_new_libraries(runner) == {}  # a test module's misuse of pytest is the project's
 
 
+def test_a_name_the_projects_own_code_dropped_pins_no_library() -> None:
+    """PennyLane's checkout no longer has the QubitDevice that pennylane-qiskit's release imports:
+    pinning the plugin lower (two repair rounds did) never brings the name back."""
+    output = (
+        "/opt/venv/lib/python3.11/site-packages/pennylane_qiskit/qiskit_device.py:30: in <module>\n"
+        "E   ImportError: cannot import name 'QubitDevice' from 'pennylane' (/tmp/dlbench-check/pennylane/__init__.py)\n"
+        "/opt/venv/lib/python3.11/site-packages/jinja2/filters.py:13: in <module>\n"
+        "E   ImportError: cannot import name 'soft_unicode' from 'markupsafe' "
+        "(/opt/venv/lib/python3.11/site-packages/markupsafe/__init__.py)\n"
+    )
+    assert list(too_new_libraries(output, own={"pennylane"})) == ["markupsafe"]
+
+
 def test_pins_go_below_the_locked_minor_release_or_to_the_importer_when_the_source_is_a_framework() -> None:
     too_new = {
         "broken": TooNew("NameError"),
