@@ -17,7 +17,7 @@ import pytest
 
 from dlbench.harness.evaluate import evaluate_repo
 from dlbench.harness.verdict import CANARIES_UNRUNNABLE
-from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, EvalStatus, ImageRecord, TestOutcome
+from dlbench.records import BenchmarkTask, CloneRecord, CloneStatus, EvalStatus, Evaluation, ImageRecord, TestOutcome
 from tests.test_harness_run import CFG, GOLD_RELU, RELU, clone, gen, hostile, image, make_task  # noqa: F401 (fixtures)
 from tests.test_mine_callgraph import write_tree
 
@@ -555,24 +555,39 @@ def test_ordinary_code_is_not_seen_doing_anything(clone: CloneRecord, tmp_path: 
     assert result.status == EvalStatus.PASS and result.observed == [], (result.detail, result.observed)
 
 
+ENDS_THE_SESSION = (  # assumes the terminal reporter (off in the harness): raises at configure
+    "def pytest_configure(config):\n    config.pluginmanager.getplugin('terminalreporter').write_line('on')\n"
+)
+
+
+def install_plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plugins: dict[str, str]) -> None:
+    """Installed pytest plugins, an entry point each, on the path of every run."""
+    files = {}
+    for name, source in plugins.items():
+        files[f"{name}/__init__.py"] = source
+        files[f"{name}-1.0.dist-info/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n"
+        files[f"{name}-1.0.dist-info/entry_points.txt"] = f"[pytest11]\n{name} = {name}\n"
+    monkeypatch.setenv("PYTHONPATH", str(write_tree(tmp_path / "site", files)))
+
+
+def gold_and_wrong_one(tmp_path: Path) -> tuple[Evaluation, Evaluation, str]:
+    """Gold and a wrong answer of the ``one`` task, and gold's events."""
+    from dlbench.harness.evaluate import evidence_dir
+
+    record, task = project_task(tmp_path, ONE_FILES, "one", [ONE_TEST], ONE)
+    gold, wrong = run_local(record, task, [("gold", ONE), ("m", "def one():\n    return 2\n")], tmp_path / "ev")
+    events = (evidence_dir(tmp_path / "ev", "o__r", gen(task, ONE, model="gold")) / "events.jsonl").read_text()
+    return gold, wrong, events
+
+
 def test_an_installed_plugin_that_ends_the_session_is_set_aside(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A plugin assuming the terminal reporter (off in the harness) raises at configure: the
-    session runs again without it, and the evidence says so."""
-    from dlbench.harness.evaluate import evidence_dir
-
-    site = write_tree(tmp_path / "site", {
-        "fakeplug/__init__.py": "def pytest_configure(config):\n"
-                                "    config.pluginmanager.getplugin('terminalreporter').write_line('fakeplug on')\n",
-        "fakeplug-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: fakeplug\nVersion: 1.0\n",
-        "fakeplug-1.0.dist-info/entry_points.txt": "[pytest11]\nfakeplug = fakeplug\n",
-    })  # fmt: skip
-    monkeypatch.setenv("PYTHONPATH", str(site))
-    record, task = project_task(tmp_path, ONE_FILES, "one", [ONE_TEST], ONE)
-    [result] = run_local(record, task, [("gold", ONE)], tmp_path / "ev")
-    assert result.status == EvalStatus.PASS, (result.status, result.detail)
-    events = (evidence_dir(tmp_path / "ev", "o__r", gen(task, ONE, model="gold")) / "events.jsonl").read_text()
+    session runs without it, and the evidence says so."""
+    install_plugins(tmp_path, monkeypatch, {"fakeplug": ENDS_THE_SESSION})
+    gold, _, events = gold_and_wrong_one(tmp_path)
+    assert gold.status == EvalStatus.PASS, (gold.status, gold.detail)
     assert '"ev": "set_aside", "plugin": "fakeplug"' in events and "NoneType" in events
 
 
@@ -608,19 +623,10 @@ def test_an_installed_plugin_that_replaces_pytest_internals_is_set_aside(
     the integrity layers cannot tell that from a forgery, so every gold run was a violation. The
     warm-up run finds the plugins that replace pytest's internals; they are left out of every
     run, with a note, and a wrong answer still fails."""
-    from dlbench.harness.evaluate import evidence_dir
-
-    site = write_tree(tmp_path / "site", {
-        "reruns/__init__.py": RERUNS,
-        "reruns-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: reruns\nVersion: 1.0\n",
-        "reruns-1.0.dist-info/entry_points.txt": "[pytest11]\nreruns = reruns\n",
-    })  # fmt: skip
-    monkeypatch.setenv("PYTHONPATH", str(site))
-    record, task = project_task(tmp_path, ONE_FILES, "one", [ONE_TEST], ONE)
-    gold, wrong = run_local(record, task, [("gold", ONE), ("m", "def one():\n    return 2\n")], tmp_path / "ev")
+    install_plugins(tmp_path, monkeypatch, {"reruns": RERUNS})
+    gold, wrong, events = gold_and_wrong_one(tmp_path)
     assert gold.status == EvalStatus.PASS, (gold.status, gold.detail)
     assert wrong.status == EvalStatus.FAIL, (wrong.status, wrong.detail)
-    events = (evidence_dir(tmp_path / "ev", "o__r", gen(task, ONE, model="gold")) / "events.jsonl").read_text()
     assert '"ev": "set_aside", "plugin": "reruns"' in events and "runner.call_and_report" in events
 
 
@@ -630,23 +636,10 @@ def test_a_plugin_that_replaces_pytest_internals_is_seen_behind_one_that_ends_th
     """skorch's image has pytest-pretty, whose configure raises without the terminal reporter,
     and ``flaky``: the warm-up session ended at configure, no test ran there, ``flaky`` went
     unseen, and every gold run was a violation. The warm-up leaves the first out and runs again."""
-    from dlbench.harness.evaluate import evidence_dir
-
-    site = write_tree(tmp_path / "site", {
-        "aaplug/__init__.py": "def pytest_configure(config):\n"
-                              "    config.pluginmanager.getplugin('terminalreporter').write_line('on')\n",
-        "aaplug-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: aaplug\nVersion: 1.0\n",
-        "aaplug-1.0.dist-info/entry_points.txt": "[pytest11]\naaplug = aaplug\n",
-        "reruns/__init__.py": RERUNS,
-        "reruns-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: reruns\nVersion: 1.0\n",
-        "reruns-1.0.dist-info/entry_points.txt": "[pytest11]\nreruns = reruns\n",
-    })  # fmt: skip
-    monkeypatch.setenv("PYTHONPATH", str(site))
-    record, task = project_task(tmp_path, ONE_FILES, "one", [ONE_TEST], ONE)
-    gold, wrong = run_local(record, task, [("gold", ONE), ("m", "def one():\n    return 2\n")], tmp_path / "ev")
+    install_plugins(tmp_path, monkeypatch, {"aaplug": ENDS_THE_SESSION, "reruns": RERUNS})
+    gold, wrong, events = gold_and_wrong_one(tmp_path)
     assert gold.status == EvalStatus.PASS, (gold.status, gold.detail)
     assert wrong.status == EvalStatus.FAIL, (wrong.status, wrong.detail)
-    events = (evidence_dir(tmp_path / "ev", "o__r", gen(task, ONE, model="gold")) / "events.jsonl").read_text()
     assert '"ev": "set_aside", "plugin": "aaplug"' in events and '"ev": "set_aside", "plugin": "reruns"' in events
     assert events.count('"plugin": "aaplug"') == 1  # found once by the warm-up, not by a failed session of the run
 
