@@ -9,6 +9,7 @@ is one) and on (the default)."""
 
 from __future__ import annotations
 
+import os
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -570,11 +571,11 @@ def install_plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plugins: di
     monkeypatch.setenv("PYTHONPATH", str(write_tree(tmp_path / "site", files)))
 
 
-def gold_and_wrong_one(tmp_path: Path) -> tuple[Evaluation, Evaluation, str]:
+def gold_and_wrong_one(tmp_path: Path, files: dict[str, str] = ONE_FILES) -> tuple[Evaluation, Evaluation, str]:
     """Gold and a wrong answer of the ``one`` task, and gold's events."""
     from dlbench.harness.evaluate import evidence_dir
 
-    record, task = project_task(tmp_path, ONE_FILES, "one", [ONE_TEST], ONE)
+    record, task = project_task(tmp_path, files, "one", [ONE_TEST], ONE)
     gold, wrong = run_local(record, task, [("gold", ONE), ("m", "def one():\n    return 2\n")], tmp_path / "ev")
     events = (evidence_dir(tmp_path / "ev", "o__r", gen(task, ONE, model="gold")) / "events.jsonl").read_text()
     return gold, wrong, events
@@ -642,6 +643,24 @@ def test_a_plugin_that_replaces_pytest_internals_is_seen_behind_one_that_ends_th
     assert wrong.status == EvalStatus.FAIL, (wrong.status, wrong.detail)
     assert '"ev": "set_aside", "plugin": "aaplug"' in events and '"ev": "set_aside", "plugin": "reruns"' in events
     assert events.count('"plugin": "aaplug"') == 1  # found once by the warm-up, not by a failed session of the run
+
+
+def test_the_projects_own_plugin_does_not_end_the_warm_up_before_one_that_replaces_internals(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The image registers the project's own entry points (``deps.own``): a ``pytest11`` one
+    names the project's module, whose import the warm parent refuses; the warm-up must still
+    run its tests and see ``flaky``-like plugins after it."""
+    install_plugins(tmp_path, monkeypatch, {"reruns": RERUNS})
+    own = write_tree(tmp_path / "own-site", {
+        "pkgplug-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: pkgplug\nVersion: 1.0\n",
+        "pkgplug-1.0.dist-info/entry_points.txt": "[pytest11]\npkgplug = pkg.plugin\n",
+    })  # fmt: skip
+    monkeypatch.setenv("PYTHONPATH", f"{own}{os.pathsep}{os.environ['PYTHONPATH']}")  # found first
+    gold, wrong, events = gold_and_wrong_one(tmp_path, {**ONE_FILES, "pkg/plugin.py": "LOADED = True\n"})
+    assert gold.status == EvalStatus.PASS, (gold.status, gold.detail)
+    assert wrong.status == EvalStatus.FAIL, (wrong.status, wrong.detail)
+    assert '"ev": "set_aside", "plugin": "reruns"' in events and '"plugin": "pkg.plugin"' not in events
 
 
 SUBTESTS = """\

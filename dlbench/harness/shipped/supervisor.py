@@ -224,13 +224,15 @@ class Supervisor:
             if self.entry_plugins is not None:  # the plugins children load, by name (_entry_point_plugins)
                 os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
             args = [f"--rootdir={warm}", f"--basetemp={os.path.join(warm, 'basetemp')}", *NO_PLUGINS]
+            plugins = self._third_party_plugins()
             watch = InternalsWatch(self.plugin)
             for _ in range(MAX_BROKEN_CONFTESTS):
-                ender = self._warm_session([*args, *(self.entry_plugins or ()), warm], watch)
+                ender = self._warm_session([*args, *plugins, warm], watch)
                 if ender is None:
                     break
                 self.enders[ender[0]] = ender[1]
                 self.entry_plugins = _without_plugin(self.entry_plugins or [], ender[0])
+                plugins = _without_plugin(plugins, ender[0])
             self._set_aside(watch.replaced)
         finally:
             if autoload is None:
@@ -245,6 +247,17 @@ class Supervisor:
             if _module_file(module).startswith(warm):
                 del sys.modules[name]
         sys.path[:] = [p for p in sys.path if not p.startswith(warm)]
+
+    def _third_party_plugins(self) -> list[str]:
+        """The ``-p`` pairs of the installed plugins but the project's own (its entry points,
+        ``deps.own``): importing them here is refused (``OwnModulesBlocked``), which would end
+        the warm-up before a plugin after them is seen; children load them from their copy."""
+        plugins = list(self.entry_plugins or ())
+        own = _own_names(self.repo)
+        for module in plugins[1::2]:
+            if module.partition(".")[0] in own:
+                plugins = _without_plugin(plugins, module)
+        return plugins
 
     def _warm_session(self, args: list[str], watch: InternalsWatch) -> tuple[str, str] | None:
         """One warm-up session; (plugin, cause) when an installed plugin's hook ended it."""
@@ -714,11 +727,16 @@ def _parked(threads: dict[str, tuple[str, ...]]) -> bool:
     return all(state == "S" for state, *_ in threads.values())
 
 
+def _own_names(repo: str) -> set[str]:
+    """The top-level names the checkout's own modules take (at its root and under ``src/``)."""
+    return {n[:-3] if n.endswith(".py") else n for d in (repo, os.path.join(repo, "src")) for n in _listdir(d)}
+
+
 def project_imports(repo: str) -> list[str]:
     """Installed third-party modules the project's sources import (preload candidates): the
     top-level ones, and the submodules they name (``import torch._dynamo``: a submodule its
     package does not import itself costs every child that imports it, a conftest's in all)."""
-    own = {n[:-3] if n.endswith(".py") else n for d in (repo, os.path.join(repo, "src")) for n in _listdir(d)}
+    own = _own_names(repo)
     found: set[str] = set()
     for path in _python_files(repo)[:SCAN_FILES]:
         try:
