@@ -24,6 +24,7 @@ import importlib
 import inspect
 import itertools
 import json
+import keyword
 import linecache
 import operator
 import os
@@ -53,6 +54,8 @@ _NOW = time.monotonic  # and before a test freezes time (freezegun)
 _ALL, _MAP, _LEN, _LIST, _ZIP, _IS = all, map, len, list, zip, operator.is_
 _VALUE, _VALUES = operator.itemgetter(1), operator.methodcaller("values")
 _CHAIN = itertools.chain.from_iterable
+# what _forwarding compiles a wrapper with, captured before candidate code can replace them
+_COMPILE, _EXEC, _KEYWORDS = compile, exec, frozenset(keyword.kwlist)
 _BASELINE: dict[str, str] = {}
 TEXT_LIMIT = 4000  # of a failure's traceback kept in its event: its tail, and the error lines before it
 TEXT_TAIL = 3000
@@ -585,19 +588,67 @@ def _file_of(module: object, folders: dict[str, str] | None = None) -> str:
 
 
 def _checked(function: types.FunctionType):  # noqa: ANN202
-    """``function`` calling ``_look_at`` on what it returns. TorchScript compiles the source
-    ``inspect`` unwraps against the *wrapper's* globals and closure (``torch.jit.script(op)``:
-    "undefined value normalize_points_with_intrinsics", kornia): so the wrapper uses no global
-    name and is rebuilt on the function's own module globals."""
-    _dlbench_function, _dlbench_look = function, _look_at
+    """``function`` calling ``_look_at`` on what it returns, with ``function``'s own parameters:
+    code that reads a function's arguments without unwrapping it (``getfullargspec``: tensorly's
+    tests check that a class passes every defaulted argument of the function it wraps) sees
+    the function's. TorchScript compiles the source ``inspect`` unwraps against the
+    *wrapper's* globals and closure (``torch.jit.script(op)``: "undefined value
+    normalize_points_with_intrinsics", kornia): so the wrapper uses no global name and is
+    rebuilt on the function's own module globals."""
+    made = _forwarding(function.__code__)
+    if made is None:
+        _dlbench_function, _dlbench_look = function, _look_at
 
-    def checked(*args, **kwargs):  # noqa: ANN002,ANN003,ANN202
-        result = _dlbench_function(*args, **kwargs)
-        _dlbench_look(result)
-        return result
-
+        def checked(*args, **kwargs):  # noqa: ANN002,ANN003,ANN202
+            __tracebackhide__ = True  # a failure's traceback is the function's, not this frame's
+            result = _dlbench_function(*args, **kwargs)
+            _dlbench_look(result)
+            return result
+    else:
+        checked = made(function, _look_at)
     rebuilt = types.FunctionType(checked.__code__, function.__globals__, function.__name__, None, checked.__closure__)
+    if made is not None:  # the same parameters: the same defaults
+        rebuilt.__defaults__, rebuilt.__kwdefaults__ = function.__defaults__, function.__kwdefaults__
     return functools.update_wrapper(rebuilt, function)
+
+
+_OWN_NAMES = frozenset({"_dlbench_function", "_dlbench_look", "_dlbench_result", "__tracebackhide__"})
+
+
+def _forwarding(code: types.CodeType):  # noqa: ANN202
+    """A maker of a wrapper with the parameters of ``code`` that forwards each as it came, or
+    None (the generic ``*args, **kwargs`` wrapper) when a name is not a plain identifier: the
+    names are the candidate's, and compiled here they would run as the plugin's own code."""
+    names = code.co_varnames
+    count = code.co_argcount + code.co_kwonlyargcount
+    star = names[count] if code.co_flags & inspect.CO_VARARGS else None
+    starstar = names[count + (star is not None)] if code.co_flags & inspect.CO_VARKEYWORDS else None
+    every = [*names[:count], *(n for n in (star, starstar) if n is not None)]
+    if any(not n.isidentifier() or n in _KEYWORDS or n in _OWN_NAMES for n in every):
+        return None
+    positional, keyword_only = names[: code.co_argcount], names[code.co_argcount : count]
+    params = list(positional)
+    if code.co_posonlyargcount:
+        params.insert(code.co_posonlyargcount, "/")
+    if star is not None or keyword_only:
+        params.append(f"*{star or ''}")
+    params += keyword_only
+    call = [*positional, *([f"*{star}"] if star else []), *(f"{n}={n}" for n in keyword_only)]
+    if starstar is not None:
+        params.append(f"**{starstar}")
+        call.append(f"**{starstar}")
+    source = (
+        "def make(_dlbench_function, _dlbench_look):\n"
+        f"    def checked({', '.join(params)}):\n"
+        "        __tracebackhide__ = True\n"
+        f"        _dlbench_result = _dlbench_function({', '.join(call)})\n"
+        "        _dlbench_look(_dlbench_result)\n"
+        "        return _dlbench_result\n"
+        "    return checked\n"
+    )
+    namespace: dict = {}
+    _EXEC(_COMPILE(source, __file__, "exec"), namespace)
+    return namespace["make"]
 
 
 def _look_at(value: object, depth: int = 0) -> None:
