@@ -130,3 +130,20 @@ def test_a_value_equal_to_anything_is_still_reported_through_the_forwarding_wrap
     monkeypatch.setattr(plugin, "_candidate_origin", lambda value: str(path))
     _checked(module.f)(1, y=2)
     assert [e["what"] for e in sent] == ["the task's function returned an object equal to anything (Any)"]
+
+
+def test_coroutine_functions_stay_coroutine_functions_and_generators_are_left_alone(tmp_path: Path) -> None:
+    """Code that asks what kind of function it holds (``inspect.iscoroutinefunction``, as async
+    frameworks do before calling) sees the function's kind; a coroutine's result is looked at
+    once awaited."""
+    import asyncio
+
+    path = tmp_path / "kinds.py"
+    path.write_text("async def co(x, y=2):\n    return x + y\n\ndef gen(n):\n    yield from range(n)\n")
+    spec = importlib.util.spec_from_file_location("kinds_returns", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    checked = _checked(module.co)
+    assert inspect.iscoroutinefunction(checked) and asyncio.run(checked(1)) == 3
+    assert inspect.getfullargspec(checked) == inspect.getfullargspec(module.co)
+    assert _checked(module.gen) is module.gen

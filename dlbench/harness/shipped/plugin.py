@@ -594,7 +594,10 @@ def _checked(function: types.FunctionType):  # noqa: ANN202
     the function's. TorchScript compiles the source ``inspect`` unwraps against the
     *wrapper's* globals and closure (``torch.jit.script(op)``: "undefined value
     normalize_points_with_intrinsics", kornia): so the wrapper uses no global name and is
-    rebuilt on the function's own module globals."""
+    rebuilt on the function's own module globals. A generator function is left as it is: what
+    it returns is its generator, and a wrapper would hide that it is one."""
+    if function.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR):
+        return function
     made = _forwarding(function.__code__)
     if made is None:
         _dlbench_function, _dlbench_look = function, _look_at
@@ -637,11 +640,12 @@ def _forwarding(code: types.CodeType):  # noqa: ANN202
     if starstar is not None:
         params.append(f"**{starstar}")
         call.append(f"**{starstar}")
+    coroutine = code.co_flags & inspect.CO_COROUTINE  # awaited, so the value looked at is the result
     source = (
         "def make(_dlbench_function, _dlbench_look):\n"
-        f"    def checked({', '.join(params)}):\n"
+        f"    {'async ' if coroutine else ''}def checked({', '.join(params)}):\n"
         "        __tracebackhide__ = True\n"
-        f"        _dlbench_result = _dlbench_function({', '.join(call)})\n"
+        f"        _dlbench_result = {'await ' if coroutine else ''}_dlbench_function({', '.join(call)})\n"
         "        _dlbench_look(_dlbench_result)\n"
         "        return _dlbench_result\n"
         "    return checked\n"
