@@ -314,3 +314,36 @@ def test_a_test_failing_every_gold_run_runs_again_from_further_seeds(tmp_path: P
     assert table.loc[draws.task_id, "reason"] == "no null: no null evaluation, so nothing shows the tests can fail"
     assert table.loc[draws.task_id, "dropped"].startswith(f"{tests[0]}: flaky: passed 1/4 gold runs (")
     assert table.loc[draws.task_id, "gold_passes"] == 4  # on the two tests kept
+
+
+COMMITTING = (
+    "import subprocess\n\n\ndef head(folder):\n"
+    "    return subprocess.check_output(['git', 'rev-parse', 'HEAD'], cwd=folder, text=True).strip()\n"
+)
+COMMITTING_TEST = (
+    "import subprocess\n\nfrom pkg.ops import head\n\n\ndef test_head(tmp_path):\n"
+    "    for step in (['init', '-q'], ['commit', '-q', '--allow-empty', '-m', 'c']):\n"
+    "        subprocess.check_call(['git', *step], cwd=tmp_path)\n"
+    "    assert len(head(tmp_path)) == 40\n"
+)
+
+
+def test_a_test_committing_in_a_temporary_repository_passes_gold(untag_afterwards: None, tmp_path: Path) -> None:
+    """pfrl's ``test_prepare_output_dir`` commits in a folder it made, as a CI runner can (git
+    derives an identity from its user); the sandbox's user has none, so ``git commit`` failed
+    ("unable to auto-detect email address") and the next ``git rev-parse HEAD`` failed gold."""
+    from dlbench.harness.code import support_files
+    from dlbench.images.build import build_project_image
+
+    files = {"pkg/__init__.py": "", "pkg/ops.py": COMMITTING, "tests/test_ops.py": COMMITTING_TEST}
+    repo, sha = committed_repo(tmp_path / "committing", files)
+    images = ImagesConfig(repair_rounds=0)
+    built = build_project_image(repo, SLUG, sha, CFG.base_image, tmp_path / "build.log", support_files(), images=images)
+    assert built.status == ImageStatus.OK, built.error
+    inputs = gold_inputs(tmp_path, repo, sha, built, [task("head", ["tests/test_ops.py::test_head"], sha, 4, 5)], [COMMITTING])  # fmt: skip
+    results, _ = evaluate_gold(
+        inputs["gens.jsonl"], inputs["bench.jsonl"], inputs["clone.json"], inputs["image.json"], tmp_path / "gold.jsonl",
+        tmp_path / "repaired.json", "docker", CFG, images, StorageConfig().downloads_dir(), tmp_path / "repair.log",
+        tmp_path / "evidence",
+    )  # fmt: skip
+    assert [e.status for e in results] == [EvalStatus.PASS], (results[0].detail, results[0].causes)

@@ -87,6 +87,13 @@ HOME_ENV = {
     "HOME": "", "MPLCONFIGDIR": ".config/matplotlib", "XDG_CACHE_HOME": ".cache", "XDG_CONFIG_HOME": ".config",
     "XDG_DATA_HOME": ".local/share", "TORCH_HOME": ".cache/torch", "HF_HOME": ".cache/huggingface",
 }  # fmt: skip
+# Who commits when a test runs `git commit` in a temporary repository: a CI runner has a user
+# git derives one from; the sandbox's has no domain, so git refuses ("unable to auto-detect
+# email address"). A project's own setting wins.
+RUNNER_IDENTITY = {
+    "GIT_AUTHOR_NAME": "dlbench runner", "GIT_AUTHOR_EMAIL": "runner@dlbench.invalid",
+    "GIT_COMMITTER_NAME": "dlbench runner", "GIT_COMMITTER_EMAIL": "runner@dlbench.invalid",
+}  # fmt: skip
 IMPORT_LINE = re.compile(rb"^[ \t]*(?:from|import)[ \t]+([A-Za-z_][\w.]*)", re.MULTILINE)
 SUBMODULES = 500  # dotted third-party imports preloaded at most (kornia's conftest: torch._dynamo, 4.6 s a child)
 SCAN_FILES = 5000  # source files read to find the project's third-party imports
@@ -148,6 +155,8 @@ class Supervisor:
         os.chdir(self.home)
         # what preloading writes or caches (matplotlib's config dir, a temp dir) stays in a home of ours
         os.environ.update(home_env(self.home), TMPDIR=os.path.join(self.home, "tmp"))
+        for name, value in RUNNER_IDENTITY.items():
+            os.environ.setdefault(name, value)
         tempfile.tempdir = None
         _prctl(PR_SET_DUMPABLE, 0)
         _prctl(PR_SET_CHILD_SUBREAPER, 1)
