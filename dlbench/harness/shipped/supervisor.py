@@ -87,9 +87,9 @@ HOME_ENV = {
     "HOME": "", "MPLCONFIGDIR": ".config/matplotlib", "XDG_CACHE_HOME": ".cache", "XDG_CONFIG_HOME": ".config",
     "XDG_DATA_HOME": ".local/share", "TORCH_HOME": ".cache/torch", "HF_HOME": ".cache/huggingface",
 }  # fmt: skip
-# Who commits when a test runs `git commit` in a temporary repository: a CI runner has a user
-# git derives one from; the sandbox's has no domain, so git refuses ("unable to auto-detect
-# email address"). A project's own setting wins.
+# Who commits when a test runs `git commit` in a temporary repository: git derives an identity
+# from a CI runner's user, but from the sandbox's none it accepts ("unable to auto-detect email
+# address"). A project's own setting wins.
 RUNNER_IDENTITY = {
     "GIT_AUTHOR_NAME": "dlbench runner", "GIT_AUTHOR_EMAIL": "runner@dlbench.invalid",
     "GIT_COMMITTER_NAME": "dlbench runner", "GIT_COMMITTER_EMAIL": "runner@dlbench.invalid",
