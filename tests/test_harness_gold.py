@@ -347,3 +347,32 @@ def test_a_test_committing_in_a_temporary_repository_passes_gold(untag_afterward
         tmp_path / "evidence",
     )  # fmt: skip
     assert [e.status for e in results] == [EvalStatus.PASS], (results[0].detail, results[0].causes)
+
+
+EXPLAINED_TEST = "from pkg.ops import warns\n\n\ndef test_warns():\n    assert len(warns()) == 0\n"
+
+
+def test_a_failed_comparison_is_explained_under_pytest_8_without_the_terminal_reporter(
+    untag_afterwards: None, tmp_path: Path
+) -> None:
+    """pytest 8 highlights a comparison's explanation with the terminal reporter's writer; the
+    reporter is off, so pfrl's failing ``assert len(warns) == 0`` read a bare
+    ``AssertionError`` raised inside pytest's ``get_terminal_writer``."""
+    from dlbench.harness.code import support_files
+    from dlbench.images.build import build_project_image
+
+    files = {"pkg/__init__.py": "", "pkg/ops.py": "def warns():\n    return ['w']\n",
+             "tests/test_ops.py": EXPLAINED_TEST, "requirements.txt": "pytest==8.3.5\n"}  # fmt: skip
+    repo, sha = committed_repo(tmp_path / "explained", files)
+    images = ImagesConfig(repair_rounds=0)
+    built = build_project_image(repo, SLUG, sha, CFG.base_image, tmp_path / "build.log", support_files(), images=images)
+    assert built.status == ImageStatus.OK and "pytest==8.3.5" in built.environment.lock, built.error
+    task_ = task("warns", ["tests/test_ops.py::test_warns"], sha, 1, 2)
+    inputs = gold_inputs(tmp_path, repo, sha, built, [task_], ["def warns():\n    return ['w']\n"])
+    results, _ = evaluate_gold(
+        inputs["gens.jsonl"], inputs["bench.jsonl"], inputs["clone.json"], inputs["image.json"], tmp_path / "gold.jsonl",
+        tmp_path / "repaired.json", "docker", CFG, images, StorageConfig().downloads_dir(), tmp_path / "repair.log",
+        tmp_path / "evidence",
+    )  # fmt: skip
+    (cause,) = results[0].causes.values()
+    assert "where ['w'] = warns()" in cause, cause  # the explanation's last line, not a bare AssertionError

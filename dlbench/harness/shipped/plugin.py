@@ -22,6 +22,7 @@ import functools
 import hashlib
 import importlib
 import inspect
+import io
 import itertools
 import json
 import keyword
@@ -720,9 +721,24 @@ def pytest_plugin_registered(plugin: object, manager: pluggy.PluginManager) -> N
         _INNER[id(manager)] = (manager, manager._inner_hookexec)
 
 
+def _writer_without_reporter(config: pytest.Config) -> None:
+    """pytest 8 explains a failed comparison (``assert len(warns) == 0``) with the terminal
+    reporter's writer, for highlighting; with the reporter off its ``get_terminal_writer``
+    fails its own ``assert``, and every such failure read a bare ``AssertionError`` from
+    pytest's internals instead of ``assert 1 == 0``. A writer to nowhere, without markup."""
+    if config.pluginmanager.get_plugin("terminalreporter") is not None:
+        return
+    from _pytest._io import TerminalWriter
+
+    writer = TerminalWriter(file=io.StringIO())
+    writer.hasmarkup = False
+    config.get_terminal_writer = lambda: writer
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.option.tbstyle = "short"  # ``--tb`` belongs to the terminal plugin, which is off
+    _writer_without_reporter(config)
     _CONFIG[0] = config
     inifile = str(config.inipath) if config.inipath else None
     config.pluginmanager.register(FirstLook(), "dlbench_first_look")
