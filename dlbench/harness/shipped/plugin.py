@@ -55,7 +55,7 @@ _NOW = time.monotonic  # and before a test freezes time (freezegun)
 _ALL, _MAP, _LEN, _LIST, _ZIP, _IS = all, map, len, list, zip, operator.is_
 _VALUE, _VALUES = operator.itemgetter(1), operator.methodcaller("values")
 _CHAIN = itertools.chain.from_iterable
-# what _forwarding compiles a wrapper with, captured before candidate code can replace them
+# what _wrapper_maker compiles a wrapper with, captured before candidate code can replace them
 _COMPILE, _EXEC, _KEYWORDS = compile, exec, frozenset(keyword.kwlist)
 _BASELINE: dict[str, str] = {}
 TEXT_LIMIT = 4000  # of a failure's traceback kept in its event: its tail, and the error lines before it
@@ -597,21 +597,14 @@ def _checked(function: types.FunctionType):  # noqa: ANN202
     normalize_points_with_intrinsics", kornia): so the wrapper uses no global name and is
     rebuilt on the function's own module globals. A generator function is left as it is: what
     it returns is its generator, and a wrapper would hide that it is one."""
-    if function.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR):
+    code = function.__code__
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR):
         return function
-    made = _forwarding(function.__code__)
-    if made is None:
-        _dlbench_function, _dlbench_look = function, _look_at
-
-        def checked(*args, **kwargs):  # noqa: ANN002,ANN003,ANN202
-            __tracebackhide__ = True  # a failure's traceback is the function's, not this frame's
-            result = _dlbench_function(*args, **kwargs)
-            _dlbench_look(result)
-            return result
-    else:
-        checked = made(function, _look_at)
+    own = _parameters(code)
+    params, call = own or (["*args", "**kwargs"], ["*args", "**kwargs"])
+    checked = _wrapper_maker(params, call, bool(code.co_flags & inspect.CO_COROUTINE))(function, _look_at)
     rebuilt = types.FunctionType(checked.__code__, function.__globals__, function.__name__, None, checked.__closure__)
-    if made is not None:  # the same parameters: the same defaults
+    if own is not None:  # the same parameters: the same defaults
         rebuilt.__defaults__, rebuilt.__kwdefaults__ = function.__defaults__, function.__kwdefaults__
     return functools.update_wrapper(rebuilt, function)
 
@@ -619,10 +612,10 @@ def _checked(function: types.FunctionType):  # noqa: ANN202
 _OWN_NAMES = frozenset({"_dlbench_function", "_dlbench_look", "_dlbench_result", "__tracebackhide__"})
 
 
-def _forwarding(code: types.CodeType):  # noqa: ANN202
-    """A maker of a wrapper with the parameters of ``code`` that forwards each as it came, or
-    None (the generic ``*args, **kwargs`` wrapper) when a name is not a plain identifier: the
-    names are the candidate's, and compiled here they would run as the plugin's own code."""
+def _parameters(code: types.CodeType) -> tuple[list[str], list[str]] | None:
+    """The parameter list of ``code`` and a call forwarding each as it came, or None (the
+    generic ``*args, **kwargs`` wrapper) when a name is not a plain identifier: the names are
+    the candidate's, and compiled here they would run as the plugin's own code."""
     names = code.co_varnames
     count = code.co_argcount + code.co_kwonlyargcount
     star = names[count] if code.co_flags & inspect.CO_VARARGS else None
@@ -641,7 +634,13 @@ def _forwarding(code: types.CodeType):  # noqa: ANN202
     if starstar is not None:
         params.append(f"**{starstar}")
         call.append(f"**{starstar}")
-    coroutine = code.co_flags & inspect.CO_COROUTINE  # awaited, so the value looked at is the result
+    return params, call
+
+
+def _wrapper_maker(params: list[str], call: list[str], coroutine: bool):  # noqa: ANN202
+    """``make(function, look)``: a wrapper taking ``params`` that calls ``function`` with
+    ``call`` and gives ``look`` the result (awaited, for a coroutine function) before
+    returning it; the wrapper's frame is left out of a failure's traceback."""
     source = (
         "def make(_dlbench_function, _dlbench_look):\n"
         f"    {'async ' if coroutine else ''}def checked({', '.join(params)}):\n"
