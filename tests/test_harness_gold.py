@@ -153,18 +153,35 @@ def untag_afterwards(require_docker: None) -> Iterator[None]:
             client.images.remove(tag, force=True, noprune=True)
 
 
+def built_project(tmp_path: Path, name: str, files: dict[str, str], images: ImagesConfig) -> tuple[Path, str, ImageRecord]:  # fmt: skip
+    """The project ``files`` committed and its image built (untagged by ``untag_afterwards``)."""
+    from dlbench.harness.code import support_files
+    from dlbench.images.build import build_project_image
+
+    repo, sha = committed_repo(tmp_path / name, files)
+    built = build_project_image(repo, SLUG, sha, CFG.base_image, tmp_path / "build.log", support_files(), images=images)
+    assert built.status == ImageStatus.OK, built.error
+    return repo, sha, built
+
+
+def gold_on(tmp_path: Path, repo: Path, sha: str, built: ImageRecord, tasks: list[BenchmarkTask], codes: list[str], images: ImagesConfig) -> tuple[list[Evaluation], ImageRecord]:  # fmt: skip
+    """``evaluate_gold`` in Docker on ``built`` for ``tasks`` with gold's ``codes``."""
+    inputs = gold_inputs(tmp_path, repo, sha, built, tasks, codes)
+    return evaluate_gold(
+        inputs["gens.jsonl"], inputs["bench.jsonl"], inputs["clone.json"], inputs["image.json"], tmp_path / "gold.jsonl",
+        tmp_path / "repaired.json", "docker", CFG, images, StorageConfig().downloads_dir(), tmp_path / "repair.log",
+        tmp_path / "evidence",
+    )  # fmt: skip
+
+
 @pytest.mark.docker
 @pytest.mark.slow
 def test_gold_runs_repair_lazily_imported_modules(
     untag_afterwards: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dlbench.harness.code import support_files
-    from dlbench.images.build import build_project_image
-
-    repo, sha = committed_repo(tmp_path / "lazy")
     images, downloads = ImagesConfig(repair_rounds=2), StorageConfig().downloads_dir()
-    built = build_project_image(repo, SLUG, sha, CFG.base_image, tmp_path / "build.log", support_files(), images=images)
-    assert built.status == ImageStatus.OK and built.environment.repairs == [], built.error
+    repo, sha, built = built_project(tmp_path, "lazy", FILES, images)
+    assert built.environment.repairs == []
 
     tasks = [task("load", ["tests/test_ops.py::test_load", "tests/test_ops.py::test_load_list"], sha, 1, 5),
              task("own", ["tests/test_ops.py::test_own"], sha, 8, 11), task("plain", ["tests/test_ops.py::test_plain"], sha, 14, 15)]  # fmt: skip
@@ -219,22 +236,13 @@ def test_a_module_the_projects_code_went_on_without_is_added_when_a_name_it_defi
     image's check sees nothing wrong, and gold fails on ``NameError: name 'LOADED' is not
     defined``. Collecting that test file again in the image, with a finder that hears what the
     project's code asked for and did not get, names yaml: PyYAML is added and gold passes."""
-    from dlbench.harness.code import support_files
-    from dlbench.images.build import build_project_image
-
     # a file of the project's own named like the module (small-text's classifiers/setfit.py)
     files = {"pkg/__init__.py": "", "pkg/ops.py": SWALLOWING, "pkg/yaml.py": "", "tests/test_ops.py": SWALLOWING_TEST}
-    repo, sha = committed_repo(tmp_path / "swallowing", files)
     images = ImagesConfig(repair_rounds=1)
-    built = build_project_image(repo, SLUG, sha, CFG.base_image, tmp_path / "build.log", support_files(), images=images)
-    assert built.status == ImageStatus.OK and built.environment.repairs == [], built.error
+    repo, sha, built = built_project(tmp_path, "swallowing", files, images)
+    assert built.environment.repairs == []
     tasks = [task("loaded", ["tests/test_ops.py::test_loaded"], sha, 9, 10)]
-    inputs = gold_inputs(tmp_path, repo, sha, built, tasks, [SWALLOWING])
-    results, record = evaluate_gold(
-        inputs["gens.jsonl"], inputs["bench.jsonl"], inputs["clone.json"], inputs["image.json"], tmp_path / "gold.jsonl",
-        tmp_path / "repaired.json", "docker", CFG, images, StorageConfig().downloads_dir(), tmp_path / "repair.log",
-        tmp_path / "evidence",
-    )  # fmt: skip
+    results, record = gold_on(tmp_path, repo, sha, built, tasks, [SWALLOWING], images)
     assert [e.status for e in results] == [EvalStatus.PASS], results[0].causes
     (step,) = record.environment.repairs
     assert (step.module, step.distribution) == ("yaml", "pyyaml")
@@ -332,23 +340,15 @@ def test_a_test_committing_in_a_temporary_repository_passes_gold(untag_afterward
     """pfrl's ``test_prepare_output_dir`` commits in a folder it made, as a CI runner can (git
     derives an identity from its user); the sandbox's user has none, so ``git commit`` failed
     ("unable to auto-detect email address") and the next ``git rev-parse HEAD`` failed gold."""
-    from dlbench.harness.code import support_files
-    from dlbench.images.build import build_project_image
-
     files = {"pkg/__init__.py": "", "pkg/ops.py": COMMITTING, "tests/test_ops.py": COMMITTING_TEST}
-    repo, sha = committed_repo(tmp_path / "committing", files)
     images = ImagesConfig(repair_rounds=0)
-    built = build_project_image(repo, SLUG, sha, CFG.base_image, tmp_path / "build.log", support_files(), images=images)
-    assert built.status == ImageStatus.OK, built.error
-    inputs = gold_inputs(tmp_path, repo, sha, built, [task("head", ["tests/test_ops.py::test_head"], sha, 4, 5)], [COMMITTING])  # fmt: skip
-    results, _ = evaluate_gold(
-        inputs["gens.jsonl"], inputs["bench.jsonl"], inputs["clone.json"], inputs["image.json"], tmp_path / "gold.jsonl",
-        tmp_path / "repaired.json", "docker", CFG, images, StorageConfig().downloads_dir(), tmp_path / "repair.log",
-        tmp_path / "evidence",
-    )  # fmt: skip
+    repo, sha, built = built_project(tmp_path, "committing", files, images)
+    tasks = [task("head", ["tests/test_ops.py::test_head"], sha, 4, 5)]
+    results, _ = gold_on(tmp_path, repo, sha, built, tasks, [COMMITTING], images)
     assert [e.status for e in results] == [EvalStatus.PASS], (results[0].detail, results[0].causes)
 
 
+WARNS = "def warns():\n    return ['w']\n"
 EXPLAINED_TEST = "from pkg.ops import warns\n\n\ndef test_warns():\n    assert len(warns()) == 0\n"
 
 
@@ -358,21 +358,11 @@ def test_a_failed_comparison_is_explained_under_pytest_8_without_the_terminal_re
     """pytest 8 highlights a comparison's explanation with the terminal reporter's writer; the
     reporter is off, so pfrl's failing ``assert len(warns) == 0`` read a bare
     ``AssertionError`` raised inside pytest's ``get_terminal_writer``."""
-    from dlbench.harness.code import support_files
-    from dlbench.images.build import build_project_image
-
-    files = {"pkg/__init__.py": "", "pkg/ops.py": "def warns():\n    return ['w']\n",
-             "tests/test_ops.py": EXPLAINED_TEST, "requirements.txt": "pytest==8.3.5\n"}  # fmt: skip
-    repo, sha = committed_repo(tmp_path / "explained", files)
+    files = {"pkg/__init__.py": "", "pkg/ops.py": WARNS, "tests/test_ops.py": EXPLAINED_TEST,
+             "requirements.txt": "pytest==8.3.5\n"}  # fmt: skip
     images = ImagesConfig(repair_rounds=0)
-    built = build_project_image(repo, SLUG, sha, CFG.base_image, tmp_path / "build.log", support_files(), images=images)
-    assert built.status == ImageStatus.OK and "pytest==8.3.5" in built.environment.lock, built.error
-    task_ = task("warns", ["tests/test_ops.py::test_warns"], sha, 1, 2)
-    inputs = gold_inputs(tmp_path, repo, sha, built, [task_], ["def warns():\n    return ['w']\n"])
-    results, _ = evaluate_gold(
-        inputs["gens.jsonl"], inputs["bench.jsonl"], inputs["clone.json"], inputs["image.json"], tmp_path / "gold.jsonl",
-        tmp_path / "repaired.json", "docker", CFG, images, StorageConfig().downloads_dir(), tmp_path / "repair.log",
-        tmp_path / "evidence",
-    )  # fmt: skip
+    repo, sha, built = built_project(tmp_path, "explained", files, images)
+    assert "pytest==8.3.5" in built.environment.lock
+    results, _ = gold_on(tmp_path, repo, sha, built, [task("warns", ["tests/test_ops.py::test_warns"], sha, 1, 2)], [WARNS], images)  # fmt: skip
     (cause,) = results[0].causes.values()
     assert "where ['w'] = warns()" in cause, cause  # the explanation's last line, not a bare AssertionError
