@@ -141,9 +141,15 @@ def task(name: str, tests: list[str], sha: str, start: int, end: int) -> Benchma
     )  # fmt: skip
 
 
+# Every image these tests build is named after SLUG and untagged after each test: tests using
+# ``untag_afterwards`` run one after another on one xdist worker, or one untags the other's.
+ACME_IMAGES = pytest.mark.xdist_group("acme-images")
+
+
 @pytest.fixture
 def untag_afterwards(require_docker: None) -> Iterator[None]:
-    """The images this test builds are untagged after it (their layers stay for a rerun)."""
+    """The images this test builds are untagged after it (their layers stay for a rerun); mark
+    its test ``ACME_IMAGES``."""
     from dlbench.images.build import IMAGE_PREFIX, _docker_name, docker_client
 
     yield
@@ -176,6 +182,7 @@ def gold_on(tmp_path: Path, repo: Path, sha: str, built: ImageRecord, tasks: lis
 
 @pytest.mark.docker
 @pytest.mark.slow
+@ACME_IMAGES
 def test_gold_runs_repair_lazily_imported_modules(
     untag_afterwards: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -229,6 +236,7 @@ SWALLOWING = "try:\n    import yaml\n\n    LOADED = True\nexcept ImportError:\n 
 SWALLOWING_TEST = "from pkg.ops import loaded\n\n\ndef test_loaded():\n    assert loaded('a: 1') == {'a': 1}\n"
 
 
+@ACME_IMAGES
 def test_a_module_the_projects_code_went_on_without_is_added_when_a_name_it_defines_is_missing(
     untag_afterwards: None, tmp_path: Path
 ) -> None:
@@ -336,6 +344,7 @@ COMMITTING_TEST = (
 )
 
 
+@ACME_IMAGES
 def test_a_test_committing_in_a_temporary_repository_passes_gold(untag_afterwards: None, tmp_path: Path) -> None:
     """pfrl's ``test_prepare_output_dir`` commits in a folder it made, as a CI runner can (git
     derives an identity from its user); the sandbox's user has none, so ``git commit`` failed
@@ -352,6 +361,7 @@ WARNS = "def warns():\n    return ['w']\n"
 EXPLAINED_TEST = "from pkg.ops import warns\n\n\ndef test_warns():\n    assert len(warns()) == 0\n"
 
 
+@ACME_IMAGES
 def test_a_failed_comparison_is_explained_under_pytest_8_without_the_terminal_reporter(
     untag_afterwards: None, tmp_path: Path
 ) -> None:
