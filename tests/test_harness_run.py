@@ -438,6 +438,35 @@ def test_local_each_test_starts_from_the_seed(tmp_path: Path) -> None:
     assert by_status(results) == ["fail", "fail"]
 
 
+# Two suites a project runs apart (nncf's tests/torch and tests/tensorflow): a pytest.ini in
+# each folder and a conftest in each adding the same option, so one session over both ends at
+# start-up ("option names {'--run-eval'} already added").
+SUITES = {
+    f"suites/{name}/{file}": text
+    for name in ("torch", "tf")
+    for file, text in (
+        ("pytest.ini", "[pytest]\nxfail_strict = true\n"),
+        ("conftest.py", "def pytest_addoption(parser):\n    parser.addoption('--run-eval', action='store_true')\n"),
+        (f"test_{name}.py", "from tinyml.ops import relu\n\n\ndef test_relu():\n    assert relu(-1) == 0 and relu(2) == 2\n"),
+    )
+}  # fmt: skip
+
+
+def test_local_tests_of_two_suites_run_in_a_session_each(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / SLUG, FILES | SUITES)
+    clone = CloneRecord(
+        full_name="tiny/tinyml", slug=SLUG, clone_url="", path=str(repo), sha=REPO_SHA, status=CloneStatus.OK
+    )
+    tests = ["suites/torch/test_torch.py::test_relu", "suites/tf/test_tf.py::test_relu"]
+    task = make_task("relu", "relu", tests, GOLD_RELU)
+    gens = [gen(task, GOLD_RELU), gen(task, NULL_RELU, sample=1)]
+    gold, null = evaluate_repo(clone, {task.task_id: task}, gens, None, "local", CFG, 1, tmp_path / "ev")
+    assert gold.status == EvalStatus.PASS, (gold.detail, gold.causes)
+    assert null.status == EvalStatus.FAIL and set(null.tests.values()) == {TestOutcome.FAILED}, null.detail
+    run = json.loads((evidence_dir(tmp_path / "ev", SLUG, gens[0]) / "run.json").read_text())
+    assert [s["tests"] for s in run["sessions"]] == [[tests[0]], [tests[1]]]
+
+
 def test_local_unknown_test_ids_are_missing_not_fatal(clone: CloneRecord, tmp_path: Path) -> None:
     stale = make_task(
         "relu", "relu", [*RELU_TESTS, "tests/test_ops.py::test_gone", "tests/test_gone.py::test_x"], GOLD_RELU

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from dlbench.harness.verdict import WROTE, RunResult, canary_ids, grade, node_outcome, parse_events
+from dlbench.harness.verdict import WROTE, Part, RunResult, canary_ids, grade, node_outcome, parse_events
 from dlbench.records import EvalStatus, TestOutcome
 
 NONCE = "n0nce"
@@ -101,6 +101,41 @@ def test_a_test_collected_but_never_reached_says_the_session_stopped_before_it()
     assert v.causes[T2] == "did not run to the end (collected, never reached: the session stopped before it)"
     lines[1] = json.dumps({"ev": "collected", "ids": [T1]})
     assert verdict(lines, timed_out=True).causes[T2].startswith("not found by pytest")
+
+
+def test_a_session_that_ended_at_start_up_says_so_for_every_test() -> None:
+    """A conftest's error before collection (two conftests adding one option) is no news of
+    the tests: not "not found by pytest", which drops a test from the task for good."""
+    v = verdict(['{"ev": "hello", "pid": 1}'], exit_code=70)
+    assert v.status == EvalStatus.ERROR
+    assert set(v.causes.values()) == {"did not run to the end (the session ended before collecting the tests)"}
+
+
+def part(test: str, *items: list[str], **run) -> Part:
+    return Part([test], NONCE, RunResult(events=session(*items, tests=[test]), **({"exit_code": 1} | run)))
+
+
+def test_a_candidate_run_in_several_sessions_passes_only_if_each_does() -> None:
+    def graded(*parts: Part):
+        return grade([T1, T2], "another", RunResult.of_parts(list(parts)))  # each part's own nonce counts
+
+    both = graded(part(T1, item(T1)), part(T2, item(T2)))
+    assert both.status == EvalStatus.PASS and both.tests == {T1: TestOutcome.PASSED, T2: TestOutcome.PASSED}
+    assert set(both.durations) == {T1, T2}
+    failed = graded(part(T1, item(T1)), part(T2, item(T2, "failed", "ValueError: bad")))
+    assert failed.status == EvalStatus.FAIL and failed.tests[T2] == TestOutcome.FAILED
+    assert failed.exception == "ValueError: bad" and list(failed.causes) == [T2]
+    fail, ok = canary_ids(NONCE, [T2])
+    events = session(item(T2), item(fail), item(ok), canaries=False, tests=[T2])  # the fail canary passed
+    forged = Part([T2], NONCE, RunResult(events=events, exit_code=1))
+    assert graded(part(T1, item(T1, "failed")), forged).status == EvalStatus.SANDBOX_VIOLATION
+    timed_out = graded(part(T1, item(T1)), part(T2, item(T2), timed_out=True))
+    assert timed_out.status == EvalStatus.TIMEOUT
+
+
+def test_a_supervisors_answer_cannot_bring_sessions_of_its_own() -> None:
+    answer = {"events": session(item(T1), item(T2)), "exit_code": 1, "parts": [{"tests": [T1], "nonce": "x"}]}
+    assert RunResult.from_response(answer).parts == []
 
 
 def test_forged_duplicate_report_is_a_violation() -> None:

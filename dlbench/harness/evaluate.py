@@ -33,6 +33,7 @@ from dlbench.harness.code import grader_files, support_files
 from dlbench.harness.patch import CandidateSyntaxError, PatchError, patch_source
 from dlbench.harness.run import Candidate, preload_for, resolve_backend
 from dlbench.harness.screen import screen
+from dlbench.harness.suites import sessions
 from dlbench.harness.testset import gold_test_sets, scaled_timeouts
 from dlbench.harness.verdict import RunResult, Verdict, grade
 from dlbench.logs import Progress
@@ -315,7 +316,15 @@ def evaluate_repo(
             files, seed = {job.task.path: patched}, run_seed(job.gen, cfg)
             yield (
                 (i, job, patched, digest),
-                Candidate.make(job.name, files, job.task.tests, limit, seed, f"{job.task.path}:{job.task.qualname}"),
+                Candidate.make(
+                    job.name,
+                    files,
+                    job.task.tests,
+                    limit,
+                    seed,
+                    f"{job.task.path}:{job.task.qualname}",
+                    sessions(Path(clone.path), job.task.tests),
+                ),  # fmt: skip
             )
 
     modules = tuple(t.path for t in tasks.values())
@@ -503,10 +512,15 @@ def _record(
     }
     write_text(
         job.evidence / "run.json",
-        json.dumps(meta | {"nonce": candidate.nonce, "test_seconds": verdict.test_seconds}, indent=2),
+        json.dumps(meta | {"nonce": candidate.nonce, "test_seconds": verdict.test_seconds} | _sessions(run), indent=2),
     )
     write_json(job.evidence / REPORT_FILE, EvalReport(**evaluation.model_dump(), candidate_hash=digest))
     return evaluation
+
+
+def _sessions(run: RunResult) -> dict:
+    """The pytest sessions of a candidate run in several: each one's tests and canaries' nonce."""
+    return {"sessions": [{"tests": part.tests, "nonce": part.nonce} for part in run.parts]} if run.parts else {}
 
 
 # ---------------------------------------------------------------- sessions

@@ -16,13 +16,13 @@ import select
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar, Self
 
 from dlbench.config import EvaluateConfig
-from dlbench.harness.verdict import RunResult
+from dlbench.harness.verdict import Part, RunResult
 from dlbench.records import Environment
 
 log = logging.getLogger(__name__)
@@ -55,6 +55,7 @@ class Candidate:
     timeout_s: float | None = None  # its own limit (scaled to gold's runtime), else the config's
     seed: int | None = None  # each test's random state (``evaluate.test_seed``); None: unseeded
     target: str | None = None  # ``path:qualname`` of the task's function: its return values are checked
+    sessions: tuple[tuple[str, ...], ...] = ()  # its tests split into pytest sessions (``suites``); () for one
 
     @classmethod
     def make(
@@ -65,8 +66,19 @@ class Candidate:
         timeout_s: float | None = None,
         seed: int | None = None,
         target: str | None = None,
+        sessions: Sequence[Sequence[str]] = (),
     ) -> Candidate:
-        return cls(key, files, tests, secrets.token_hex(6), timeout_s, seed, target)
+        split = tuple(tuple(s) for s in sessions) if len(sessions) > 1 else ()
+        return cls(key, files, tests, secrets.token_hex(6), timeout_s, seed, target, split)
+
+    def parts(self) -> list[Candidate]:
+        """One candidate per pytest session its tests need, each with its own canaries."""
+        if not self.sessions:
+            return [self]
+        return [
+            replace(self, key=f"{self.key}#{n}", tests=list(tests), nonce=secrets.token_hex(6), sessions=())
+            for n, tests in enumerate(self.sessions, 1)
+        ]
 
     def limit(self, cfg: EvaluateConfig) -> float:
         return self.timeout_s or cfg.timeout_s
@@ -85,6 +97,15 @@ def request(candidate: Candidate, cfg: EvaluateConfig) -> dict:
         "seed": candidate.seed,
         "target": candidate.target,
     }
+
+
+def run_sessions(candidate: Candidate, run_one: Callable[[Candidate], RunResult]) -> RunResult:
+    """``candidate``'s run by ``run_one``; a candidate whose tests need several pytest sessions
+    runs them one after another, each within the candidate's limit."""
+    parts = candidate.parts()
+    if len(parts) == 1:
+        return run_one(candidate)
+    return RunResult.of_parts([Part(part.tests, part.nonce, run_one(part)) for part in parts])
 
 
 def preload_for(checkout: Path, environment: Environment | None = None) -> tuple[str, ...]:
@@ -184,6 +205,9 @@ class Session(ABC):
         return ready
 
     def run(self, candidate: Candidate) -> RunResult:
+        return run_sessions(candidate, self._run_one)
+
+    def _run_one(self, candidate: Candidate) -> RunResult:
         if not self.started:
             try:
                 self.start()

@@ -45,6 +45,7 @@ from dlbench.harness.run import (
     SessionLost,
     preload_args,
     request,
+    run_sessions,
     wait_readable,
 )
 from dlbench.harness.verdict import RunResult
@@ -342,7 +343,7 @@ class NaiveDocker:
         self.client = client or docker_client()
 
     def run(self, candidate: Candidate) -> RunResult:
-        return run_naive(self.image, candidate, self.cfg, self.client, self.test_env)
+        return run_sessions(candidate, lambda part: run_naive(self.image, part, self.cfg, self.client, self.test_env))
 
     def close(self) -> None:
         """Nothing stays up between candidates."""

@@ -97,11 +97,42 @@ class RunResult:
     cmd: list[str] = field(default_factory=list)
     oom: bool = False  # the container's memory cgroup killed a process during the run
     phases: dict[str, float] = field(default_factory=dict)  # seconds of each part (supervisor._phases)
+    parts: list[Part] = field(default_factory=list)  # one run per pytest session (``of_parts``), never a response's
 
     @classmethod
     def from_response(cls, data: Mapping[str, Any]) -> RunResult:
-        known = cls.__dataclass_fields__.keys()
+        known = cls.__dataclass_fields__.keys() - {"parts"}
         return cls(**{k: v for k, v in data.items() if k in known})
+
+    @classmethod
+    def of_parts(cls, parts: list[Part]) -> RunResult:
+        """One candidate's runs in several pytest sessions (``suites``): graded each on its own
+        (``grade``), their evidence kept together, session after session."""
+        runs = [part.run for part in parts]
+        phases: dict[str, float] = {}
+        for run in runs:
+            for name, seconds in run.phases.items():
+                phases[name] = round(phases.get(name, 0.0) + seconds, 4)
+        return cls(
+            events=[line for run in runs for line in run.events],
+            output="".join(f"== pytest session {n} of {len(parts)}: {' '.join(part.tests)}\n{part.run.output}"
+                           for n, part in enumerate(parts, 1)),
+            output_bytes=sum(run.output_bytes for run in runs), output_exceeded=any(run.output_exceeded for run in runs),
+            timed_out=any(run.timed_out for run in runs),
+            exit_code=next((run.exit_code for run in runs if run.exit_code != TESTS_FAILED), runs[-1].exit_code),
+            violations=[v for run in runs for v in run.violations], wrote=[w for run in runs for w in run.wrote],
+            infra=next((run.infra for run in runs if run.infra), None), wall_s=round(sum(run.wall_s for run in runs), 4),
+            cmd=runs[0].cmd, oom=any(run.oom for run in runs), phases=phases, parts=parts,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Part:
+    """The run of one pytest session of a candidate's: its tests and canaries' nonce."""
+
+    tests: list[str]
+    nonce: str
+    run: RunResult
 
 
 @dataclass
@@ -395,6 +426,8 @@ def _missing_cause(node_id: str, runs: list[dict], ev: Events) -> str:
         return STOPPED_DURING
     if any(selects(nid, [node_id]) for nid in ev.collected or ()):
         return f"{UNFINISHED} (collected, never reached: the session stopped before it)"
+    if ev.collected is None:  # a session that ended at start-up (a conftest's error) tells nothing of the test
+        return f"{UNFINISHED} (the session ended before collecting the tests)"
     return f"{NOT_FOUND} (no such test in the collected modules)"
 
 
@@ -436,6 +469,8 @@ def grade(
     """The verdict rule (DESIGN.md "Verdicts") over one supervisor result. ``allowed``: what
     gold's runs of the task were seen doing (None: this is gold, the reference: nothing it
     does is held against it); anything else candidate code was seen doing is a violation."""
+    if run.parts:
+        return combined([grade(part.tests, part.nonce, part.run, allowed, screen_code) for part in run.parts])
     ev = parse_events(run.events)
     seen = observations(ev, screen_code) + [f"{WROTE}{rel}" for rel in run.wrote]
     canary_tests = canary_ids(nonce, expected)
@@ -503,3 +538,27 @@ def grade(
         return verdict(EvalStatus.PASS, None)
     failing = [f"{nid}: {cause}" for nid, cause in _causes(tests, ev).items()]  # the listed ids, not each case
     return verdict(EvalStatus.FAIL, "; ".join(failing)[:2000])
+
+
+# Which session's status a candidate run in several takes: any violation, else any fault of
+# the machine (run again), else the first that is not a pass; a pass needs every one.
+RUN_SEVERITY = (
+    EvalStatus.SANDBOX_VIOLATION, EvalStatus.INFRA_ERROR, EvalStatus.TIMEOUT, EvalStatus.ERROR, EvalStatus.FAIL,
+)  # fmt: skip
+
+
+def combined(verdicts: Sequence[Verdict]) -> Verdict:
+    """One verdict over a candidate's pytest sessions (``RunResult.of_parts``)."""
+    ranked = [v for status in RUN_SEVERITY for v in verdicts if v.status == status]
+    worst = ranked[0] if ranked else verdicts[0]
+    details = [v.detail for v in verdicts if v.status == worst.status and v.detail]
+    return Verdict(
+        worst.status, _merged(v.tests for v in verdicts), "; ".join(details)[:2000] or None,
+        worst.exception or next((v.exception for v in verdicts if v.exception), None),
+        _merged(v.causes for v in verdicts), _merged(v.cases for v in verdicts),
+        list(dict.fromkeys(what for v in verdicts for what in v.observed)), _merged(v.durations for v in verdicts),
+    )  # fmt: skip
+
+
+def _merged(mappings: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    return {key: value for mapping in mappings for key, value in mapping.items()}
