@@ -186,6 +186,21 @@ def test_a_test_gold_cannot_collect_in_any_run_is_dropped_and_the_task_keeps_the
     assert failing_every_run(gold) == set()  # the environment's, not a draw: no further seeds
 
 
+def test_a_module_that_wants_the_network_or_data_at_import_drops_its_tests_as_unavailable() -> None:
+    """torchmetrics' feature-sharing tests download weights when their module is imported: the
+    sandbox's want, not the reference failing them; too few left is "too few tests"."""
+    outcomes = {
+        "t.py::test_a": (TestOutcome.PASSED, None),
+        "w/t.py::test_b": (TestOutcome.MISSING, "w/t.py cannot be collected: needs network: urlopen error"),
+        "d/t.py::test_c": (TestOutcome.MISSING, "d/t.py cannot be collected: needs data not in the repository: x"),
+    }
+    gold = [shown("gold", outcomes, r) for r in (0, 1)]
+    row = validation_table([task_of(list(outcomes))], gold, [null_of(list(outcomes))], min_tests=2).iloc[0]
+    assert row["reason"].startswith("too few tests: 1 left"), row["reason"]
+    assert "w/t.py::test_b: w/t.py cannot be collected: needs network" in row["dropped"]
+    assert "d/t.py::test_c: d/t.py cannot be collected: needs data not in the repository" in row["dropped"]
+
+
 def test_too_few_tests_left_is_unusable_with_the_dropped_causes() -> None:
     tests = list(GOLD_SHOWS)
     row = validation_table([task_of(tests)], [shown("gold", GOLD_SHOWS)], [null_of(tests)], min_tests=2).iloc[0]

@@ -341,6 +341,15 @@ def test_a_folder_of_the_repository_that_is_not_there_is_data_the_sandbox_lacks(
     assert other.causes[T1] == elsewhere  # outside the repository: the code's own doing
 
 
+def test_a_module_reading_data_the_repository_lacks_at_import_cannot_be_collected_for_want_of_it() -> None:
+    """torchmetrics' detection tests read COCO files its CI downloads into tests/_data."""
+    absent = "FileNotFoundError: [Errno 2] No such file or directory: '/tmp/dlbench/c4/tests/_data/x.json'"
+    broken = [json.dumps({"ev": "collect_error", "nodeid": "tests/test_a.py", "exc": absent})]
+    lines = session(broken, canaries=False)
+    v = verdict([lines[0], config_event("/tmp/dlbench/c4"), *lines[1:]])
+    assert v.causes[T1] == f"tests/test_a.py cannot be collected: needs data not in the repository: tests/_data/x.json ({absent})"  # fmt: skip
+
+
 def test_data_a_library_must_download_is_data_the_sandbox_lacks() -> None:
     """ignite's ROUGE tests tokenize with NLTK's punkt_tab, which its CI downloads first."""
     nltk = (

@@ -35,6 +35,7 @@ from dlbench.subset import sample_task_ids as sample_task_ids  # moved there (dl
 
 NOT_RUN = frozenset({TestOutcome.SKIPPED, TestOutcome.XFAIL, TestOutcome.DESELECTED})
 FAILED = frozenset({TestOutcome.FAILED, TestOutcome.ERROR})
+NOT_PASSED = FAILED | {TestOutcome.MISSING}  # a test whose module could not be collected is missing
 COMPLETE = frozenset({EvalStatus.PASS, EvalStatus.FAIL})  # the grader found the run whole
 JUDGED = COMPLETE | {EvalStatus.TIMEOUT}  # and runs stopped at their limit: what they finished counts
 TIMED_OUT = "timeout: not reached before gold's run was stopped at its time limit (evaluate.timeout_s)"
@@ -48,11 +49,16 @@ def dropped_tests(gold: Iterable[Evaluation]) -> dict[str, str]:
     for evaluation in gold:
         for node_id, outcome in (evaluation.tests | evaluation.cases).items():
             cause = evaluation.causes.get(node_id, outcome.value)
-            if outcome in NOT_RUN or (outcome in FAILED and cause.startswith(UNAVAILABLE)) or _absent(outcome, cause):
+            if outcome in NOT_RUN or (outcome in NOT_PASSED and unavailable(cause)) or _absent(outcome, cause):
                 dropped.setdefault(node_id, cause)
             elif outcome == TestOutcome.MISSING and evaluation.status == EvalStatus.TIMEOUT:
                 dropped.setdefault(node_id, TIMED_OUT)
     return failing_tests(gold) | flaky_tests(gold) | dropped
+
+
+def unavailable(cause: str) -> bool:
+    """The test, or the module it is in, wants what the sandbox cannot give (network, data, GPU)."""
+    return cause.startswith(UNAVAILABLE) or cause.partition(f" {UNCOLLECTABLE}: ")[2].startswith(UNAVAILABLE)
 
 
 def _absent(outcome: TestOutcome, cause: str) -> bool:

@@ -420,8 +420,10 @@ def _module_error(node_id: str, ev: Events) -> str | None:
 def _missing_cause(node_id: str, runs: list[dict], ev: Events) -> str:
     module = node_id.split("::")[0]
     error = _module_error(node_id, ev)
-    if error is not None:
-        return f"{module} {UNCOLLECTABLE}: {describe(error) or 'collection error'}"
+    if error is not None:  # a module importing a dataset the sandbox lacks: that want, as a test's would be
+        cause = describe(error) or "collection error"
+        cause = cause if cause.startswith(UNAVAILABLE) else missing_data(error, ev.rootdir) or cause
+        return f"{module} {UNCOLLECTABLE}: {cause}"
     if runs:
         return STOPPED_DURING
     if any(selects(nid, [node_id]) for nid in ev.collected or ()):
