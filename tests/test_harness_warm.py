@@ -135,6 +135,29 @@ def test_a_library_whose_fork_hook_warns_is_not_preloaded_so_a_child_does_not_wa
     assert [e["outcome"] for e in reports] == ["passed"] * 3, result.output
 
 
+def test_a_library_whose_import_changes_the_environment_is_not_preloaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """nncf: sentence-transformers sets ``TF_USE_LEGACY_KERAS=1`` when imported; preloaded, it
+    set it for TensorFlow tests that never import it. A test that does not import such a
+    library sees the environment a plain run gives it."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "setter.py").write_text("import os\n\nos.environ['LEGACY_MODE'] = '1'\n")
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    files = {
+        **FILES, "lib/ops.py": "import numpy as np\n\n\ndef double(x):\n    return np.asarray(x) * 2\n",
+        "lib/extra.py": "import setter\n",  # what other tests of the project use
+        "tests/test_ops.py": "import os\n\nfrom lib.ops import double\n\n\ndef test_double():\n"
+        "    assert 'LEGACY_MODE' not in os.environ and double([1]).tolist() == [2]\n",
+    }  # fmt: skip
+    checkout = write_tree(tmp_path / "lib", files)
+    with LocalSession(checkout, CFG, preload_for(checkout)) as session:  # found in the project's sources
+        ready = session.start()
+        result = session.run(Candidate.make(TASK.task_id, {}, TASK.tests))
+    assert "numpy" in ready["preloaded"] and "setter" in ready["not_preloaded"]
+    reports = [e for e in map(json.loads, result.events) if e["ev"] == "report" and e["nodeid"] == TASK.tests[0]]
+    assert [e["outcome"] for e in reports] == ["passed"] * 3, result.output
+
+
 def clone_of(checkout: Path) -> CloneRecord:
     return CloneRecord(
         full_name="warm/lib", slug=SLUG, clone_url="", path=str(checkout), sha="0" * 40, status=CloneStatus.OK

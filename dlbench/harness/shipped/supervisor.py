@@ -107,6 +107,8 @@ RUN_ARGS = ("--capture=no", "--continue-on-collection-errors")
 # over this window is parked: it holds no lock a forked child could need (TensorFlow's, jax's).
 QUIET_WINDOW_S = 0.05
 SETTLE_S = 3.0  # how long preloading waits for the threads an import started to go idle
+# Preloaded first, and the only modules whose imports may change the environment (``preload``).
+FRAMEWORKS = ("torch", "tensorflow", "jax")
 # A throw-away project run once at start-up, so pytest's lazy imports happen before forking.
 WARM_UP = {
     "pyproject.toml": '[tool.pytest.ini_options]\naddopts = ""\n',
@@ -180,12 +182,20 @@ class Supervisor:
     def preload(self, modules: list[str], skip: list[str]) -> list[str]:
         """Import third-party modules once, and let pytest load what a real run loads. Modules
         whose imports start threads that do not go idle are refused (forking while a thread
-        runs can copy a lock it holds: the child deadlocks); TensorFlow's and jax's park."""
-        loaded, busy, warned = [], [], False
+        runs can copy a lock it holds: the child deadlocks); TensorFlow's and jax's park. So
+        are modules whose imports change the environment, which every child would inherit
+        though its tests may never import them: sentence-transformers sets
+        ``TF_USE_LEGACY_KERAS=1``, and nncf's TensorFlow tests, which never import it, then
+        built their models from two Keras packages (``layer`` can only be a
+        ``tf.keras.layers.Layer``). The frameworks (``FRAMEWORKS``) are imported first and may
+        set their own (TensorFlow's ``TF2_BEHAVIOR``): a project that declares one imports it
+        in its tests, and importing TensorFlow in every child costs 5-16 s."""
+        loaded, busy, warned, initial = [], [], False, dict(os.environ)
         unset = multiprocessing.context._default_context._actual_context is None
+        first = sorted(modules, key=lambda m: m not in FRAMEWORKS)  # stable: the rest keep their order
         with OwnModulesBlocked(self.repo):
-            for name in (m for m in modules if m not in skip):
-                before = set(_other_threads())
+            for name in (m for m in first if m not in skip):
+                before, environment = set(_other_threads()), dict(os.environ)
                 if _import(name):
                     loaded.append(name)
                 started = set(_other_threads()) - before
@@ -193,7 +203,11 @@ class Supervisor:
                     busy.append(name)
                 elif started and not warned and (warned := _fork_warned()):
                     busy.append(name)  # a failed import counts too: what it ran before failing stays
-            if busy:  # all at once: one restart, not one each
+                elif dict(os.environ) != environment and name not in FRAMEWORKS:
+                    busy.append(name)
+            if busy:  # all at once: one restart, not one each, in the environment it started with
+                os.environ.clear()
+                os.environ.update(initial)
                 raise ForkUnsafe(busy)
             self._warm_up()
         if unset:  # a library that asked for the start method fixed it: children start as a fresh interpreter
@@ -621,7 +635,8 @@ class Supervisor:
 
 
 class ForkUnsafe(Exception):
-    """Importing these modules started threads: the supervisor restarts without them."""
+    """Importing these modules started threads or changed the environment: the supervisor
+    restarts without them."""
 
     def __init__(self, modules: list[str]):
         super().__init__(", ".join(modules))
@@ -1267,7 +1282,7 @@ def main(argv: list[str] | None = None) -> int:
         "--discover", action="store_true", help="also preload the project's installed third-party imports"
     )
     parser.add_argument(
-        "--skip-preload", action="append", default=[], help="never preload (it started a thread that stays busy)"
+        "--skip-preload", action="append", default=[], help="never preload (its import started a thread that stays busy or changed the environment)"
     )
     parser.add_argument("--sandboxed", action="store_true", help="alone in a container: may kill every other process")
     parser.add_argument(
