@@ -1282,7 +1282,10 @@ def main(argv: list[str] | None = None) -> int:
         "--discover", action="store_true", help="also preload the project's installed third-party imports"
     )
     parser.add_argument(
-        "--skip-preload", action="append", default=[], help="never preload (its import started a thread that stays busy or changed the environment)"
+        "--skip-preload",
+        action="append",
+        default=[],
+        help="never preload (its import started a thread that stays busy or changed the environment)",
     )
     parser.add_argument("--sandboxed", action="store_true", help="alone in a container: may kill every other process")
     parser.add_argument(
