@@ -189,12 +189,15 @@ class Supervisor:
         built their models from two Keras packages (``layer`` can only be a
         ``tf.keras.layers.Layer``). The frameworks (``FRAMEWORKS``) are imported first and may
         set their own (TensorFlow's ``TF2_BEHAVIOR``): a project that declares one imports it
-        in its tests, and importing TensorFlow in every child costs 5-16 s."""
+        in its tests, and importing TensorFlow in every child costs 5-16 s. The modules after
+        the first that changed it are left out too: each was imported beside what that one
+        imported, so without it one of them could change the environment in its place (nncf's
+        skip list grew by one restart each, and each restart re-imports torch and TensorFlow)."""
         loaded, busy, warned, initial = [], [], False, dict(os.environ)
         unset = multiprocessing.context._default_context._actual_context is None
-        first = sorted(modules, key=lambda m: m not in FRAMEWORKS)  # stable: the rest keep their order
+        first = [m for m in sorted(modules, key=lambda m: m not in FRAMEWORKS) if m not in skip]  # stable order
         with OwnModulesBlocked(self.repo):
-            for name in (m for m in first if m not in skip):
+            for n, name in enumerate(first):
                 before, environment = set(_other_threads()), dict(os.environ)
                 if _import(name):
                     loaded.append(name)
@@ -204,7 +207,8 @@ class Supervisor:
                 elif started and not warned and (warned := _fork_warned()):
                     busy.append(name)  # a failed import counts too: what it ran before failing stays
                 elif dict(os.environ) != environment and name not in FRAMEWORKS:
-                    busy.append(name)
+                    busy += first[n:]
+                    break
             if busy:  # all at once: one restart, not one each, in the environment it started with
                 os.environ.clear()
                 os.environ.update(initial)
