@@ -29,11 +29,11 @@ from typing import TypeVar
 
 from dlbench.config import EvaluateConfig, ImagesConfig
 from dlbench.deps.testenv import runner_environment
+from dlbench.harness import suites
 from dlbench.harness.code import grader_files, support_files
 from dlbench.harness.patch import CandidateSyntaxError, PatchError, patch_source
 from dlbench.harness.run import Candidate, preload_for, resolve_backend
 from dlbench.harness.screen import screen
-from dlbench.harness.suites import sessions
 from dlbench.harness.testset import gold_test_sets, scaled_timeouts
 from dlbench.harness.verdict import RunResult, Verdict, grade
 from dlbench.logs import Progress
@@ -323,7 +323,7 @@ def evaluate_repo(
                     limit,
                     seed,
                     f"{job.task.path}:{job.task.qualname}",
-                    sessions(Path(clone.path), job.task.tests),
+                    suites.sessions(Path(clone.path), job.task.tests),
                 ),  # fmt: skip
             )
 

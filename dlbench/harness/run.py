@@ -131,8 +131,8 @@ def preload_args(
 ) -> list[str]:
     """Supervisor arguments: modules to import once, whether to add the project's own
     third-party imports (``evaluate.preload``), those never to import before forking
-    (``skip``: an earlier supervisor found their imports starting threads that stay busy, or changing the environment), and the
-    modules the session's requests may rewrite (``private``: every other module of the
+    (``skip``: an earlier supervisor found their imports starting threads that stay busy,
+    or changing the environment), and the modules the session's requests may rewrite (``private``: every other module of the
     project is compiled once; None: none is, ``evaluate.compile_cache``)."""
     never = [arg for name in dict.fromkeys(skip) for arg in ("--skip-preload", name)]
     cache = [arg for rel in private or () for arg in ("--private", rel)]

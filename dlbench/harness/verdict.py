@@ -369,11 +369,16 @@ def node_cause(node_id: str, outcome: TestOutcome, ev: Events) -> str:
         return "deselected by the project's configuration (conftest or addopts)"
     if outcome == TestOutcome.MISSING:
         return _missing_cause(node_id, runs, ev)
-    cause = describe(failure.get("text"), failure.get("exc"))
-    if cause is None or not cause.startswith(UNAVAILABLE):  # a dataset neither on disk nor reachable: network
-        text = "\n".join(t for t in (failure.get("text"), failure.get("exc")) if t)
-        cause = missing_data(text, ev.rootdir) or cause
-    return cause or outcome.value
+    text = "\n".join(t for t in (failure.get("text"), failure.get("exc")) if t)
+    return _wanting(describe(failure.get("text"), failure.get("exc")), text, ev.rootdir) or outcome.value
+
+
+def _wanting(cause: str | None, text: str, rootdir: str | None) -> str | None:
+    """``cause``, or the data outside the repository ``text`` names as missing unless the cause
+    is already something the sandbox cannot give (a dataset neither on disk nor reachable: network)."""
+    if cause is not None and cause.startswith(UNAVAILABLE):
+        return cause
+    return missing_data(text, rootdir) or cause
 
 
 def missing_data(text: str, rootdir: str | None) -> str | None:
@@ -421,9 +426,7 @@ def _missing_cause(node_id: str, runs: list[dict], ev: Events) -> str:
     module = node_id.split("::")[0]
     error = _module_error(node_id, ev)
     if error is not None:  # a module importing a dataset the sandbox lacks: that want, as a test's would be
-        cause = describe(error) or "collection error"
-        cause = cause if cause.startswith(UNAVAILABLE) else missing_data(error, ev.rootdir) or cause
-        return f"{module} {UNCOLLECTABLE}: {cause}"
+        return f"{module} {UNCOLLECTABLE}: {_wanting(describe(error), error, ev.rootdir) or 'collection error'}"
     if runs:
         return STOPPED_DURING
     if any(selects(nid, [node_id]) for nid in ev.collected or ()):
