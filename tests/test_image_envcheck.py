@@ -16,9 +16,10 @@ import sys
 from pathlib import Path
 
 from dlbench.config import ImagesConfig
-from dlbench.images.build import addition_steps, installed_already, pin_steps
+from dlbench.images.build import addition_steps, exactly_pinned, installed_already, pin_steps, python_too_new
 from dlbench.images.envcheck import TooNew, check_script, missing_modules, swallowed_script, too_new_libraries
-from dlbench.records import RepairStep
+from dlbench.deps.plan import EnvironmentPlan
+from dlbench.records import DeclaredRequirement, RepairStep
 from tests.test_mine_callgraph import write_tree
 
 LIBRARIES = {
@@ -126,6 +127,40 @@ def test_pins_go_below_the_locked_minor_release_or_to_the_importer_when_the_sour
         "transformers<4.52",
         "ownlib<1.2",
     ]
+
+
+def test_a_library_the_project_pins_exactly_is_never_pinned_lower_but_says_the_python_is_too_new() -> None:
+    """MONAI pins ``pytorch-ignite==0.4.11``, which fails at its own import on Python 3.11: a
+    lower release would override the project's pin; an older Python is the lever."""
+    plan = EnvironmentPlan(
+        [
+            DeclaredRequirement(spec="pytorch-ignite==0.4.11", name="pytorch-ignite", source="setup.cfg", group="runtime"),
+            DeclaredRequirement(spec="numpy==1.*", name="numpy", source="setup.cfg", group="runtime"),
+            DeclaredRequirement(spec="torch>=1.9", name="torch", source="setup.cfg", group="runtime"),
+            DeclaredRequirement(spec="other==2.0", name="other", source="repair: x", group="repair"),
+        ],
+        [],
+    )
+    exact = exactly_pinned(plan)
+    assert exact == {"pytorch-ignite": "pytorch-ignite==0.4.11"}
+    too_new = {"ignite": TooNew("AttributeError: no attribute '_name_'", installed=True), "yaml": TooNew("NameError")}
+    locked = {"pytorch-ignite": "0.4.11", "pyyaml": "6.0.2"}
+    assert [s.spec for s in pin_steps(too_new, locked, set(), [], ImagesConfig(), 1, exact)] == ["pyyaml<6.0"]
+    assert python_too_new(too_new, exact) == [
+        "pytorch-ignite==0.4.11, pinned by the project, fails at import (AttributeError: no attribute '_name_')"
+    ]
+
+
+def test_a_name_the_standard_library_lost_says_the_python_is_too_new() -> None:
+    output = (
+        "import asynctest:\n"
+        "/opt/venv/lib/python3.11/site-packages/asynctest/mock.py:433: in _AwaitEvent\n"
+        "E   AttributeError: module 'asyncio' has no attribute 'coroutine'. Did you mean: 'coroutines'?\n"
+    )
+    too_new = too_new_libraries(output)
+    assert list(too_new) == ["asyncio"]
+    assert python_too_new(too_new, {})[0].startswith("the standard library's asyncio lacks a name a library uses")
+    assert python_too_new({"numpy": TooNew("module 'numpy' has no attribute 'in1d'")}, {}) == []
 
 
 def test_a_module_is_added_once_not_again_after_the_resolver_could_not_keep_it() -> None:

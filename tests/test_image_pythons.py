@@ -114,6 +114,30 @@ def test_a_pin_that_does_not_build_on_the_default_python_runs_in_the_sandbox_on_
     assert_the_sandbox_holds(clone, image, tmp_path)
 
 
+# asynctest 0.13.0 (pure Python, every Python 3 per its wheel) decorates with ``asyncio.coroutine``
+# at import, which Python 3.11 removed: it installs on 3.11 and fails there at import only.
+LOST_NAME = {"requirements.txt": "asynctest==0.13.0\n", "tests/test_async.py": "import asynctest\n\n\ndef test_case():\n    assert asynctest.TestCase\n"}  # fmt: skip
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.xdist_group("harness_docker")
+def test_a_library_that_fails_at_import_on_the_default_python_is_built_on_an_older_one(
+    require_docker: None, tmp_path: Path
+) -> None:
+    from dlbench.harness.code import support_files
+    from dlbench.images.build import build_project_image
+
+    repo = write_tree(tmp_path / SLUG, FILES | LOST_NAME)
+    images = ImagesConfig(pythons=[BULLSEYE])
+    image = build_project_image(repo, SLUG, "2" * 40, CFG.base_image, tmp_path / "build.log", support_files(), images=images)  # fmt: skip
+    assert image.status == ImageStatus.OK and image.base_image == BULLSEYE.image, image.error
+    env = image.environment
+    assert env.python_version == "3.9" and "asynctest==0.13.0" in env.lock and not env.unresolved, env
+    assert env.python_tried[0].startswith("Python 3.11: the standard library's asyncio lacks a name"), env.python_tried
+    assert not env.repairs, env.repairs
+
+
 @pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.xdist_group("harness_docker")

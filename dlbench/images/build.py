@@ -25,6 +25,7 @@ import os
 import re
 import shlex
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
@@ -34,6 +35,9 @@ from pathlib import Path
 from typing import IO
 
 from docker.errors import DockerException, ImageNotFound
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 from requests.exceptions import RequestException
 
 import docker
@@ -79,6 +83,14 @@ LOG_TAIL_LINES = 25
 EXTENSIONS_LABEL = "dlbench.extensions"  # how the checkout's own extension modules were built, or why not
 RUNNER_LABEL = "dlbench.runner"  # the digest of the supervisor and plugin the image ships (support files)
 FAILED_BUILD = re.compile(r"Failed to (?:build|download|prepare|fetch)[^`]*`(?P<name>[A-Za-z0-9._-]+)")
+
+
+class PythonTooNew(RuntimeError):
+    """The built image's check shows its Python too new for the project (``python_too_new``)."""
+
+    def __init__(self, reasons: list[str]):
+        super().__init__("; ".join(reasons))
+        self.reasons = reasons
 
 
 class EngineUnavailable(RuntimeError):
@@ -351,11 +363,12 @@ def repair_project_image(
     locked = Lock(pins=env.lock if env else [], requirements=[]).versions()
     # A module no finder had is not the project's, even where a file of its is named so
     # (small-text's own classifiers/setfit.py beside the setfit it imports).
-    own = plan_environment(disk_tree(checkout)).own_modules() - (unfound or set())
+    plan = plan_environment(disk_tree(checkout))
+    own = plan.own_modules() - (unfound or set())
     previous = env.repairs if env else []
     round_ = max((r.round for r in previous), default=0) + 1
     new = addition_steps(missing, locked, own, previous, round_)
-    new += pin_steps(removed or {}, locked, own, previous, images, round_)
+    new += pin_steps(removed or {}, locked, own, previous, images, round_, exactly_pinned(plan))
     if not new:
         for line in installed_already(missing, locked, own):
             log.info("%s: nothing to repair: %s", record.repo, line)
@@ -390,25 +403,59 @@ def installed_already(missing: Mapping[str, str], locked: Mapping[str, str], own
     ]
 
 
-def pin_steps(too_new: Mapping[str, TooNew], locked: Mapping[str, str], own: set[str], previous: Sequence[RepairStep], cfg: ImagesConfig, round_: int) -> list[RepairStep]:  # fmt: skip
+def pin_steps(too_new: Mapping[str, TooNew], locked: Mapping[str, str], own: set[str], previous: Sequence[RepairStep], cfg: ImagesConfig, round_: int, exact: Mapping[str, str] | None = None) -> list[RepairStep]:  # fmt: skip
     """A step pinning each library in ``too_new`` (or its fallback) below the release that
     removed a name, else below its locked minor release; never the project's own module (unless
     an installed file of the library raised), a distribution the lock does not hold, a
-    framework (pinning it means another framework layer) or a bound already tried."""
+    framework (pinning it means another framework layer), one the project pins ``exact``ly (a
+    lower release would override the project's own pin: MONAI's ``pytorch-ignite==0.4.11``
+    became 0.3.0, which MONAI refuses) or a bound already tried."""
     tried = {r.spec for r in previous}
     frameworks = {canonical_name(f) for f in cfg.frameworks}
+    kept = set(exact or ())
     steps = []
     for module, why in too_new.items():
         for candidate, release in ((module, why.release), (why.fallback, None)):
             distribution = distribution_for(candidate) if candidate else None
             ours = candidate in own and not why.installed
-            if not distribution or ours or distribution in frameworks or distribution not in locked:
+            if not distribution or ours or distribution in frameworks or distribution in kept or distribution not in locked:  # fmt: skip
                 continue
             spec = f"{distribution}<{release or _minor_release(locked[distribution])}"
             if spec not in tried:
                 steps.append(RepairStep(round=round_, module=candidate, distribution=distribution, reason=why.reason, spec=spec))  # fmt: skip
             break
     return steps
+
+
+def exactly_pinned(plan: EnvironmentPlan) -> dict[str, str]:
+    """Distribution → the project's own requirement pinning one release of it (``==``, no
+    wildcard): no other release may stand in for it."""
+    pinned = {}
+    for r in plan.requirements:
+        if r.group != "repair" and any(s.operator in ("==", "===") and "*" not in s.version for s in _specifiers(r.spec)):  # fmt: skip
+            pinned.setdefault(r.name, r.spec)
+    return pinned
+
+
+def _specifiers(spec: str) -> SpecifierSet:
+    try:
+        return Requirement(spec).specifier
+    except InvalidRequirement:
+        return SpecifierSet()
+
+
+def python_too_new(too_new: Mapping[str, TooNew], exact: Mapping[str, str]) -> list[str]:
+    """What in the check says the image's Python itself is too new for the project: a library
+    uses a name the standard library no longer has (asynctest's ``asyncio.coroutine``, gone in
+    3.11), or a library the project pins exactly fails at its own import (``pytorch-ignite==0.4.11``
+    on 3.11: ``'CallableEventWithFilter' object has no attribute '_name_'``, an enum change)."""
+    found = []
+    for module, why in too_new.items():
+        if module in sys.stdlib_module_names:
+            found.append(f"the standard library's {module} lacks a name a library uses ({why.reason[:160]})")
+        elif (distribution := distribution_for(module)) in exact:
+            found.append(f"{exact[distribution]}, pinned by the project, fails at import ({why.reason[:160]})")
+    return found
 
 
 def _minor_release(version: str) -> str:
@@ -423,11 +470,17 @@ def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Ma
     _add_repairs(plan, repairs, out)
     options = [python] if python else pythons.candidates(cfg, record.base_image, plan)
     failed: list[str] = []
+    moved_older = False  # once: a second older Python seldom fixes what the first did not
     while True:
         choice = _choose_python(client, plan, cfg, checkout, downloads, options, record.base_image, out)
         choice.tried[:0] = failed
+        older = [o for o in options if Version(o.python) < Version(choice.base.python)]
         try:
-            return _build_on(client, record, checkout, support, cfg, downloads, out, repairs, plan, choice)
+            return _build_on(client, record, checkout, support, cfg, downloads, out, repairs, plan, choice, bool(older) and not moved_older)  # fmt: skip
+        except PythonTooNew as exc:
+            options, moved_older = older, True
+            failed.append(f"Python {choice.base.python}: {'; '.join(exc.reasons)}")
+            out.write(f"\n# {failed[-1]}: choosing among the older Pythons\n")
         except StepFailed as exc:
             names = sorted({m["name"] for m in FAILED_BUILD.finditer(exc.output or "")})
             options = [o for o in options if o is not choice.base]
@@ -437,7 +490,10 @@ def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Ma
             out.write(f"\n# {failed[-1]}: choosing among the other Pythons\n")
 
 
-def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, out: IO[str], repairs: list[RepairStep], plan: EnvironmentPlan, choice: PythonChoice) -> ImageRecord:  # fmt: skip
+def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, out: IO[str], repairs: list[RepairStep], plan: EnvironmentPlan, choice: PythonChoice, may_go_older: bool = False) -> ImageRecord:  # fmt: skip
+    """Build on ``choice``, repairing what the image check finds; raise ``PythonTooNew`` when
+    the check shows the Python is too new for the project and ``may_go_older``."""
+    exact = exactly_pinned(plan)
     target = replace(resolution_target(cfg, checkout, downloads, choice.base), omit=tuple(sorted(plan.own_names)))
     base_id = client.images.get(choice.base.image).id
     record = record.model_copy(update={"base_image": choice.base.image, "base_image_id": base_id})
@@ -447,9 +503,11 @@ def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str,
     for round_ in range(first, first + cfg.repair_rounds + 1):
         lock, reused, record = _lock_and_build(client, record, checkout, support, cfg, downloads, plan, target, out)
         missing, too_new = _check_after_build(client, record.tag, own, plan, cfg, out)
+        if may_go_older and (reasons := python_too_new(too_new, exact)):
+            raise PythonTooNew(reasons)
         locked = lock.versions()
         new = addition_steps(missing, locked, own, repairs, round_)
-        new += pin_steps(too_new, locked, own, repairs, cfg, round_)
+        new += pin_steps(too_new, locked, own, repairs, cfg, round_, exact)
         if not new or round_ == first + cfg.repair_rounds:
             break
         repairs += new
