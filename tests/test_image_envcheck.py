@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 
 from dlbench.config import ImagesConfig
+from dlbench.deps.plan import EnvironmentPlan
 from dlbench.images.build import addition_steps, exactly_pinned, installed_already, pin_steps, python_too_new
 from dlbench.images.envcheck import TooNew, check_script, missing_modules, swallowed_script, too_new_libraries
-from dlbench.deps.plan import EnvironmentPlan
 from dlbench.records import DeclaredRequirement, RepairStep
 from tests.test_mine_callgraph import write_tree
 
