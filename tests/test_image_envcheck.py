@@ -134,7 +134,9 @@ def test_a_library_the_project_pins_exactly_is_never_pinned_lower_but_says_the_p
     lower release would override the project's pin; an older Python is the lever."""
     plan = EnvironmentPlan(
         [
-            DeclaredRequirement(spec="pytorch-ignite==0.4.11", name="pytorch-ignite", source="setup.cfg", group="runtime"),
+            DeclaredRequirement(
+                spec="pytorch-ignite==0.4.11", name="pytorch-ignite", source="setup.cfg", group="runtime"
+            ),
             DeclaredRequirement(spec="numpy==1.*", name="numpy", source="setup.cfg", group="runtime"),
             DeclaredRequirement(spec="torch>=1.9", name="torch", source="setup.cfg", group="runtime"),
             DeclaredRequirement(spec="other==2.0", name="other", source="repair: x", group="repair"),
