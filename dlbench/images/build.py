@@ -451,10 +451,11 @@ def python_too_new(too_new: Mapping[str, TooNew], exact: Mapping[str, str]) -> l
     on 3.11: ``'CallableEventWithFilter' object has no attribute '_name_'``, an enum change)."""
     found = []
     for module, why in too_new.items():
+        shown = why.reason.removeprefix("E ").strip()[:160]  # the check prints pytest's ``E   `` line
         if module in sys.stdlib_module_names:
-            found.append(f"the standard library's {module} lacks a name a library uses ({why.reason[:160]})")
+            found.append(f"the standard library's {module} lacks a name a library uses ({shown})")
         elif (distribution := distribution_for(module)) in exact:
-            found.append(f"{exact[distribution]}, pinned by the project, fails at import ({why.reason[:160]})")
+            found.append(f"{exact[distribution]}, pinned by the project, fails at import ({shown})")
     return found
 
 
