@@ -113,6 +113,29 @@ def test_a_name_a_newer_release_removed_pins_its_library_below_that_release(
     assert build.repair_project_image(tried, repo, {}, tmp_path / "log", removed=removed) is None
 
 
+def test_a_name_the_standard_library_lost_rebuilds_on_the_next_older_python(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A library imported only inside a test uses ``asyncio.coroutine`` (gone in 3.11): the
+    image check never imported it, gold's runs show it; no release is pinned, the image is
+    rebuilt on the newest older Python the project admits, and the record says why."""
+    from dlbench.images import build
+
+    removed = gold_removed_names([
+        evaluation("t1", {"a.py::a": "AttributeError: module 'asyncio' has no attribute 'coroutine'"})
+    ])  # fmt: skip
+    repo, sha = committed_repo(tmp_path / "lazy", FILES | {"setup.cfg": "[options]\npython_requires = !=3.10.*\n"})
+    record = ImageRecord(repo=SLUG, sha=sha, base_image="b", tag="t", status=ImageStatus.OK, build_log="",
+                         environment=Environment(python_version="3.11", platform="linux", lock=["asynctest==0.13.0"]))  # fmt: skip
+    builds = []
+    monkeypatch.setattr(build, "build_project_image", lambda *a, python, **kw: builds.append(python) or record.model_copy(deep=True))  # fmt: skip
+    rebuilt = build.repair_project_image(record, repo, {}, tmp_path / "log", removed=removed)
+    assert [b.python for b in builds] == ["3.9"]
+    assert rebuilt.environment.python_tried[0].startswith("Python 3.11 (gold's runs): the standard library's asyncio")
+    numpy_only = gold_removed_names([evaluation("t2", {"b.py::b": "module 'numpy' has no attribute 'in1d'"})])
+    assert build.repair_project_image(record, repo, {}, tmp_path / "log", removed=numpy_only) is None
+
+
 def committed_repo(root: Path, files: dict[str, str] = FILES) -> tuple[Path, str]:
     write_tree(root, files)
     git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]

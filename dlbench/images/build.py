@@ -354,7 +354,8 @@ def repair_project_image(
 ) -> ImageRecord | None:
     """``record``'s image rebuilt with the distribution of each module in ``missing`` (module →
     the failure that shows it, e.g. a gold run) added, and each installed distribution whose
-    module lacks a name in ``removed`` pinned below the release that dropped it; None when
+    module lacks a name in ``removed`` pinned below the release that dropped it, on the next
+    older Python when ``removed`` shows the image's too new (``python_too_new``); None when
     nothing is new: the project's own module, a distribution the lock already holds, a
     framework (pinning it means another framework layer), a bound already tried. ``unfound``:
     modules of ``missing`` that no finder had while the project's code asked for them."""
@@ -368,14 +369,29 @@ def repair_project_image(
     previous = env.repairs if env else []
     round_ = max((r.round for r in previous), default=0) + 1
     new = addition_steps(missing, locked, own, previous, round_)
-    new += pin_steps(removed or {}, locked, own, previous, images, round_, exactly_pinned(plan))
-    if not new:
+    exact = exactly_pinned(plan)
+    new += pin_steps(removed or {}, locked, own, previous, images, round_, exact)
+    too_new = python_too_new(removed or {}, exact) if env else []
+    older = older_python(images, plan, env.python_version) if too_new else None
+    if not new and not older:
         for line in installed_already(missing, locked, own):
             log.info("%s: nothing to repair: %s", record.repo, line)
         return None
     python = PythonBase(python=env.python_version, image=record.base_image, platform=env.platform) if env else None
-    return build_project_image(checkout, record.repo, record.sha, record.base_image, log_path, support_files,
-                               images=images, downloads=downloads, repairs=[*previous, *new], python=python)  # fmt: skip
+    if older:
+        log.info("%s: Python %s too new (%s): rebuilding on %s", record.repo, env.python_version, "; ".join(too_new), older.python)  # fmt: skip
+    rebuilt = build_project_image(checkout, record.repo, record.sha, record.base_image, log_path, support_files,
+                                  images=images, downloads=downloads, repairs=[*previous, *new], python=older or python)  # fmt: skip
+    if older and rebuilt.environment:
+        rebuilt.environment.python_tried[:0] = [f"Python {env.python_version} (gold's runs): {'; '.join(too_new)}"]
+    return rebuilt
+
+
+def older_python(images: ImagesConfig, plan: EnvironmentPlan, version: str) -> PythonBase | None:
+    """The newest configured Python older than ``version`` that the project admits, else the
+    newest older one."""
+    older = sorted((p for p in images.pythons if Version(p.python) < Version(version)), key=lambda p: Version(p.python), reverse=True)  # fmt: skip
+    return next((p for p in older if plan.admits(p.python)), older[0] if older else None)
 
 
 def addition_steps(missing: Mapping[str, str], locked: Mapping[str, str], own: set[str], previous: Sequence[RepairStep], round_: int) -> list[RepairStep]:  # fmt: skip
