@@ -256,6 +256,33 @@ def test_gold_runs_repair_lazily_imported_modules(
 
 
 SWALLOWING = "try:\n    import yaml\n\n    LOADED = True\nexcept ImportError:\n    pass\n\n\ndef loaded(text):\n    return LOADED and yaml.safe_load(text)\n"  # noqa: E501
+# asynctest's import uses ``asyncio.coroutine`` (gone in Python 3.11); only a running test imports it
+LOST_NAME = {
+    "pkg/__init__.py": "",
+    "pkg/ops.py": "def tick():\n    import asynctest\n\n    return asynctest.TestCase.__name__\n",
+    "tests/test_ops.py": "from pkg.ops import tick\n\n\ndef test_tick():\n    assert tick() == 'TestCase'\n",
+    "requirements.txt": "asynctest==0.13.0\n",
+}
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@ACME_IMAGES
+def test_gold_runs_move_a_project_whose_library_lost_a_standard_name_to_an_older_python(
+    untag_afterwards: None, tmp_path: Path
+) -> None:
+    from tests.test_image_pythons import BULLSEYE
+
+    images = ImagesConfig(repair_rounds=1, pythons=[BULLSEYE])
+    repo, sha, built = built_project(tmp_path, "lost", LOST_NAME, images)
+    assert built.environment.python_tried == ["Python 3.11: keeps every requirement"]
+    results, record = gold_on(tmp_path, repo, sha, built, [task("tick", ["tests/test_ops.py::test_tick"], sha, 1, 4)],
+                              [LOST_NAME["pkg/ops.py"]], images)  # fmt: skip
+    assert [e.status for e in results] == [EvalStatus.PASS], [(e.status, e.causes) for e in results]
+    assert record.environment.python_version == "3.9" and record.base_image == BULLSEYE.image
+    assert record.environment.python_tried[0].startswith("Python 3.11 (gold's runs): the standard library's asyncio")
+
+
 SWALLOWING_TEST = "from pkg.ops import loaded\n\n\ndef test_loaded():\n    assert loaded('a: 1') == {'a': 1}\n"
 
 
