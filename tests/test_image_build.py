@@ -435,3 +435,28 @@ def test_machine_faults_are_raised_not_recorded(base, tmp_path: Path) -> None:
     with pytest.raises(BuildInfrastructureError, match="acme__tiny"):
         build_project_image(repo, "acme__tiny", sha, base, tmp_path / "f.log", downloads=tmp_path / "cache")
     assert "# INFRASTRUCTURE" in (tmp_path / "f.log").read_text()
+
+
+def test_a_step_stopped_by_the_machines_full_disk_is_raised_not_recorded(
+    engine: docker.DockerClient, base: str, tmp_path: Path
+) -> None:
+    """An install step that ran out of the host's disk (asteroid's torch, beside another
+    repository's build) is no fault of the project's recipe: recorded, the image error was
+    kept on every rerun."""
+    from dlbench.images.build import BuildInfrastructureError, _recorded_build
+    from dlbench.images.layers import StepFailed
+
+    full = "error: Failed to install: torch-2.7.1 ... No space left on device (os error 28)"
+
+    def build(client, record, out):
+        raise StepFailed("build step exited with 2", full)
+
+    record = ImageRecord(repo="acme__tiny", sha="1" * 40, base_image=base, tag=None, status=ImageStatus.IMAGE_ERROR, build_log="")  # fmt: skip
+    with pytest.raises(BuildInfrastructureError, match="acme__tiny"):
+        _recorded_build(engine, record, tmp_path / "full.log", build)
+    assert "# INFRASTRUCTURE" in (tmp_path / "full.log").read_text()
+
+    def recipe(client, record, out):
+        raise StepFailed("build step exited with 2", "error: Failed to build `numba==0.53.1`")
+
+    assert "numba" in _recorded_build(engine, record, tmp_path / "recipe.log", recipe).error

@@ -82,6 +82,7 @@ MISSING_BASE_HINT = (
 LOG_TAIL_LINES = 25
 EXTENSIONS_LABEL = "dlbench.extensions"  # how the checkout's own extension modules were built, or why not
 RUNNER_LABEL = "dlbench.runner"  # the digest of the supervisor and plugin the image ships (support files)
+DISK_FULL = re.compile(r"No space left on device|os error 28")  # a step stopped by the host's disk
 FAILED_BUILD = re.compile(r"Failed to (?:build|download|prepare|fetch)[^`]*`(?P<name>[A-Za-z0-9._-]+)")
 
 
@@ -332,13 +333,20 @@ def _recorded_build(client, record: ImageRecord, log_path: Path, build) -> Image
         try:
             record = build(client, record, out)
         except (ImageBuildError, ResolutionError, StepFailed) as exc:  # the project's recipe: recorded
+            if isinstance(exc, StepFailed) and DISK_FULL.search(exc.output or ""):  # the machine's disk, not the recipe
+                raise _infrastructure(record, log_path, out, exc) from exc
             out.write(f"\n# FAILED: {exc}\n")
             record.error = f"{exc}\n{_step_output_tail(exc)}".strip()
         except (DockerException, RequestException, OSError, DownloadFailed, IndexUnavailable) as exc:
-            out.write(f"\n# INFRASTRUCTURE: {exc}\n")  # the engine, disk or network: a rerun retries
-            raise BuildInfrastructureError(f"{record.repo}: {exc} (see {log_path})") from exc
+            raise _infrastructure(record, log_path, out, exc) from exc
     record.build_seconds = round(time.monotonic() - start, 3)
     return record
+
+
+def _infrastructure(record: ImageRecord, log_path: Path, out: IO[str], exc: Exception) -> BuildInfrastructureError:
+    """The engine, disk or network failed: logged, and raised so that a rerun retries."""
+    out.write(f"\n# INFRASTRUCTURE: {exc}\n")
+    return BuildInfrastructureError(f"{record.repo}: {exc} (see {log_path})")
 
 
 def repair_project_image(
