@@ -255,7 +255,7 @@ def _set_aside_freezes(found: Declarations) -> None:
         return
     for source, declared in itertools.groupby(sorted(found.requirements, key=lambda r: r.source), lambda r: r.source):
         lines = list(declared)
-        exact = sum(map(_exact_pin, lines))
+        exact = sum(map(exact_pin, lines))
         if from_package_metadata(source) or exact < FREEZE_MIN or exact < FREEZE_SHARE * len(lines):
             continue
         found.requirements = [r for r in found.requirements if r.source != source]
@@ -263,7 +263,8 @@ def _set_aside_freezes(found: Declarations) -> None:
         found.skipped.append(DroppedRequirement(spec="", source=source, reason=reason))
 
 
-def _exact_pin(requirement: DeclaredRequirement) -> bool:
+def exact_pin(requirement: DeclaredRequirement) -> bool:
+    """One release and only it: ``==`` without a wildcard."""
     specifiers = list(Requirement(requirement.spec).specifier)
     return len(specifiers) == 1 and specifiers[0].operator == "==" and "*" not in specifiers[0].version
 

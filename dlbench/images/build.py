@@ -35,14 +35,12 @@ from pathlib import Path
 from typing import IO
 
 from docker.errors import DockerException, ImageNotFound
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 from requests.exceptions import RequestException
 
 import docker
 from dlbench.config import ImagesConfig, PythonBase, StorageConfig
-from dlbench.deps.declared import canonical_name
+from dlbench.deps.declared import canonical_name, exact_pin
 from dlbench.deps.imports import distribution_for
 from dlbench.deps.own import own_distribution
 from dlbench.deps.plan import PRIORITY, EnvironmentPlan, drop_priority, plan_environment
@@ -380,7 +378,7 @@ def repair_project_image(
     exact = exactly_pinned(plan)
     new += pin_steps(removed or {}, locked, own, previous, images, round_, exact)
     too_new = python_too_new(removed or {}, exact) if env else []
-    older = older_python(images, plan, env.python_version) if too_new else None
+    older = older_python(images, record.base_image, plan, env.python_version) if too_new else None
     if not new and not older:
         for line in installed_already(missing, locked, own):
             log.info("%s: nothing to repair: %s", record.repo, line)
@@ -395,11 +393,10 @@ def repair_project_image(
     return rebuilt
 
 
-def older_python(images: ImagesConfig, plan: EnvironmentPlan, version: str) -> PythonBase | None:
-    """The newest configured Python older than ``version`` that the project admits, else the
-    newest older one."""
-    older = sorted((p for p in images.pythons if Version(p.python) < Version(version)), key=lambda p: Version(p.python), reverse=True)  # fmt: skip
-    return next((p for p in older if plan.admits(p.python)), older[0] if older else None)
+def older_python(images: ImagesConfig, base_image: str, plan: EnvironmentPlan, version: str) -> PythonBase | None:
+    """The first Python older than ``version`` in the order builds choose from
+    (``pythons.candidates``: the newest older one the project admits, else the newest older one)."""
+    return next((p for p in pythons.candidates(images, base_image, plan) if Version(p.python) < Version(version)), None)
 
 
 def addition_steps(missing: Mapping[str, str], locked: Mapping[str, str], own: set[str], previous: Sequence[RepairStep], round_: int) -> list[RepairStep]:  # fmt: skip
@@ -456,16 +453,9 @@ def exactly_pinned(plan: EnvironmentPlan) -> dict[str, str]:
     wildcard): no other release may stand in for it."""
     pinned = {}
     for r in plan.requirements:
-        if r.group != "repair" and any(s.operator in ("==", "===") and "*" not in s.version for s in _specifiers(r.spec)):  # fmt: skip
+        if r.group != "repair" and exact_pin(r):
             pinned.setdefault(r.name, r.spec)
     return pinned
-
-
-def _specifiers(spec: str) -> SpecifierSet:
-    try:
-        return Requirement(spec).specifier
-    except InvalidRequirement:
-        return SpecifierSet()
 
 
 def python_too_new(too_new: Mapping[str, TooNew], exact: Mapping[str, str]) -> list[str]:
