@@ -490,6 +490,12 @@ class ImagesConfig(Section):
         "library's branch) is never fetched: its first index release after the commit's date stands in for it when "
         "it came within this many days (0: the release as of the date).",
     )
+    native_sdists: bool = Field(
+        True,
+        description="An optional requirement (a test import, a CI install) offered only as an sdist that compiles "
+        "native code is kept when it builds on the host: the project layer then gets a compiler and Python's headers "
+        "and builds it; one that fails there is dropped with its cause (false: such sdists are dropped at once).",
+    )
     index_url: str | None = Field(None, description="Package index (default: PyPI, or PIP_INDEX_URL).")
     framework_index_url: str | None = Field(
         None, description="Extra index for framework wheels, e.g. https://download.pytorch.org/whl/cpu where reachable."

@@ -11,7 +11,7 @@ from packaging.version import Version
 
 from dlbench.config import StorageConfig
 from dlbench.deps.releases import Release, later_release
-from dlbench.deps.resolve import IndexUnavailable, ResolutionError, Target, _blamed, _pure_sdist, resolve
+from dlbench.deps.resolve import IndexUnavailable, ResolutionError, Target, _blamed, _sdist_build, resolve
 from dlbench.deps.sdists import wanted_only_as_wheel, wheel_is_pure
 from dlbench.images.envcheck import check_script, missing_modules
 from dlbench.records import DeclaredRequirement
@@ -130,6 +130,17 @@ def test_a_test_import_offered_only_as_a_pure_python_sdist_is_kept(target: Targe
     assert "suod" in lock.versions() and lock.from_source == ["suod"] and lock.dropped == []
 
 
+def test_a_test_import_offered_only_as_an_sdist_that_compiles_is_kept_for_the_image_to_build(target: Target) -> None:
+    """pesq (an audio metric some projects' tests import) publishes no wheels and compiles C:
+    kept, and named, so the image gets a compiler; with ``native_sdists`` off it is dropped
+    with that cause."""
+    lock = resolve([req("six"), req("pesq", group="import")], [], target)
+    assert "pesq" in lock.versions() and lock.from_source == lock.native == ["pesq"] and lock.dropped == []
+    lock = resolve([req("six"), req("pesq", group="import")], [], replace(target, native_sdists=False))
+    assert "pesq" not in lock.versions() and lock.native == []
+    assert [d.spec for d in lock.dropped] == ["pesq"] and "builds native code" in lock.dropped[0].reason
+
+
 @pytest.mark.parametrize(
     ("wheel", "pure"),
     [
@@ -191,9 +202,9 @@ def test_an_sdist_builds_with_the_build_tools_of_the_locks_date(tmp_path) -> Non
     # caches of their own: a wheel built once is reused, whatever would build it now
     dated = Target(exclude_newer=datetime(2025, 6, 1, tzinfo=UTC), cache_dir=tmp_path / "dated")
     assert dated.index_environment()["UV_EXCLUDE_NEWER"].startswith("2025-06-01")
-    assert _pure_sdist(req("visdom==0.2.4", "test"), [], dated)[0]
-    pure, why = _pure_sdist(req("visdom==0.2.4", "test"), [], Target(cache_dir=tmp_path / "today"))
-    assert not pure and "pkg_resources" in why
+    assert _sdist_build(req("visdom==0.2.4", "test"), [], dated).pure
+    build = _sdist_build(req("visdom==0.2.4", "test"), [], Target(cache_dir=tmp_path / "today"))
+    assert not build.built and "pkg_resources" in build.why
 
 
 def test_a_library_installed_from_its_branch_is_its_first_release_after_the_date(target: Target) -> None:

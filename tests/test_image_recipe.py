@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 
 from dlbench.config import ImagesConfig
+from dlbench.deps.plan import EnvironmentPlan
 from dlbench.images.build import (
     EngineUnavailable,
     _docker_name,
+    _droppable,
     build_project_image,
     docker_client,
     framework_tag,
@@ -18,6 +20,7 @@ from dlbench.images.build import (
     system_packages_for,
 )
 from dlbench.images.layers import uv_install_script
+from dlbench.records import DeclaredRequirement
 
 
 @pytest.mark.parametrize(
@@ -74,3 +77,16 @@ def test_engine_that_does_not_answer_raises(tmp_path: Path) -> None:
     with pytest.raises(EngineUnavailable, match="does not answer"):
         client = docker_client("tcp://127.0.0.1:9", timeout=5)  # discard port: nothing listens
         build_project_image(tmp_path, "o__n", "abc", "base", tmp_path / "log", client=client)
+
+
+def test_a_failed_install_drops_every_optional_declaration_of_its_name() -> None:
+    """A test import and a CI file's line of one sdist that does not build in the image: both
+    go at once (one left would put it back in the next lock, and cost another rebuild); the
+    project's runtime requirements never."""
+    declared = [DeclaredRequirement(spec=spec, name=spec, source=source, group=group) for spec, source, group in [
+        ("pesq", "import pesq (tests/test_metric.py)", "import"), ("pesq", ".github/workflows/ci.yml", "ci"),
+        ("numpy", "requirements.txt", "runtime")]]  # fmt: skip
+    plan = EnvironmentPlan(requirements=declared, constraints=[])
+    output = "  × Failed to build `pesq==0.0.4`\n  ├─▶ The build backend returned an error\n"
+    assert _droppable(plan, output) == declared[:2]
+    assert _droppable(plan, "  × Failed to build `numpy==1.26.4`\n") == []

@@ -32,7 +32,7 @@ from pathlib import Path
 from dlbench.deps.declared import canonical_name, from_package_metadata
 from dlbench.deps.plan import PRIORITY, drop_priority
 from dlbench.deps.releases import ReleasesUnavailable, cutoff_for, first_release_after, names_repository
-from dlbench.deps.sdists import builds_pure_python, wanted_only_as_wheel
+from dlbench.deps.sdists import SdistBuild, build_sdist, wanted_only_as_wheel
 from dlbench.records import DeclaredRequirement, DroppedRequirement
 
 OPTIONAL_BELOW = PRIORITY["test"]  # import, ci, optional, docs, dev: the tests can do without them
@@ -68,6 +68,7 @@ class Target:
     # the project's own distributions: it runs from its checkout, so a release of it that a
     # test requirement depends on (pennylane-qiskit on pennylane) is never installed beside it
     omit: tuple[str, ...] = ()
+    native_sdists: bool = True  # an optional sdist-only requirement that compiles is kept (built in the image)
 
     def package_options(self) -> list[str]:
         """uv's options for the per-distribution dates (uv reads no environment variable for
@@ -96,7 +97,8 @@ class Lock:
     pins: list[str]  # name==version, sorted by name
     requirements: list[DeclaredRequirement]  # what was resolved (after drops)
     dropped: list[DroppedRequirement] = field(default_factory=list)
-    from_source: list[str] = field(default_factory=list)  # wheels-only names kept as pure-Python sdists
+    from_source: list[str] = field(default_factory=list)  # wheels-only names kept as sdists built here
+    native: list[str] = field(default_factory=list)  # of those, the ones that compile: the image needs a compiler
     exclude_newer_package: dict[str, datetime] = field(default_factory=dict)  # stand-ins' later dates
 
     def versions(self) -> dict[str, str]:
@@ -125,12 +127,13 @@ def resolve(
 def _resolve_dropping(requirements: list[DeclaredRequirement], constraints: list[str], target: Target, allow_drops: bool) -> Lock:  # fmt: skip
     requirements, dates, dropped = stand_ins(requirements, target)
     target = target.with_package_dates(dates)
-    checked, from_source = not allow_drops, set[str]()
+    checked, from_source = not allow_drops, dict[str, bool]()
     while True:
         no_build = _wheels_only(requirements, from_source)
         ok, output = compile_lock([r.spec for r in requirements], constraints, target, no_build)
         if ok:
             return Lock(pins=_pins(output), requirements=requirements, dropped=dropped, from_source=sorted(from_source),
+                        native=sorted(name for name, native in from_source.items() if native),
                         exclude_newer_package=dates)  # fmt: skip
         if UNSATISFIABLE not in output:
             failed = _failed_to_build(requirements, output) if allow_drops else None
@@ -152,9 +155,9 @@ def _resolve_dropping(requirements: list[DeclaredRequirement], constraints: list
         dropped += gone
 
 
-def _wheels_only(requirements: Sequence[DeclaredRequirement], from_source: set[str] = frozenset()) -> list[str]:
-    """What the tests merely import, or a CI file installs, must not need a compiler in the
-    image; ``from_source``: such names whose sdist was found to be pure Python."""
+def _wheels_only(requirements: Sequence[DeclaredRequirement], from_source: Mapping[str, bool]) -> list[str]:
+    """What the tests merely import, or a CI file installs, is asked for as a wheel;
+    ``from_source``: such names whose sdist was found to build here (``unavailable``)."""
     return [r.name for r in requirements if drop_priority(r) <= PRIORITY["ci"] and r.name not in from_source]
 
 
@@ -196,9 +199,9 @@ def authority(requirement: DeclaredRequirement) -> tuple[int, bool]:
 
 def _without_unavailable(
     requirements: list[DeclaredRequirement], constraints: list[str], target: Target
-) -> tuple[list[DeclaredRequirement], list[DroppedRequirement], set[str]]:
+) -> tuple[list[DeclaredRequirement], list[DroppedRequirement], dict[str, bool]]:
     """The optional requirements no release of which can be had, dropped with their cause, and
-    the names kept as pure-Python sdists."""
+    the names kept as sdists (``unavailable``)."""
     required = {r.name for r in requirements if drop_priority(r) >= OPTIONAL_BELOW}
     optional = [r for r in requirements if drop_priority(r) < OPTIONAL_BELOW and r.name not in required]
     dropped: list[DroppedRequirement] = []
@@ -211,13 +214,13 @@ def _without_unavailable(
 
 def unavailable(
     requirements: Sequence[DeclaredRequirement], constraints: Sequence[str], target: Target
-) -> tuple[list[tuple[DeclaredRequirement, str]], set[str]]:
+) -> tuple[list[tuple[DeclaredRequirement, str]], dict[str, bool]]:
     """(requirement, the resolver's words) for each of ``requirements`` of which no release
     can be had for ``target`` (not on the index as of the date, no wheel where one is needed),
     found by asking for them without their dependencies: one small run per such
     requirement, never a whole resolution; and the wheels-only names whose sdist builds
-    here as pure Python, which can be had after all."""
-    left, gone, from_source = list(requirements), [], set[str]()
+    here, which can be had after all (name → whether it compiles: ``kept_from_source``)."""
+    left, gone, from_source = list(requirements), [], dict[str, bool]()
     while left:
         no_build = _wheels_only(left, from_source)
         ok, output = compile_lock([r.spec for r in left], constraints, target, no_build, no_deps=True)
@@ -235,23 +238,29 @@ def unavailable(
             break
         cause = _cause(output)
         if blamed.name in no_build and wanted_only_as_wheel(cause):
-            pure, why = _pure_sdist(blamed, constraints, target)
-            if pure:
-                from_source.add(blamed.name)
+            build = _sdist_build(blamed, constraints, target)
+            if kept_from_source(build, target):
+                from_source[blamed.name] = not build.pure
                 continue
-            cause = f"{cause} ({why})"
+            cause = f"{cause} ({build.why})"
         gone.append((blamed, cause))
         left = [r for r in left if r not in going_with(left, blamed, output)]
     return gone, from_source
 
 
-def _pure_sdist(requirement: DeclaredRequirement, constraints: Sequence[str], target: Target) -> tuple[bool, str]:
-    """(pure, why) for the release of ``requirement`` the date allows, built from its sdist."""
+def kept_from_source(build: SdistBuild, target: Target) -> bool:
+    """A pure-Python sdist installs in any image; one that compiles, where ``target`` allows
+    native sdists: the image gets a compiler and builds it (``images/build.py``)."""
+    return build.pure or (build.built and target.native_sdists)
+
+
+def _sdist_build(requirement: DeclaredRequirement, constraints: Sequence[str], target: Target) -> SdistBuild:
+    """The release of ``requirement`` the date allows, built from its sdist."""
     ok, output = compile_lock([requirement.spec], constraints, target, no_deps=True)
     pins = _pins(output) if ok else []
     if not pins:
-        return False, f"no sdist either: {_cause(output)}" if not ok else "no sdist either"
-    return builds_pure_python(pins[0], uv_binary(), _uv_environment() | target.index_environment(), target.cache_dir)
+        return SdistBuild(False, False, f"no sdist either: {_cause(output)}" if not ok else "no sdist either")
+    return build_sdist(pins[0], uv_binary(), _uv_environment() | target.index_environment(), target.cache_dir)
 
 
 def stand_ins(requirements: Sequence[DeclaredRequirement], target: Target) -> tuple[list[DeclaredRequirement], dict[str, datetime], list[DroppedRequirement]]:  # fmt: skip

@@ -1,12 +1,15 @@
 """Requirements the index offers only as a source distribution, tried here before they are
 dropped.
 
-What the tests merely import, or a CI file installs, is taken as a wheel only: an sdist that
-needs a compiler must not cost the image its build. But many sdist-only test requirements
-are pure Python (``suod``, small plugins): built once on the host (uv, into the shared
-download cache, so the image's install reuses the wheel), one whose wheel is tagged
-``none-any`` and purelib installs in any image and is kept; one that compiles, or does not
-build, stays dropped with that cause.
+What the tests merely import, or a CI file installs, is taken as a wheel only when the
+resolver first asks. But many sdist-only test requirements can be had after all: each is
+built once on the host (uv, into the shared download cache, so the image's install reuses a
+pure wheel). One whose wheel is tagged ``none-any`` and purelib installs in any image and is
+kept. One that compiles native code (``pesq``, an audio project's test metric) is kept too
+where ``images.native_sdists`` allows: the image then gets a compiler and Python's headers
+and builds it for its own Python, and if that build fails there, the image build drops it
+and only its tests lose it (``images/build._lock_and_build``). One that does not build here
+stays dropped with that cause.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 NO_WHEELS = re.compile(r"no usable wheels|no wheels (?:with|are available)|no matching distribution", re.IGNORECASE)
@@ -26,9 +30,18 @@ def wanted_only_as_wheel(cause: str) -> bool:
     return NO_WHEELS.search(cause) is not None
 
 
-def builds_pure_python(pin: str, uv: str, env: dict[str, str], cache_dir: Path | None) -> tuple[bool, str]:
-    """(pure, why): ``pin`` (``name==version``) built from its sdist with the host's
-    interpreter, without its dependencies; pure when every wheel tag is ``*-none-any``."""
+@dataclass(frozen=True)
+class SdistBuild:
+    """What building a release's sdist on the host showed."""
+
+    built: bool
+    pure: bool  # its wheel installs in any image (``wheel_is_pure``)
+    why: str
+
+
+def build_sdist(pin: str, uv: str, env: dict[str, str], cache_dir: Path | None) -> SdistBuild:
+    """``pin`` (``name==version``) built from its sdist with the host's interpreter, without
+    its dependencies."""
     name = pin.split("==")[0]
     with tempfile.TemporaryDirectory(prefix="dlbench-sdist-") as target:
         command = [uv, "pip", "install", "--quiet", "--python", sys.executable, "--target", target,
@@ -38,18 +51,20 @@ def builds_pure_python(pin: str, uv: str, env: dict[str, str], cache_dir: Path |
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, env=env)
         except subprocess.TimeoutExpired:
-            return False, f"its sdist did not build in {BUILD_TIMEOUT_S} s"
+            return SdistBuild(False, False, f"its sdist did not build in {BUILD_TIMEOUT_S} s")
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
-            return False, f"its sdist does not build: {last[:300]}"
-        return wheel_is_pure(Path(target))
+            return SdistBuild(False, False, f"its sdist does not build: {last[:300]}")
+        pure, why = wheel_is_pure(Path(target))
+        return SdistBuild(pure is not None, bool(pure), why)
 
 
-def wheel_is_pure(installed: Path) -> tuple[bool, str]:
-    """(pure, why) from the WHEEL metadata of the one distribution installed under ``installed``."""
+def wheel_is_pure(installed: Path) -> tuple[bool | None, str]:
+    """(pure, why) from the WHEEL metadata of the one distribution installed under
+    ``installed``; pure is None when there is none (nothing was built)."""
     wheels = list(installed.glob("*.dist-info/WHEEL"))
     if not wheels:
-        return False, "its build left no wheel metadata"
+        return None, "its build left no wheel metadata"
     lines = wheels[0].read_text(encoding="utf-8", errors="replace").splitlines()
     tags = [line.split(":", 1)[1].strip() for line in lines if line.startswith("Tag:")]
     purelib = any(line.replace(" ", "").lower() == "root-is-purelib:true" for line in lines)

@@ -204,6 +204,7 @@ def resolution_target(cfg: ImagesConfig, checkout: Path, downloads: Path, python
         extra_index_url=cfg.framework_index_url,
         cache_dir=downloads,
         stand_in_days=cfg.stand_in_days,
+        native_sdists=cfg.native_sdists,
     )
 
 
@@ -564,21 +565,25 @@ def _lock_and_build(client, record: ImageRecord, checkout: Path, support: Mappin
         try:
             return lock, reused, _build_locked(client, record, checkout, support, cfg, downloads, lock, target, out)
         except StepFailed as exc:
-            culprit = _droppable(plan, exc.output)
-            if culprit is None:
+            culprits = _droppable(plan, exc.output)
+            if not culprits:
                 raise
-            plan.requirements.remove(culprit)
-            plan.skipped.append(
-                DroppedRequirement(spec=culprit.spec, source=culprit.source, reason=f"install failed: {exc}")
-            )
-            out.write(f"\n# {culprit.spec} did not install: dropped, rebuilding\n")
+            for culprit in culprits:
+                plan.requirements.remove(culprit)
+                plan.skipped.append(
+                    DroppedRequirement(spec=culprit.spec, source=culprit.source, reason=f"install failed: {exc}")
+                )
+            out.write(f"\n# {culprits[0].name} did not install: dropped, rebuilding\n")
     raise ImageBuildError(f"installation still fails after dropping {MAX_INSTALL_RETRIES} requirements")
 
 
-def _droppable(plan: EnvironmentPlan, output: str) -> DeclaredRequirement | None:
+def _droppable(plan: EnvironmentPlan, output: str) -> list[DeclaredRequirement]:
+    """Every declaration below runtime of the least needed name that failed to install: one
+    left behind (a test import beside a CI file's line) would put it back in the next lock."""
     failed = {canonical_name(m["name"].split("==")[0]) for m in FAILED_BUILD.finditer(output)}
     named = [r for r in plan.requirements if r.name in failed and drop_priority(r) < PRIORITY["runtime"]]
-    return min(named, key=drop_priority, default=None)
+    first = min(named, key=drop_priority, default=None)
+    return [r for r in named if first is not None and r.name == first.name]
 
 
 def _log_plan(out: IO[str], lock: Lock, target: Target) -> None:
@@ -588,7 +593,8 @@ def _log_plan(out: IO[str], lock: Lock, target: Target) -> None:
     for dropped in lock.dropped:
         out.write(f"# dropped {dropped.spec} ({dropped.source}): {dropped.reason}\n")
     for name in lock.from_source:
-        out.write(f"# {name}: no wheel, a pure-Python sdist: built in the image\n")
+        kind = "an sdist that compiles: built in the image with a compiler" if name in lock.native else "a pure-Python sdist: built in the image"  # fmt: skip
+        out.write(f"# {name}: no wheel, {kind}\n")
     out.flush()
 
 
@@ -598,6 +604,8 @@ def _build_locked(client, record: ImageRecord, checkout: Path, support: Mapping[
     pins = framework_pins(lock, cfg)
     packages = system_packages_for(pins, cfg)
     own_packages = sorted(set(system_packages_for(lock.pins, cfg)) - set(packages))  # a wheel's libraries (cv2: libGL)
+    if lock.native:  # sdists that compile (deps/sdists.py), built by the lock's install
+        own_packages = sorted({*own_packages, *EXTENSION_PACKAGES} - set(packages))
     ci_packages = project_system_packages(checkout, cfg, {*packages, *own_packages})
     extensions = extension_build(checkout, set(lock.versions()))
     own = own_distribution(disk_tree(checkout))
