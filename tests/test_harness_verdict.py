@@ -381,3 +381,13 @@ def test_a_dataset_neither_in_the_repository_nor_reachable_needs_the_network() -
     lines = session(item(T1, "failed", hub), item(T2))
     v = verdict([lines[0], config_event("/tmp/dlbench/c4"), *lines[1:]])
     assert v.causes[T1].startswith("needs network: ")
+
+
+def test_a_cause_coloured_by_a_plugin_is_recorded_in_plain_words() -> None:
+    """torchio's tests install pytest-sugar, and its failure text came with colour codes
+    (``\\x1b[1m\\x1b[31mE   socket.gaierror``) into every recorded cause."""
+    coloured = "\x1b[1m\x1b[31mE   socket.gaierror: [Errno -3] Temporary failure in name resolution\x1b[0m"
+    v = verdict(session(item(T1, "failed", coloured), item(T2)))
+    assert v.causes[T1] == "needs network: socket.gaierror: [Errno -3] Temporary failure in name resolution"
+    v = verdict(session(item(T1, "failed", "\x1b[31mE   ValueError: shapes differ\x1b[0m"), item(T2)))
+    assert v.causes[T1] == "ValueError: shapes differ"

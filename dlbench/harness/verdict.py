@@ -74,6 +74,9 @@ NOT_FOUND = "not found by pytest"  # collection ended whole without the test: th
 MISSING_MODULE = re.compile(r"No module named '([^']+)'")
 MISSING_FIXTURE = re.compile(r"fixture '([^']+)' not found")
 CAUSE_CHARS = 300
+# Terminal colour codes: a plugin (pytest-sugar) or FORCE_COLOR can colour the failure text
+# the plugin reports; a recorded cause is plain words.
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 UNFINISHED = "did not run to the end"
 STOPPED_DURING = f"{UNFINISHED} (the session stopped during the test)"
 OUT_OF_MEMORY = "out of memory: the test session was killed at the sandbox's memory limit (evaluate.memory_mb)"
@@ -320,7 +323,8 @@ def _first_exception(expected: list[str], tests: Mapping[str, TestOutcome], ev: 
 def describe(text: str | None, summary: str | None = None) -> str | None:
     """An exception or pytest message in words a researcher can act on: a known cause found
     in ``text``, else ``summary`` (the exception's own one-line message), else its last line."""
-    text = "\n".join(t for t in (text, summary) if t)
+    text = ANSI_ESCAPE.sub("", "\n".join(t for t in (text, summary) if t))
+    summary = summary and ANSI_ESCAPE.sub("", summary)
     if not text:
         return None
     if found := MISSING_MODULE.search(text):
@@ -378,7 +382,7 @@ def _wanting(cause: str | None, text: str, rootdir: str | None) -> str | None:
     is already something the sandbox cannot give (a dataset neither on disk nor reachable: network)."""
     if cause is not None and cause.startswith(UNAVAILABLE):
         return cause
-    return missing_data(text, rootdir) or cause
+    return missing_data(ANSI_ESCAPE.sub("", text), rootdir) or cause
 
 
 def missing_data(text: str, rootdir: str | None) -> str | None:
