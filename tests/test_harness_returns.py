@@ -147,3 +147,68 @@ def test_coroutine_functions_stay_coroutine_functions_and_generators_are_left_al
     assert inspect.iscoroutinefunction(checked) and asyncio.run(checked(1)) == 3
     assert inspect.getfullargspec(checked) == inspect.getfullargspec(module.co)
     assert _checked(module.gen) is module.gen
+
+
+CHEATS = """
+class Same:
+    def __eq__(self, other):
+        return other is other
+
+
+class Ints:
+    def __eq__(self, other):
+        return isinstance(other, int)
+
+
+class Honest:
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        return isinstance(other, Honest) and other.value == self.value
+
+
+class Out:
+    def tolist(self):
+        return [[Same()], Same()]
+
+
+class Later:
+    pass
+
+
+Later.__eq__ = lambda self, other: other is other
+"""
+
+
+def test_candidate_classes_equal_to_anything_are_reported_wherever_they_are_compared(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Objects of a class the candidate defines are watched where they are compared, not only
+    where the task's function returns them: nested, handed out by a returned object's method,
+    equal only to values of the compared type, or given their ``__eq__`` after the class
+    statement. The comparison still answers as the class does; an honest class is not reported."""
+    import builtins
+
+    from dlbench.harness.shipped import plugin
+
+    sent = []
+    monkeypatch.setattr(plugin, "send", sent.append)
+    monkeypatch.setattr(plugin, "_OBSERVED", set())
+    monkeypatch.setattr(plugin, "_WATCHED_CLASSES", [])
+    path = tmp_path / "cheats.py"
+    path.write_text(CHEATS)
+    monkeypatch.setattr(plugin, "_candidate_origin", lambda code: str(path) if code.co_filename == str(path) else None)
+    spec = importlib.util.spec_from_file_location("cheats", path)
+    module = importlib.util.module_from_spec(spec)
+    builtins.__build_class__ = plugin._build_class  # as attach does in a candidate's process
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        builtins.__build_class__ = plugin._BUILD_CLASS
+    assert module.Honest(1) == module.Honest(1) and not sent
+    assert module.Out().tolist() == [[0.0], 2.0]
+    assert [e["what"] for e in sent] == ["candidate code made an object equal to anything (Same)"]
+    assert module.Ints() == 3
+    assert sent[-1]["what"] == "candidate code made an object equal to anything (Ints)"
+    assert plugin._rewatched_classes() == ["candidate code made an object equal to anything (Later)"]

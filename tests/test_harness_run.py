@@ -119,6 +119,10 @@ def test_relu_equal():
 
 def test_relu_isclose():
     assert math.isclose(relu(-0.5), 0.0)
+
+
+def test_relu_tolist():
+    assert relu(np.array([-1.0, 2.0])).tolist() == [0.0, 2.0]
 """
 TEST_FILES = """\
 from pathlib import Path

@@ -67,11 +67,13 @@ _SEED: list[int | None] = [None]  # evaluate.test_seed, from attach
 _DEVICES: list[bool | None] = [None]  # torch sees a CUDA, XPU or MPS device (_torch_seeder), once a process
 _NEUTRALISED: list[str] = []
 _AUDIT: list = [None]  # the child's audit hook (dlbench_guard.Audit): told when a test's call phase runs
-_TYPE_MODULE = type.__dict__["__module__"]
+_TYPE_MODULE, _TYPE_QUALNAME = type.__dict__["__module__"], type.__dict__["__qualname__"]
 _TYPE_FLAGS, _TYPE_DICT = type.__dict__["__flags__"], type.__dict__["__dict__"]
 HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by Python code, whose attributes can be set
 _INNER: dict[int, tuple] = {}  # id → (plugin manager, its hook executor when this plugin was registered)
 _OBSERVED: set[str] = set()
+_BUILD_CLASS = builtins.__build_class__  # the interpreter's, before attach puts _build_class in its place
+_WATCHED_CLASSES: list[type] = []  # classes candidate code defined, their ``__eq__`` watched (_build_class)
 _TARGET: list[str | None] = [None]  # ``path:qualname`` of the task's function
 _IMPORT_S = [0.0]  # seconds the child spent executing the repository's own modules, up to collection
 _LOOKED: dict[str, dict[str, tuple[int, bool, bool]]] = {}  # namespace → attribute → (id, callable, module) last seen
@@ -172,6 +174,7 @@ def _watched() -> dict[str, object]:
         "pluggy.HookCaller.__call__": _HOOK_CALLER.__call__,
         "pluggy.PluginManager._hookexec": pluggy.PluginManager._hookexec,
         "builtins.__import__": builtins.__import__,
+        "builtins.__build_class__": builtins.__build_class__,
         "pytest.fail": pytest.fail,
         "plugin.send": send,
         "plugin.pytest_runtest_logreport": pytest_runtest_logreport,
@@ -180,6 +183,8 @@ def _watched() -> dict[str, object]:
         "plugin._WRITE": _WRITE,
         "plugin._FD": _FD,
         "plugin.observe": observe,
+        "plugin._ask_strangers": _ask_strangers,
+        "plugin._true": _true,
         "pluggy.multicall": _MULTICALL,
     }
 
@@ -246,6 +251,8 @@ def attach(  # noqa: PLR0913
     _COLLECTED_SENT.clear()
     _BEFORE.clear()
     _DESELECTED.clear()
+    _WATCHED_CLASSES.clear()
+    builtins.__build_class__ = _build_class  # before the baseline: putting the original back is tampering
     _BASELINE.clear()
     _BASELINE.update(fingerprints())
     trust_attributes()
@@ -365,13 +372,18 @@ def check(stage: str, config: pytest.Config | None = None) -> None:
 def observe(config: pytest.Config | None) -> None:
     """Report (once each) hook implementations and compared-with library functions that candidate
     code installed, and a plugin manager that no longer calls hooks the way pluggy does."""
-    found = _foreign_attributes()
+    found = _foreign_attributes() + _rewatched_classes()
     if config is not None:
         found += _foreign_hooks(config.pluginmanager)
     for what in found:
-        if what not in _OBSERVED:
-            _OBSERVED.add(what)
-            send({"ev": "observed", "what": what})
+        _report(what)
+
+
+def _report(what: str) -> None:
+    """One ``observed`` event for what candidate code was seen doing (once each)."""
+    if what not in _OBSERVED:
+        _OBSERVED.add(what)
+        send({"ev": "observed", "what": what})
 
 
 def trust_attributes() -> None:
@@ -676,10 +688,108 @@ def _look_at(value: object, depth: int = 0) -> None:
     except Exception:  # noqa: BLE001 - an __eq__ that cannot compare with a stranger is no cheat
         return
     if same is True:
-        what = f"the task's function returned an object equal to anything ({kind.__qualname__})"
-        if what not in _OBSERVED:
-            _OBSERVED.add(what)
-            send({"ev": "observed", "what": what})
+        _report(f"the task's function returned an object equal to anything ({kind.__qualname__})")
+
+
+def _build_class(func, name, *bases, **kwds):  # noqa: ANN001, ANN202 - builtins.__build_class__'s own
+    """Every ``class`` statement of the child: a class whose body is candidate code gets its
+    ``__eq__`` watched (``_watch_equality``) wherever its objects end up: returned nested in a
+    list, held by an object the task's function returned (``relu(x).tolist() == [0, 2]``), or
+    set on ``self`` by a method, which ``_look_at`` never sees."""
+    cls = _BUILD_CLASS(func, name, *bases, **kwds)
+    code = getattr(func, "__code__", None)
+    if isinstance(cls, type) and isinstance(code, types.CodeType) and _candidate_origin(code) is not None:
+        _WATCHED_CLASSES.append(cls)
+        _watch_equality(cls)
+    return cls
+
+
+def _watch_equality(cls: type) -> types.FunctionType | None:
+    """Put a watching ``__eq__`` on ``cls`` in place of the Python one it has (its own or
+    inherited), and return that one; None when there is none to watch (``object``'s compares
+    identity), it is watched already, or it cannot be set."""
+    equals = inspect.getattr_static(cls, "__eq__", None)
+    if not isinstance(equals, types.FunctionType) or getattr(equals, "_dlbench_watched", False):
+        return None
+    try:
+        type.__setattr__(cls, "__eq__", _watched_equality(equals, _TYPE_QUALNAME.__get__(cls, type)))
+    except (AttributeError, TypeError):
+        return None
+    return equals
+
+
+def _watched_equality(equals: types.FunctionType, owner: str):  # noqa: ANN202
+    """``equals`` reporting an object equal to anything: each time it says an object equals a
+    value, it is asked again about strangers (``_strangers``); an honest one says no."""
+
+    def __eq__(self, other):  # noqa: ANN001, ANN202, N807 - the method it stands for
+        result = equals(self, other)
+        if other is not self and _true(result) and _ask_strangers(self, equals, other):
+            _report(f"candidate code made an object equal to anything ({owner})")
+        return result
+
+    functools.update_wrapper(__eq__, equals)
+    __eq__._dlbench_watched = True
+    return __eq__
+
+
+def _ask_strangers(value: object, equals: types.FunctionType, other: object) -> bool:
+    """Whether ``equals`` says ``value`` equals a stranger to ``other`` too."""
+    for stranger in _strangers(other):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if _true(equals(value, stranger)):
+                    return True
+        except Exception:  # noqa: BLE001, S112 - an __eq__ that cannot compare with a stranger is no cheat
+            continue
+    return False
+
+
+def _strangers(other: object) -> list[object]:
+    """Values an honest object equal to ``other`` has no reason to equal: a fresh object, and a
+    value of ``other``'s own type that differs from it (an ``__eq__`` saying yes to every int)."""
+    found: list[object] = [_Unlike()]
+    kind = type(other)
+    if kind is bool:
+        found.append(not other)
+    elif kind in (int, float) and (changed := other * 2 + 12345) != other:
+        found.append(changed)
+    elif kind in (str, bytes):
+        found.append(other + kind(b"\0dlbench" if kind is bytes else "\0dlbench"))
+    elif kind in (list, tuple):
+        found.append(other + kind((_Unlike(),)))
+    return found
+
+
+def _true(result: object) -> bool:
+    """A comparison's answer that an ``assert`` takes as true: True, a true number or a
+    numpy bool; an array's elementwise answer is not one answer and counts as no."""
+    kind = type(result)
+    if kind in (bool, int, float):
+        return bool(result)
+    return kind.__module__ == "numpy" and kind.__name__ in ("bool_", "bool") and bool(result)
+
+
+def _rewatched_classes() -> list[str]:
+    """The classes candidate code defined whose ``__eq__`` was put in place after the class
+    statement (a decorator, an assignment): watched from now on, and one equal to anything
+    without any state of its object (``lambda s, o: o is o``) is reported now."""
+    found = []
+    for cls in _LIST(_WATCHED_CLASSES):
+        equals = _watch_equality(cls)
+        if equals is not None and _equal_when_bare(cls, equals):
+            found.append(f"candidate code made an object equal to anything ({_TYPE_QUALNAME.__get__(cls, type)})")
+    return found
+
+
+def _equal_when_bare(cls: type, equals: types.FunctionType) -> bool:
+    """``equals`` asked about a stranger on an object of ``cls`` made without ``__init__``."""
+    try:
+        bare = cls.__new__(cls)
+    except Exception:  # noqa: BLE001 - a class that needs arguments to exist: its live objects are watched
+        return False
+    return _ask_strangers(bare, equals, _Unlike())
 
 
 def _candidate_origin(value: object) -> str | None:
