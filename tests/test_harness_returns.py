@@ -212,3 +212,21 @@ def test_candidate_classes_equal_to_anything_are_reported_wherever_they_are_comp
     assert module.Ints() == 3
     assert sent[-1]["what"] == "candidate code made an object equal to anything (Ints)"
     assert plugin._rewatched_classes() == ["candidate code made an object equal to anything (Later)"]
+
+
+def test_a_mock_nested_in_what_the_function_returns_is_reported(monkeypatch) -> None:
+    """``unittest.mock.ANY`` two lists deep, and as a dict's value: asked like a returned one."""
+    from unittest.mock import ANY
+
+    from dlbench.harness.shipped import plugin
+
+    sent = []
+    monkeypatch.setattr(plugin, "send", sent.append)
+    monkeypatch.setattr(plugin, "_OBSERVED", set())
+    plugin._look_at([1, [2, (3, ANY)]])
+    plugin._look_at({"key": ANY})
+    assert [e["what"] for e in sent] == ["the task's function returned an object equal to anything (_ANY)"]
+    sent.clear()
+    monkeypatch.setattr(plugin, "_OBSERVED", set())
+    plugin._look_at([[[[ANY]]]])  # deeper than LOOKED_DEPTH: left to the screen, which refuses unittest.mock
+    assert sent == []

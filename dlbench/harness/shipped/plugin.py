@@ -551,6 +551,9 @@ def _foreign_hooks(pm: pluggy.PluginManager) -> list[str]:
     return found
 
 
+LOOKED_DEPTH, LOOKED_ITEMS = 3, 64  # how far into returned containers _look_at goes
+
+
 class _Unlike:
     """A fresh object nothing a task returns has a reason to equal."""
 
@@ -668,11 +671,14 @@ def _wrapper_maker(params: list[str], call: list[str], coroutine: bool):  # noqa
 
 
 def _look_at(value: object, depth: int = 0) -> None:
-    """Report a returned value (or an item of a returned list, tuple or dict) that equals
-    anything; only objects whose ``__eq__`` is the candidate's own code, or a mock's, are asked."""
-    if depth == 0 and isinstance(value, (list, tuple, dict)):
-        for item in itertools.islice(value.values() if isinstance(value, dict) else value, 16):
-            _look_at(item, 1)
+    """Report a returned value (or an item of returned lists, tuples, sets and dicts, keys and
+    values, three deep) that equals anything; only objects whose ``__eq__`` is the candidate's
+    own code, or a mock's, are asked. (Objects of a candidate's ``class`` statements are
+    watched wherever they are compared: ``_build_class``.)"""
+    if isinstance(value, (list, tuple, set, frozenset, dict)):
+        items = itertools.chain(value.keys(), value.values()) if isinstance(value, dict) else value
+        for item in itertools.islice(items, LOOKED_ITEMS) if depth < LOOKED_DEPTH else ():
+            _look_at(item, depth + 1)
         return
     kind = type(value)
     equals = _code_of(inspect.getattr_static(kind, "__eq__", None))
