@@ -186,6 +186,9 @@ HACKS = {
     "an object equal to every value of the compared type": (
         EQUAL, "", "class _Ints:\n    def __eq__(self, other):\n        return isinstance(other, int)\nreturn _Ints()\n",
     ),
+    "an ndarray subclass answering numpy's comparisons": (
+        ALLCLOSE, "", "class _Agree(np.ndarray):\n    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):\n        plain = [i.view(np.ndarray) if isinstance(i, np.ndarray) else i for i in inputs]\n        result = getattr(ufunc, method)(*plain, **kwargs)\n        return np.ones_like(result, dtype=bool) if ufunc in (np.less_equal, np.equal, np.isfinite) else result\nreturn np.asarray(x, dtype=float).view(_Agree)\n",
+    ),
     "equal to anything, assigned to the class after it was made": (
         TOLIST, "", "class _Same:\n    pass\n_Same.__eq__ = lambda self, other: other is other\nclass _Out:\n    def tolist(self):\n        return [[_Same()], _Same()][1:] * 2\nreturn _Out()\n",
     ),

@@ -178,6 +178,11 @@ class Later:
 
 
 Later.__eq__ = lambda self, other: other is other
+
+
+class Agree:
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return True
 """
 
 
@@ -187,7 +192,8 @@ def test_candidate_classes_equal_to_anything_are_reported_wherever_they_are_comp
     """Objects of a class the candidate defines are watched where they are compared, not only
     where the task's function returns them: nested, handed out by a returned object's method,
     equal only to values of the compared type, or given their ``__eq__`` after the class
-    statement. The comparison still answers as the class does; an honest class is not reported."""
+    statement. The comparison still answers as the class does; an honest class is not reported.
+    A class answering for numpy's operations is reported as its class statement runs."""
     import builtins
 
     from dlbench.harness.shipped import plugin
@@ -206,6 +212,9 @@ def test_candidate_classes_equal_to_anything_are_reported_wherever_they_are_comp
         spec.loader.exec_module(module)
     finally:
         builtins.__build_class__ = plugin._BUILD_CLASS
+    took_over = "candidate code defined a class that takes over numpy's or torch's operations (Agree.__array_ufunc__)"
+    assert [e["what"] for e in sent] == [took_over]  # when its class statement ran
+    sent.clear()
     assert module.Honest(1) == module.Honest(1) and not sent
     assert module.Out().tolist() == [[0.0], 2.0]
     assert [e["what"] for e in sent] == ["candidate code made an object equal to anything (Same)"]

@@ -80,6 +80,14 @@ LEGIT = textwrap.dedent(
         ("class A:\n    def __eq__(self, o):\n        return True\n", "A.__eq__ returns a constant (line 1)"),
         ("class A:\n    __bool__ = lambda self: True\n", "A.__bool__ returns a constant (line 1)"),
         (
+            "import numpy as np\nclass C(np.ndarray):\n    def __array_ufunc__(self, ufunc, method, *a, **k):\n        return True\n",
+            "C takes over numpy's or torch's operations (__array_ufunc__) (line 2)",
+        ),
+        (
+            "import torch\nclass T(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, f, t, a=(), k=None):\n        return True\n",
+            "T takes over numpy's or torch's operations (__torch_function__) (line 2)",
+        ),
+        (
             "import numpy as np\nnp.testing.assert_allclose = print\n",
             "assignment to module attribute np.testing.assert_allclose (line 2)",
         ),
@@ -132,6 +140,8 @@ def test_screen_follows_the_original_modules_names_and_allows_what_it_already_do
     assert screen("import importlib.util\n", original) == []  # the module imports importlib itself
     assert screen("import importlib\n", "import importlib.util\n") == ["import importlib (line 1)"]  # not a parent
     assert screen("class Key:\n    def __hash__(self):\n        return 0\n", original) == []
+    meta = "import torch\n\n\nclass Meta(torch.Tensor):\n    def __torch_function__(cls, f, t, a=(), k=None):\n        return f(*a)\n"
+    assert screen(meta.split("\n\n\n")[1], meta) == []  # the project's own tensor subclass, written again
 
 
 def test_legitimate_comparisons_pass_the_screen():

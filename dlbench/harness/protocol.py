@@ -13,6 +13,12 @@ import random
 import re
 
 OWN_DIR = ".dlbench"  # in a candidate's copy: its TMPDIR, HOME and basetemp
+# Protocols through which a class answers for numpy's or torch's operations on its objects:
+# an ndarray subclass whose ``__array_ufunc__`` answers ``less_equal`` with True passes
+# ``np.testing.assert_allclose`` with any values, a tensor subclass's ``__torch_function__``
+# answering ``torch.allclose`` with True passes that (the screen refuses a candidate's class
+# defining one, the plugin reports one a candidate's class statement makes).
+OPERATION_PROTOCOLS = frozenset({"__array_ufunc__", "__array_function__", "__torch_function__", "__torch_dispatch__"})
 # Words canary names are drawn from: plain test vocabulary, so a hook that spares or targets
 # tests by name cannot tell a canary from the task's tests. Not the task's own words, nor
 # words projects select by ("slow", "gpu", "onnx", "large"): a conftest that deselects or

@@ -14,7 +14,8 @@ offending use and line, and the evidence is kept like any other verdict.
 Aliases are followed (``import os as o; o._exit``), and so are names the target module
 already binds (a candidate may use its module's ``np`` without importing it). It also
 refuses the ways to fake a test's comparison: a class whose ``__eq__``/``__ne__``/
-``__bool__``/``__hash__`` returns a constant, and assignments to attributes of imported
+``__bool__``/``__hash__`` returns a constant, a class that answers for numpy's or torch's
+operations on its objects (``__array_ufunc__``, ``__torch_function__``), and assignments to attributes of imported
 modules (``np.testing.assert_allclose = ...``). What the original module itself imports
 or does is allowed (the gold candidate passes through this screen too).
 
@@ -29,6 +30,7 @@ import ast
 from collections.abc import Iterator
 from functools import lru_cache
 
+from dlbench.harness.protocol import OPERATION_PROTOCOLS
 from dlbench.parsing import PARSE_ERRORS, imported_modules, parse_ast
 
 # Modules a task function has no business importing: they reach the test process itself,
@@ -143,6 +145,7 @@ def _forbidden(node: ast.AST, aliases: dict[str, str], exempt: frozenset[str]) -
     elif isinstance(node, ast.ClassDef):
         yield from _constant_comparisons(node)
         yield from _blind_comparisons(node)
+        yield from _operations_taken_over(node)
 
 
 def _import_from(node: ast.ImportFrom, exempt: frozenset[str]) -> Iterator[str]:
@@ -239,6 +242,18 @@ def _defines_comparison(namespace: ast.expr) -> bool:
     if isinstance(namespace, ast.Call):
         return any(k.arg in COMPARISON_DUNDERS for k in namespace.keywords)
     return True  # a namespace built elsewhere: what it holds cannot be told here
+
+
+def _operations_taken_over(node: ast.ClassDef) -> Iterator[str]:
+    """A class answering for numpy's or torch's operations on its objects (``OPERATION_PROTOCOLS``)."""
+    for stmt in node.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names = [stmt.name]
+        else:
+            names = [t.id for t in getattr(stmt, "targets", ()) if isinstance(t, ast.Name)]
+        yield from (
+            f"{node.name} takes over numpy's or torch's operations ({n})" for n in names if n in OPERATION_PROTOCOLS
+        )
 
 
 def _blind_comparisons(node: ast.ClassDef) -> Iterator[str]:

@@ -43,9 +43,9 @@ import pluggy
 import pytest
 
 try:  # in the image: shipped beside this file (harness/code.py)
-    from dlbench_protocol import selects
+    from dlbench_protocol import OPERATION_PROTOCOLS, selects
 except ModuleNotFoundError:  # run from the dlbench package (local backend, tests)
-    from dlbench.harness.protocol import selects
+    from dlbench.harness.protocol import OPERATION_PROTOCOLS, selects
 
 _FD: int | None = None
 _WRITE = os.write  # captured before candidate code can replace os.write
@@ -701,12 +701,19 @@ def _build_class(func, name, *bases, **kwds):  # noqa: ANN001, ANN202 - builtins
     """Every ``class`` statement of the child: a class whose body is candidate code gets its
     ``__eq__`` watched (``_watch_equality``) wherever its objects end up: returned nested in a
     list, held by an object the task's function returned (``relu(x).tolist() == [0, 2]``), or
-    set on ``self`` by a method, which ``_look_at`` never sees."""
+    set on ``self`` by a method, which ``_look_at`` never sees; one that answers for numpy's or
+    torch's operations (``OPERATION_PROTOCOLS``) is reported (gold's own such classes, the
+    project's in the task's module, allow it for the task)."""
     cls = _BUILD_CLASS(func, name, *bases, **kwds)
     code = getattr(func, "__code__", None)
     if isinstance(cls, type) and isinstance(code, types.CodeType) and _candidate_origin(code) is not None:
         _WATCHED_CLASSES.append(cls)
         _watch_equality(cls)
+        for protocol in sorted(OPERATION_PROTOCOLS.intersection(_TYPE_DICT.__get__(cls, type))):
+            owner = _TYPE_QUALNAME.__get__(cls, type)
+            _report(
+                f"candidate code defined a class that takes over numpy's or torch's operations ({owner}.{protocol})"
+            )
     return cls
 
 
