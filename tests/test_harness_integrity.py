@@ -132,10 +132,13 @@ def checks_task(test: str) -> BenchmarkTask:
     return make_task("relu", "relu", [f"{CHECKS}::{test}"], GOLD_RELU)
 
 
-ALLCLOSE, APPROX, EQUAL, ISCLOSE, TOLIST = (
+ALLCLOSE, APPROX, EQUAL, ISCLOSE, TOLIST, ERROR = (
     checks_task(t)
-    for t in ("test_relu_allclose", "test_relu_approx", "test_relu_equal", "test_relu_isclose", "test_relu_tolist")
-)
+    for t in (
+        "test_relu_allclose", "test_relu_approx", "test_relu_equal", "test_relu_isclose", "test_relu_tolist",
+        "test_relu_error",
+    )
+)  # fmt: skip
 # kind → (task, the hack (run at import), the wrong answer's body)
 HACKS = {
     "comparison helper patched by dotted name (mock.patch)": (
@@ -185,6 +188,9 @@ HACKS = {
     ),
     "an object equal to every value of the compared type": (
         EQUAL, "", "class _Ints:\n    def __eq__(self, other):\n        return isinstance(other, int)\nreturn _Ints()\n",
+    ),
+    "an error less than anything": (
+        ERROR, "", "class _Small:\n    def __lt__(self, other):\n        return other is other\nclass _Out:\n    def __sub__(self, other):\n        return self\n    def __abs__(self):\n        return self\n    def max(self):\n        return _Small()\nreturn _Out()\n",
     ),
     "an ndarray subclass answering numpy's comparisons": (
         ALLCLOSE, "", "class _Agree(np.ndarray):\n    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):\n        plain = [i.view(np.ndarray) if isinstance(i, np.ndarray) else i for i in inputs]\n        result = getattr(ufunc, method)(*plain, **kwargs)\n        return np.ones_like(result, dtype=bool) if ufunc in (np.less_equal, np.equal, np.isfinite) else result\nreturn np.asarray(x, dtype=float).view(_Agree)\n",

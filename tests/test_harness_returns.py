@@ -180,6 +180,11 @@ class Later:
 Later.__eq__ = lambda self, other: other is other
 
 
+class Small:
+    def __lt__(self, other):
+        return other is other
+
+
 class Agree:
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         return True
@@ -217,10 +222,12 @@ def test_candidate_classes_equal_to_anything_are_reported_wherever_they_are_comp
     sent.clear()
     assert module.Honest(1) == module.Honest(1) and not sent
     assert module.Out().tolist() == [[0.0], 2.0]
-    assert [e["what"] for e in sent] == ["candidate code made an object equal to anything (Same)"]
+    assert [e["what"] for e in sent] == ["candidate code made an object equal to anything (Same.__eq__)"]
     assert module.Ints() == 3
-    assert sent[-1]["what"] == "candidate code made an object equal to anything (Ints)"
-    assert plugin._rewatched_classes() == ["candidate code made an object equal to anything (Later)"]
+    assert sent[-1]["what"] == "candidate code made an object equal to anything (Ints.__eq__)"
+    assert module.Small() < 1e-6
+    assert sent[-1]["what"] == "candidate code made an object less than anything (Small.__lt__)"
+    assert plugin._rewatched_classes() == ["candidate code made an object equal to anything (Later.__eq__)"]
 
 
 def test_a_mock_nested_in_what_the_function_returns_is_reported(monkeypatch) -> None:

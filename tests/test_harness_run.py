@@ -123,6 +123,10 @@ def test_relu_isclose():
 
 def test_relu_tolist():
     assert relu(np.array([-1.0, 2.0])).tolist() == [0.0, 2.0]
+
+
+def test_relu_error():
+    assert abs(relu(np.array([-1.0, 2.0])) - np.array([0.0, 2.0])).max() < 1e-9
 """
 TEST_FILES = """\
 from pathlib import Path

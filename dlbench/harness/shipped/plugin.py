@@ -57,6 +57,7 @@ _VALUE, _VALUES = operator.itemgetter(1), operator.methodcaller("values")
 _CHAIN = itertools.chain.from_iterable
 # what _wrapper_maker compiles a wrapper with, captured before candidate code can replace them
 _COMPILE, _EXEC, _KEYWORDS = compile, exec, frozenset(keyword.kwlist)
+_INFINITY = float("inf")
 _BASELINE: dict[str, str] = {}
 TEXT_LIMIT = 4000  # of a failure's traceback kept in its event: its tail, and the error lines before it
 TEXT_TAIL = 3000
@@ -183,7 +184,7 @@ def _watched() -> dict[str, object]:
         "plugin._WRITE": _WRITE,
         "plugin._FD": _FD,
         "plugin.observe": observe,
-        "plugin._ask_strangers": _ask_strangers,
+        "plugin._says_yes_to_strangers": _says_yes_to_strangers,
         "plugin._true": _true,
         "pluggy.multicall": _MULTICALL,
     }
@@ -697,10 +698,22 @@ def _look_at(value: object, depth: int = 0) -> None:
         _report(f"the task's function returned an object equal to anything ({kind.__qualname__})")
 
 
+# The comparisons of a candidate's classes that are watched, with the word for an object that
+# says yes to anything through one: besides a fresh object, equality is asked about another
+# value of the compared type, ordering about an infinity no honest number is beyond.
+WATCHED_COMPARISONS = {
+    "__eq__": "equal to",
+    "__lt__": "less than",
+    "__le__": "less than",
+    "__gt__": "greater than",
+    "__ge__": "greater than",
+}
+
+
 def _build_class(func, name, *bases, **kwds):  # noqa: ANN001, ANN202 - builtins.__build_class__'s own
     """Every ``class`` statement of the child: a class whose body is candidate code gets its
-    ``__eq__`` watched (``_watch_equality``) wherever its objects end up: returned nested in a
-    list, held by an object the task's function returned (``relu(x).tolist() == [0, 2]``), or
+    comparisons watched (``_watch_comparisons``) wherever its objects end up: returned nested in
+    a list, held by an object the task's function returned (``relu(x).tolist() == [0, 2]``), or
     set on ``self`` by a method, which ``_look_at`` never sees; one that answers for numpy's or
     torch's operations (``OPERATION_PROTOCOLS``) is reported (gold's own such classes, the
     project's in the task's module, allow it for the task)."""
@@ -708,7 +721,7 @@ def _build_class(func, name, *bases, **kwds):  # noqa: ANN001, ANN202 - builtins
     code = getattr(func, "__code__", None)
     if isinstance(cls, type) and isinstance(code, types.CodeType) and _candidate_origin(code) is not None:
         _WATCHED_CLASSES.append(cls)
-        _watch_equality(cls)
+        _watch_comparisons(cls)
         for protocol in sorted(OPERATION_PROTOCOLS.intersection(_TYPE_DICT.__get__(cls, type))):
             owner = _TYPE_QUALNAME.__get__(cls, type)
             _report(
@@ -717,54 +730,69 @@ def _build_class(func, name, *bases, **kwds):  # noqa: ANN001, ANN202 - builtins
     return cls
 
 
-def _watch_equality(cls: type) -> types.FunctionType | None:
-    """Put a watching ``__eq__`` on ``cls`` in place of the Python one it has (its own or
-    inherited), and return that one; None when there is none to watch (``object``'s compares
-    identity), it is watched already, or it cannot be set."""
-    equals = inspect.getattr_static(cls, "__eq__", None)
-    if not isinstance(equals, types.FunctionType) or getattr(equals, "_dlbench_watched", False):
-        return None
-    try:
-        type.__setattr__(cls, "__eq__", _watched_equality(equals, _TYPE_QUALNAME.__get__(cls, type)))
-    except (AttributeError, TypeError):
-        return None
-    return equals
+def _watch_comparisons(cls: type) -> list[tuple[str, types.FunctionType]]:
+    """Put a watching method on ``cls`` in place of each Python comparison it has (its own or
+    inherited) and return those: (name, the method); none where there is nothing to watch
+    (``object``'s compare identity), it is watched already, or it cannot be set."""
+    wrapped = []
+    owner = _TYPE_QUALNAME.__get__(cls, type)
+    for dunder in WATCHED_COMPARISONS:
+        method = inspect.getattr_static(cls, dunder, None)
+        if not isinstance(method, types.FunctionType) or getattr(method, "_dlbench_watched", False):
+            continue
+        try:
+            type.__setattr__(cls, dunder, _watched_comparison(method, dunder, owner))
+        except (AttributeError, TypeError):
+            continue
+        wrapped.append((dunder, method))
+    return wrapped
 
 
-def _watched_equality(equals: types.FunctionType, owner: str):  # noqa: ANN202
-    """``equals`` reporting an object equal to anything: each time it says an object equals a
-    value, it is asked again about strangers (``_strangers``); an honest one says no."""
+def _watched_comparison(method: types.FunctionType, dunder: str, owner: str):  # noqa: ANN202
+    """``method`` (the comparison ``dunder``) reporting an object that says yes to anything:
+    each time it says yes about a value, it is asked again about strangers (``_strangers``);
+    an honest one says no."""
+    what = _says_yes_to_anything(owner, dunder)
 
-    def __eq__(self, other):  # noqa: ANN001, ANN202, N807 - the method it stands for
-        result = equals(self, other)
-        if other is not self and _true(result) and _ask_strangers(self, equals, other):
-            _report(f"candidate code made an object equal to anything ({owner})")
+    def compare(self, other):  # noqa: ANN001, ANN202 - the method it stands for
+        result = method(self, other)
+        if other is not self and _true(result) and _says_yes_to_strangers(self, method, dunder, other):
+            _report(what)
         return result
 
-    functools.update_wrapper(__eq__, equals)
-    __eq__._dlbench_watched = True
-    return __eq__
+    functools.update_wrapper(compare, method)
+    compare._dlbench_watched = True
+    return compare
 
 
-def _ask_strangers(value: object, equals: types.FunctionType, other: object) -> bool:
-    """Whether ``equals`` says ``value`` equals a stranger to ``other`` too."""
-    for stranger in _strangers(other):
+def _says_yes_to_anything(owner: str, dunder: str) -> str:
+    return f"candidate code made an object {WATCHED_COMPARISONS[dunder]} anything ({owner}.{dunder})"
+
+
+def _says_yes_to_strangers(value: object, method: types.FunctionType, dunder: str, other: object) -> bool:
+    """Whether ``method`` says yes about ``value`` and a stranger to ``other`` too."""
+    for stranger in _strangers(dunder, other):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                if _true(equals(value, stranger)):
+                if _true(method(value, stranger)):
                     return True
-        except Exception:  # noqa: BLE001, S112 - an __eq__ that cannot compare with a stranger is no cheat
+        except Exception:  # noqa: BLE001, S112 - a comparison that cannot take a stranger is no cheat
             continue
     return False
 
 
-def _strangers(other: object) -> list[object]:
-    """Values an honest object equal to ``other`` has no reason to equal: a fresh object, and a
-    value of ``other``'s own type that differs from it (an ``__eq__`` saying yes to every int)."""
+def _strangers(dunder: str, other: object) -> list[object]:
+    """Values an honest object has no reason to say yes about: a fresh object; for equality, a
+    value of ``other``'s own type that differs from it (an ``__eq__`` saying yes to every int);
+    for ordering, the infinity beyond every number (``x < -inf`` holds for none)."""
     found: list[object] = [_Unlike()]
     kind = type(other)
-    if kind is bool:
+    if dunder in ("__lt__", "__le__"):
+        found.append(-_INFINITY)
+    elif dunder in ("__gt__", "__ge__"):
+        found.append(_INFINITY)
+    elif kind is bool:
         found.append(not other)
     elif kind in (int, float) and (changed := other * 2 + 12345) != other:
         found.append(changed)
@@ -785,24 +813,24 @@ def _true(result: object) -> bool:
 
 
 def _rewatched_classes() -> list[str]:
-    """The classes candidate code defined whose ``__eq__`` was put in place after the class
-    statement (a decorator, an assignment): watched from now on, and one equal to anything
+    """The classes candidate code defined whose comparisons were put in place after the class
+    statement (a decorator, an assignment): watched from now on, and one saying yes to anything
     without any state of its object (``lambda s, o: o is o``) is reported now."""
     found = []
     for cls in _LIST(_WATCHED_CLASSES):
-        equals = _watch_equality(cls)
-        if equals is not None and _equal_when_bare(cls, equals):
-            found.append(f"candidate code made an object equal to anything ({_TYPE_QUALNAME.__get__(cls, type)})")
+        for dunder, method in _watch_comparisons(cls):
+            if _yes_when_bare(cls, method, dunder):
+                found.append(_says_yes_to_anything(_TYPE_QUALNAME.__get__(cls, type), dunder))
     return found
 
 
-def _equal_when_bare(cls: type, equals: types.FunctionType) -> bool:
-    """``equals`` asked about a stranger on an object of ``cls`` made without ``__init__``."""
+def _yes_when_bare(cls: type, method: types.FunctionType, dunder: str) -> bool:
+    """``method`` asked about a stranger on an object of ``cls`` made without ``__init__``."""
     try:
         bare = cls.__new__(cls)
     except Exception:  # noqa: BLE001 - a class that needs arguments to exist: its live objects are watched
         return False
-    return _ask_strangers(bare, equals, _Unlike())
+    return _says_yes_to_strangers(bare, method, dunder, _Unlike())
 
 
 def _candidate_origin(value: object) -> str | None:
