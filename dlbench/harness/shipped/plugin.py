@@ -556,7 +556,11 @@ LOOKED_DEPTH, LOOKED_ITEMS = 3, 64  # how far into returned containers _look_at 
 
 
 class _Unlike:
-    """A fresh object nothing a task returns has a reason to equal."""
+    """A fresh object nothing a task returns has a reason to equal (its own attribute: an
+    honest ``__eq__`` comparing ``vars()`` of attribute-less objects says no to it)."""
+
+    def __init__(self) -> None:
+        self._dlbench_unlike = object()
 
 
 def _check_returns(audit, target: str) -> None:  # noqa: ANN001 - dlbench_guard.Audit
