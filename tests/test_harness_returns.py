@@ -185,6 +185,16 @@ class Small:
         return other is other
 
 
+class Holds:
+    def __contains__(self, item):
+        return item is item
+
+
+class Span:
+    def __contains__(self, item):
+        return isinstance(item, int) and 0 <= item < 10**9
+
+
 class Agree:
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         return True
@@ -227,6 +237,9 @@ def test_candidate_classes_equal_to_anything_are_reported_wherever_they_are_comp
     assert sent[-1]["what"] == "candidate code made an object equal to anything (Ints.__eq__)"
     assert module.Small() < 1e-6
     assert sent[-1]["what"] == "candidate code made an object less than anything (Small.__lt__)"
+    assert 3 in module.Span() and sent[-1]["what"].endswith("(Small.__lt__)")  # an honest range
+    assert 3 in module.Holds()
+    assert sent[-1]["what"] == "candidate code made an object containing anything (Holds.__contains__)"
     assert plugin._rewatched_classes() == ["candidate code made an object equal to anything (Later.__eq__)"]
 
 
