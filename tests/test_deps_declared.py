@@ -201,8 +201,8 @@ def test_test_imports_skip_stdlib_own_modules_and_optional_imports() -> None:
         "sklearn",
         "yaml",
     ]  # not horovod, apex (optional), acme, helpers, the interpreter's __main__; _pytest is pytest's
-    assert [distribution_for(m) for m in ("sklearn", "cv2", "yaml", "numpy", "_pytest")] == [
-        "scikit-learn", "opencv-python-headless", "pyyaml", "numpy", "pytest"]  # fmt: skip
+    assert [distribution_for(m) for m in ("sklearn", "cv2", "yaml", "numpy", "_pytest", "_jsonnet")] == [
+        "scikit-learn", "opencv-python-headless", "pyyaml", "numpy", "pytest", "jsonnet"]  # fmt: skip
     assert module_imports("from . import x\nimport a.b\n") == {"a"}
 
 

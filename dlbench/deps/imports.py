@@ -29,8 +29,11 @@ def import_name_table() -> dict[str, str]:
 
 
 def distribution_for(module: str) -> str:
-    """The distribution that provides top-level ``module`` (by table, else by its own name)."""
-    return canonical_name(import_name_table().get(module, module))
+    """The distribution that provides top-level ``module``: by table, else by its own name,
+    a private module's without its underscores (``_jsonnet`` is the jsonnet distribution's
+    extension: as ``-jsonnet`` it was no distribution name at all, and allennlp's image
+    build stopped parsing it)."""
+    return canonical_name(import_name_table().get(module) or module.strip("_") or module)
 
 
 def module_imports(source: str) -> set[str]:
