@@ -12,7 +12,8 @@ from pathlib import PurePosixPath
 
 TEST_DIRS = frozenset({"tests", "test", "testing"})
 PYTEST_FILES = ("test_*.py", "*_test.py")  # pytest's default ``python_files``
-_MODULE_NAMES = ("test.py", "tests.py")  # a project's single test module (unittest style)
+# unittest suites a script of the project runs: its single test module, or modules named so
+UNITTEST_FILES = ("test.py", "tests.py", "*_tests.py")
 
 
 def in_test_dir(path: str) -> bool:
@@ -27,12 +28,13 @@ def named_like_test(path: str) -> bool:
 
 
 def is_test_file(path: str) -> bool:
-    """A module of tests: pytest's default names, ``test.py``/``tests.py``, or ``test*.py``
-    inside a tests folder (unittest's discovery)."""
+    """A module of tests: pytest's default names, ``test.py``/``tests.py``/``*_tests.py``, or
+    ``test*.py`` inside a tests folder (unittest's discovery)."""
     name = PurePosixPath(path).name
     if PurePosixPath(path).suffix != ".py" or name in ("__init__.py", "conftest.py"):
         return False
-    return named_like_test(path) or name in _MODULE_NAMES or (name.startswith("test") and in_test_dir(path))
+    unittest_named = any(fnmatch.fnmatchcase(name, p) for p in UNITTEST_FILES)
+    return named_like_test(path) or unittest_named or (name.startswith("test") and in_test_dir(path))
 
 
 def is_test_support_file(path: str) -> bool:

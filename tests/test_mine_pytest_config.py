@@ -109,3 +109,15 @@ def test_paths_the_projects_commands_name_are_collected_beside_testpaths(tmp_pat
     ]
     files[".github/workflows/ci.yml"] = "jobs:\n  t:\n    steps:\n      - run: pytest missing/\n"
     assert node_ids(tmp_path / "none", files) == []  # a path that is not there adds nothing: pytest's lib/
+
+
+def test_unittest_suites_a_script_runs_are_test_modules_where_no_module_has_pytests_names(tmp_path):
+    """torchdiffeq keeps its tests in ``tests/*_tests.py`` (unittest classes a ``run_all.py``
+    star-imports): no module pytest's defaults collect, so 0 test cases were found. Its suites
+    are collected then; beside modules pytest's names collect, such a name is not a test's."""
+    suite = "import unittest\n\nfrom lib.core import used_by_tests\n\n\nclass OdeTests(unittest.TestCase):\n    def test_solve(self):\n        used_by_tests(1)\n"  # fmt: skip
+    files = {"lib/__init__.py": "", "lib/core.py": "def used_by_tests(x):\n    return x\n", "tests/odeint_tests.py": suite,
+             "tests/run_all.py": "import unittest\nfrom odeint_tests import *\n\nif __name__ == '__main__':\n    unittest.main()\n"}  # fmt: skip
+    assert node_ids(tmp_path, files) == ["tests/odeint_tests.py::OdeTests::test_solve"]
+    files["tests/test_core.py"] = "from lib.core import used_by_tests\n\n\ndef test_one():\n    used_by_tests(2)\n"
+    assert node_ids(tmp_path / "mixed", files) == ["tests/test_core.py::test_one"]

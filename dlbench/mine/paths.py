@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlbench.mine.runs import PytestCommand, read_commands
-from dlbench.testfiles import PYTEST_FILES
+from dlbench.testfiles import PYTEST_FILES, UNITTEST_FILES
 
 log = logging.getLogger(__name__)
 
@@ -114,14 +114,25 @@ def read_layout(root: Path, files: list[str]) -> PytestLayout:
         log.warning("testpaths %s match no Python file: collecting from the repository root", list(testpaths))
         testpaths = ()
     defaults = DEFAULT_LAYOUT
+    python_files = tuple(options.get("python_files", ())) or _default_files(files, testpaths)
     return PytestLayout(
         testpaths=testpaths,
-        python_files=tuple(options.get("python_files", defaults.python_files)),
+        python_files=python_files,
         python_classes=tuple(options.get("python_classes", defaults.python_classes)),
         python_functions=tuple(options.get("python_functions", defaults.python_functions)),
         norecursedirs=tuple(options.get("norecursedirs", defaults.norecursedirs)),
         commands=commands,
     )
+
+
+def _default_files(files: list[str], testpaths: tuple[str, ...]) -> tuple[str, ...]:
+    """pytest's default test module names, or, where no module has one, also the names of
+    unittest suites run by a script of their own (torchdiffeq: ``tests/odeint_tests.py``,
+    which ``tests/run_all.py`` star-imports for ``unittest.main()``): the harness runs tests by
+    node id, and pytest collects a module named on its command line whatever its name."""
+    if any(PytestLayout(testpaths=testpaths).is_test_module(f) for f in files):
+        return DEFAULT_LAYOUT.python_files
+    return (*DEFAULT_LAYOUT.python_files, *UNITTEST_FILES)
 
 
 def _relative(path: str) -> str:
