@@ -677,6 +677,36 @@ FORGER = hostile(
 )
 
 
+THREADS = hostile(
+    "import threading\nstop = threading.Event()\nthreads = [threading.Thread(target=stop.wait) for _ in range(40)]\n"
+    "for t in threads:\n    t.start()\nstop.set()\nfor t in threads:\n    t.join()\nreturn np.maximum(np.asarray(x), 0)\n"
+)
+HOG = "import threading, time\nstop = threading.Event()\nfor _ in range(100):\n    threading.Thread(target=stop.wait, daemon=True).start()\nprint('ready', flush=True)\ntime.sleep(300)\n"
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("harness_docker")
+def test_docker_another_containers_threads_never_count_against_a_candidate(
+    image: ImageRecord, clone: CloneRecord, tmp_path: Path
+) -> None:
+    """Every container runs its candidates as one user id, and RLIMIT_NPROC counts that id's
+    threads in all of them: a keras-tuner test's TensorFlow thread failed to start
+    (``pthread_create() failed``, the session aborted) while another repository's candidates
+    ran. A right candidate starting 40 threads passes beside a container holding 100."""
+    from dlbench.images.build import RUNNER_UID, docker_client
+
+    client = docker_client()
+    hog = client.containers.run(image.tag, ["python", "-c", HOG], user=f"{RUNNER_UID}:{RUNNER_UID}", network_mode="none", detach=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while b"ready" not in hog.logs() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        [result] = evaluate_repo(clone, {RELU.task_id: RELU}, [gen(RELU, THREADS)], image, "docker", CFG, 1, tmp_path)
+        assert result.status == EvalStatus.PASS, (result.status, result.detail)
+    finally:
+        hog.remove(force=True)
+
+
 @pytest.mark.docker
 @pytest.mark.xdist_group("harness_docker")
 def test_docker_a_tests_own_output_is_not_tampering_and_a_forged_data_file_is(

@@ -967,7 +967,10 @@ def _limit_child(req: dict, sandboxed: bool) -> None:
             limits.append(("RLIMIT_AS", int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE") + memory))
     for name, value in limits:
         _try(resource.setrlimit, getattr(resource, name), (value, value))
-    if req.get("nproc") and os.getuid() != 0:
+    # RLIMIT_NPROC counts every thread of the user id, in every container running as it: in a
+    # sandbox, other candidates' threads (TensorFlow's pools, a concurrent pfrl run's workers)
+    # made a candidate's pthread_create fail. There the container's pids cgroup is the bound.
+    if req.get("nproc") and os.getuid() != 0 and not sandboxed:
         _try(resource.setrlimit, resource.RLIMIT_NPROC, (req["nproc"], req["nproc"]))
 
 
