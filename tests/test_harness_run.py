@@ -803,6 +803,23 @@ def test_preload_for_maps_requirements_to_modules(tmp_path: Path) -> None:
     assert preload_for(tmp_path) == ("numpy", "pytest", "sklearn", "torch", "tensorflow", "yaml")
 
 
+def test_pip_is_never_preloaded_so_setuptools_keeps_its_distutils(tmp_path: Path) -> None:
+    """neurodiffeq declares pip: preloaded, it switched setuptools' distutils shim off for the
+    warm parent and every child, whose ``import setuptools`` (through triton) then failed."""
+    import subprocess
+    import sys
+
+    from dlbench.harness.run import preload_for
+
+    (tmp_path / "requirements.txt").write_text("pip\nnumpy\n")
+    modules = preload_for(tmp_path)
+    assert "pip" not in modules
+    imports = "".join(f"import {m}\n" for m in modules)
+    subprocess.run([sys.executable, "-c", imports + "import setuptools\n"], check=True)
+    failed = subprocess.run([sys.executable, "-c", "import pip\nimport setuptools\n"], capture_output=True, text=True)
+    assert failed.returncode != 0 and "distutils" in failed.stderr  # what preloading pip did
+
+
 def test_preload_for_an_image_reads_its_recorded_environment_not_the_checkout(tmp_path: Path) -> None:
     from dlbench.harness.run import preload_for
     from dlbench.records import DeclaredRequirement, Environment

@@ -32,6 +32,11 @@ REPLY_GRACE_S = 30.0  # beyond the candidate's own limit: copying, start-up, cle
 START_TIMEOUT_S = 300.0  # container start and preloading a framework stack on a loaded machine
 STOP_POLL_S = 1.0  # how often a reader looks whether its session was closed (wait_readable)
 PRELOAD = ("numpy", "pytest")
+# Never imported before forking: importing pip switches setuptools' distutils shim off for the
+# process (setuptools' ``spec_for_pip``: "stdlib distutils when running under pip"), so every
+# child's ``import setuptools`` then failed (``AssertionError: .../distutils/core.py``:
+# neurodiffeq's tests reach it through triton, 11 of 20 sampled tasks lost).
+NEVER_PRELOADED = frozenset({"pip"})
 # Import names that differ from distribution names. The supervisor refuses a module whose
 # import starts a thread that stays busy (a fork then can deadlock): the child imports it.
 IMPORT_NAMES = {
@@ -123,7 +128,7 @@ def preload_for(checkout: Path, environment: Environment | None = None) -> tuple
             requirements = []
     names = [re.split(r"[\s\[<>=!~;@]", r.strip(), maxsplit=1)[0].lower() for r in requirements]
     modules = [IMPORT_NAMES.get(n, n.replace("-", "_")) for n in names if n]
-    return tuple(dict.fromkeys([*PRELOAD, *modules]))
+    return tuple(m for m in dict.fromkeys([*PRELOAD, *modules]) if m not in NEVER_PRELOADED)
 
 
 def preload_args(
