@@ -140,10 +140,11 @@ def test_a_library_the_project_pins_exactly_is_never_pinned_lower_but_says_the_p
             DeclaredRequirement(spec="numpy==1.*", name="numpy", source="setup.cfg", group="runtime"),
             DeclaredRequirement(spec="torch>=1.9", name="torch", source="setup.cfg", group="runtime"),
             DeclaredRequirement(spec="other==2.0", name="other", source="repair: x", group="repair"),
+            DeclaredRequirement(spec="-jsonnet", name="-jsonnet", source="import _jsonnet (t.py)", group="import"),
         ],
         [],
     )
-    exact = exactly_pinned(plan)
+    exact = exactly_pinned(plan)  # a spec that is no requirement pins nothing (it stopped allennlp's build)
     assert exact == {"pytorch-ignite": "pytorch-ignite==0.4.11"}
     too_new = {"ignite": TooNew("AttributeError: no attribute '_name_'", installed=True), "yaml": TooNew("NameError")}
     locked = {"pytorch-ignite": "0.4.11", "pyyaml": "6.0.2"}

@@ -264,8 +264,11 @@ def _set_aside_freezes(found: Declarations) -> None:
 
 
 def exact_pin(requirement: DeclaredRequirement) -> bool:
-    """One release and only it: ``==`` without a wildcard."""
-    specifiers = list(Requirement(requirement.spec).specifier)
+    """One release and only it: ``==`` without a wildcard. A spec that is no requirement pins
+    nothing: the image build read every declaration through this, and allennlp's ``-jsonnet``
+    (a test import's name, since named ``jsonnet``) stopped it."""
+    parsed = _parse(requirement.spec)
+    specifiers = list(parsed.specifier) if isinstance(parsed, Requirement) else []
     return len(specifiers) == 1 and specifiers[0].operator == "==" and "*" not in specifiers[0].version
 
 
