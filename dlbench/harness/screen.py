@@ -15,9 +15,9 @@ Aliases are followed (``import os as o; o._exit``), and so are names the target 
 already binds (a candidate may use its module's ``np`` without importing it). It also
 refuses the ways to fake a test's comparison: a class whose ``__eq__``/``__ne__``/
 ``__bool__``/``__hash__`` returns a constant, a class that answers for numpy's or torch's
-operations on its objects (``__array_ufunc__``, ``__torch_function__``), and assignments to attributes of imported
-modules (``np.testing.assert_allclose = ...``). What the original module itself imports
-or does is allowed (the gold candidate passes through this screen too).
+operations on its objects (``__array_ufunc__``, ``__torch_function__``), and assignments to
+attributes of imported modules (``np.testing.assert_allclose = ...``). What the original
+module itself imports or does is allowed (the gold candidate passes through this screen too).
 
 It is a screen, not a proof: a file descriptor held in a variable (``open(fd, "w")``) or
 a path built at run time is not recognised; the grader's cross-checks and the container

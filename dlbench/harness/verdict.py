@@ -323,8 +323,8 @@ def _first_exception(expected: list[str], tests: Mapping[str, TestOutcome], ev: 
 def describe(text: str | None, summary: str | None = None) -> str | None:
     """An exception or pytest message in words a researcher can act on: a known cause found
     in ``text``, else ``summary`` (the exception's own one-line message), else its last line."""
-    text = ANSI_ESCAPE.sub("", "\n".join(t for t in (text, summary) if t))
-    summary = summary and ANSI_ESCAPE.sub("", summary)
+    text, summary = (t and ANSI_ESCAPE.sub("", t) for t in (text, summary))
+    text = "\n".join(t for t in (text, summary) if t)
     if not text:
         return None
     if found := MISSING_MODULE.search(text):

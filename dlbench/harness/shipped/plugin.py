@@ -789,9 +789,9 @@ def _says_yes_to_strangers(value: object, method: types.FunctionType, dunder: st
 
 def _strangers(dunder: str, other: object) -> list[object]:
     """Values an honest object has no reason to say yes about: a fresh object (all a container
-    is asked about); for equality, a
-    value of ``other``'s own type that differs from it (an ``__eq__`` saying yes to every int);
-    for ordering, the infinity beyond every number (``x < -inf`` holds for none)."""
+    is asked about); for equality, a value of ``other``'s own type that differs from it (an
+    ``__eq__`` saying yes to every int); for ordering, the infinity beyond every number
+    (``x < -inf`` holds for none)."""
     found: list[object] = [_Unlike()]
     kind = type(other)
     if dunder == "__contains__":  # a range holds other numbers too: only the fresh object
