@@ -5,6 +5,7 @@ modules it refuses (their import starts a thread), its sealed home, and the pure
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import textwrap
 from pathlib import Path
@@ -135,7 +136,7 @@ def test_a_library_whose_fork_hook_warns_is_not_preloaded_so_a_child_does_not_wa
     assert [e["outcome"] for e in reports] == ["passed"] * 3, result.output
 
 
-def test_a_library_whose_import_changes_the_environment_is_not_preloaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_a_library_whose_import_changes_the_environment_is_not_preloaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
     """nncf: sentence-transformers sets ``TF_USE_LEGACY_KERAS=1`` when imported; preloaded, it
     set it for TensorFlow tests that never import it. A test that does not import such a
     library sees the environment a plain run gives it."""
@@ -151,12 +152,15 @@ def test_a_library_whose_import_changes_the_environment_is_not_preloaded(tmp_pat
         "    assert 'LEGACY_MODE' not in os.environ and double([1]).tolist() == [2]\n",
     }  # fmt: skip
     checkout = write_tree(tmp_path / "lib", files)
+    caplog.set_level(logging.INFO, logger="dlbench.harness.run")
     with LocalSession(checkout, CFG, preload_for(checkout)) as session:  # found in the project's sources
         ready = session.start()
         result = session.run(Candidate.make(TASK.task_id, {}, TASK.tests))
     assert "numpy" in ready["preloaded"] and {"setter", "dependent"} <= set(ready["not_preloaded"])
     reports = [e for e in map(json.loads, result.events) if e["ev"] == "report" and e["nodeid"] == TASK.tests[0]]
     assert [e["outcome"] for e in reports] == ["passed"] * 3, result.output
+    # the run's log says what every candidate imports again
+    assert any("not preloaded (threads or environment): " in r.message and "setter" in r.message for r in caplog.records)
 
 
 def clone_of(checkout: Path) -> CloneRecord:

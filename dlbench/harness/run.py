@@ -144,6 +144,14 @@ def preload_args(
     return ["--preload", ",".join(preload), *(["--discover"] if discover else []), *never, *cache]
 
 
+def ready_summary(key: str, ready: dict) -> str:
+    """What a warm supervisor holds, for the run's log: a module left out of the preload is
+    imported again by every candidate, a cost that shows in no verdict."""
+    preloaded, left_out = ready.get("preloaded") or [], ready.get("not_preloaded") or []
+    text = f"supervisor for {key} ready: {len(preloaded)} modules preloaded"
+    return text + (f"; not preloaded (threads or environment): {', '.join(left_out)}" if left_out else "")
+
+
 class SessionLost(RuntimeError):
     """The supervisor stopped answering (killed, crashed, or stuck past every limit)."""
 
@@ -207,6 +215,7 @@ class Session(ABC):
             raise SessionLost(NO_LANDLOCK)
         self._thread_starters[self.key] = tuple(ready.get("not_preloaded") or ())
         self.started = True
+        log.info("%s", ready_summary(self.key, ready))
         return ready
 
     def run(self, candidate: Candidate) -> RunResult:
