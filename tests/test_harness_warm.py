@@ -160,7 +160,9 @@ def test_a_library_whose_import_changes_the_environment_is_not_preloaded(tmp_pat
     reports = [e for e in map(json.loads, result.events) if e["ev"] == "report" and e["nodeid"] == TASK.tests[0]]
     assert [e["outcome"] for e in reports] == ["passed"] * 3, result.output
     # the run's log says what every candidate imports again
-    assert any("not preloaded (threads or environment): " in r.message and "setter" in r.message for r in caplog.records)
+    assert any(
+        "not preloaded (threads or environment): " in r.message and "setter" in r.message for r in caplog.records
+    )
 
 
 def clone_of(checkout: Path) -> CloneRecord:
