@@ -55,6 +55,23 @@ def test_pins_of_an_old_day_are_built_on_the_newest_python_that_has_them() -> No
 
 
 @pytest.mark.xdist_group("uv-cache")
+def test_pins_that_only_an_older_python_has_wheels_for_are_built_there_not_compiled() -> None:
+    """deepchecks pins pandas==1.3.5: an sdist on 3.11 (minutes of compiling, or a failure),
+    a wheel on 3.10; what every Python can only build from source (docopt) decides nothing."""
+    old = plan("pandas==1.3.5", "docopt==0.6.2", "pytest")
+    choice = choose_python(old, candidates(ImagesConfig(), "base", old), target_on(datetime(2022, 1, 1, tzinfo=UTC)))
+    assert choice.base.python == "3.10" and choice.lost == [], choice
+    assert choice.tried == [
+        "Python 3.11: keeps every requirement, builds docopt==0.6.2, pandas==1.3.5 from source",
+        "Python 3.10: keeps every requirement, builds docopt==0.6.2 from source",
+        "Python 3.9: keeps every requirement, builds docopt==0.6.2 from source",
+        "Python 3.8: keeps every requirement, builds docopt==0.6.2 from source",
+        "Python 3.12: keeps every requirement, builds docopt==0.6.2, pandas==1.3.5 from source",
+        "Python 3.13: keeps every requirement, builds docopt==0.6.2, pandas==1.3.5 from source",
+    ]
+
+
+@pytest.mark.xdist_group("uv-cache")
 def test_code_whose_requirements_resolve_stays_on_the_default_python_after_one_resolution() -> None:
     modern = plan("packaging", "pytest")
     choice = choose_python(modern, candidates(ImagesConfig(), "base", modern), target_on(datetime(2024, 1, 1, tzinfo=UTC)))  # fmt: skip

@@ -213,16 +213,17 @@ def _without_unavailable(
 
 
 def unavailable(
-    requirements: Sequence[DeclaredRequirement], constraints: Sequence[str], target: Target
+    requirements: Sequence[DeclaredRequirement], constraints: Sequence[str], target: Target, wheels: bool = False
 ) -> tuple[list[tuple[DeclaredRequirement, str]], dict[str, bool]]:
     """(requirement, the resolver's words) for each of ``requirements`` of which no release
-    can be had for ``target`` (not on the index as of the date, no wheel where one is needed),
-    found by asking for them without their dependencies: one small run per such
-    requirement, never a whole resolution; and the wheels-only names whose sdist builds
-    here, which can be had after all (name → whether it compiles: ``kept_from_source``)."""
+    can be had for ``target`` (not on the index as of the date, no wheel where one is needed;
+    ``wheels``: every one asked for as a wheel, no source built), found by asking for them
+    without their dependencies: one small run per such requirement, never a whole
+    resolution; and the wheels-only names whose sdist builds here, which can be had after
+    all (name → whether it compiles: ``kept_from_source``)."""
     left, gone, from_source = list(requirements), [], dict[str, bool]()
     while left:
-        no_build = _wheels_only(left, from_source)
+        no_build = [r.name for r in left] if wheels else _wheels_only(left, from_source)
         ok, output = compile_lock([r.spec for r in left], constraints, target, no_build, no_deps=True)
         if ok:
             break
@@ -237,7 +238,7 @@ def unavailable(
         if blamed is None:
             break
         cause = _cause(output)
-        if blamed.name in no_build and wanted_only_as_wheel(cause):
+        if blamed.name in no_build and wanted_only_as_wheel(cause) and not wheels:
             build = _sdist_build(blamed, constraints, target)
             if kept_from_source(build, target):
                 from_source[blamed.name] = not build.pure

@@ -57,31 +57,49 @@ def candidates(cfg: ImagesConfig, base_image: str, plan: EnvironmentPlan) -> lis
     return [p for p in every if plan.admits(p.python)] + [p for p in every if not plan.admits(p.python)]
 
 
-def required_lost(plan: EnvironmentPlan, target: Target) -> list[str]:
-    """The runtime and test requirements no release of which can be had for ``target``, each
-    asked for without its dependencies (cheap: no whole resolution per Python)."""
+def required_lost(plan: EnvironmentPlan, target: Target, wheels: bool = False) -> list[str]:
+    """The runtime and test requirements no release of which can be had for ``target``
+    (``wheels``: no wheel of which), each asked for without its dependencies (cheap: no whole
+    resolution per Python)."""
     required = [r for r in plan.requirements if drop_priority(r) >= REQUIRED_FROM]
-    return sorted({r.spec for blamed, _ in unavailable(required, plan.constraints, target)[0] for r in going_with(required, blamed)})  # fmt: skip
+    return sorted({r.spec for blamed, _ in unavailable(required, plan.constraints, target, wheels)[0] for r in going_with(required, blamed)})  # fmt: skip
+
+
+def built_from_source(plan: EnvironmentPlan, target: Target) -> list[str]:
+    """The required specs ``target`` can have only by building their source: the release the
+    date allows has no wheel there. Old code pins its day's releases (deepchecks:
+    ``pandas==1.3.5``, ``scikit-learn==1.0.2``, ``scipy==1.6.1``), which have wheels for the
+    Pythons of that day only; on a newer one each compiles for minutes, or fails to."""
+    return required_lost(plan, target, wheels=True)
 
 
 def choose_python(
     plan: EnvironmentPlan, options: Sequence[PythonBase], target_for: Callable[[PythonBase], Target]
 ) -> PythonChoice:
-    """The first of ``options`` that can have every required requirement, else the one losing
-    fewest (the earlier on a tie). A single option is taken without asking the index."""
+    """The first of ``options`` that can have every required requirement as a wheel; else,
+    of those that can have every one, the one building fewest from source; else the one
+    losing fewest (the earlier on a tie). A single option is taken without asking the index."""
     if len(options) == 1:
         return PythonChoice(options[0])
-    best: PythonChoice | None = None
+    best, best_cost = None, None
     tried: list[str] = []
     for base in options:
-        lost = required_lost(plan, target_for(base))
-        tried.append(f"Python {base.python}: " + (f"loses {', '.join(lost)}" if lost else "keeps every requirement"))
-        if best is None or len(lost) < len(best.lost):
-            best = PythonChoice(base, lost)
-        if not lost:
+        target = target_for(base)
+        lost = required_lost(plan, target)
+        sources = [] if lost else built_from_source(plan, target)
+        tried.append(f"Python {base.python}: " + _outcome(lost, sources))
+        if best_cost is None or (len(lost), len(sources)) < best_cost:
+            best, best_cost = PythonChoice(base, lost), (len(lost), len(sources))
+        if not lost and not sources:
             break
     assert best is not None  # options is never empty (images/build.py refuses to choose from none)
     return PythonChoice(best.base, best.lost, tried)
+
+
+def _outcome(lost: list[str], sources: list[str]) -> str:
+    if lost:
+        return f"loses {', '.join(lost)}"
+    return "keeps every requirement" + (f", builds {', '.join(sources)} from source" if sources else "")
 
 
 def available(
