@@ -68,7 +68,7 @@ def required_lost(plan: EnvironmentPlan, target: Target, wheels: bool = False) -
 def built_from_source(plan: EnvironmentPlan, target: Target) -> list[str]:
     """The required specs ``target`` can have only by building their source: the release the
     date allows has no wheel there. Old code pins its day's releases (deepchecks:
-    ``pandas==1.3.5``, ``scikit-learn==1.0.2``, ``scipy==1.6.1``), which have wheels for the
+    ``pandas==1.3.5``, ``scikit-learn==1.0.2``), which have wheels for the
     Pythons of that day only; on a newer one each compiles for minutes, or fails to."""
     return required_lost(plan, target, wheels=True)
 
