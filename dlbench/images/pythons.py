@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,17 +57,19 @@ def candidates(cfg: ImagesConfig, base_image: str, plan: EnvironmentPlan) -> lis
     return [p for p in every if plan.admits(p.python)] + [p for p in every if not plan.admits(p.python)]
 
 
-def required_lost(plan: EnvironmentPlan, target: Target, wheels: bool = False) -> list[str]:
-    """The runtime and test requirements no release of which can be had for ``target``
-    (``wheels``: no wheel of which), each asked for without its dependencies (cheap: no whole
-    resolution per Python)."""
-    required = [r for r in plan.requirements if drop_priority(r) >= REQUIRED_FROM]
+def required_lost(
+    plan: EnvironmentPlan, target: Target, wheels: bool = False, among: Collection[str] | None = None
+) -> list[str]:
+    """The runtime and test requirements (``among``: those of these specs) no release of which
+    can be had for ``target`` (``wheels``: no wheel of which), each asked for without its
+    dependencies (cheap: no whole resolution per Python)."""
+    required = [r for r in plan.requirements if drop_priority(r) >= REQUIRED_FROM and (among is None or r.spec in among)]  # fmt: skip
     return sorted({r.spec for blamed, _ in unavailable(required, plan.constraints, target, wheels)[0] for r in going_with(required, blamed)})  # fmt: skip
 
 
 def built_from_source(plan: EnvironmentPlan, target: Target) -> list[str]:
-    """The required specs ``target`` can have only by building their source: the release the
-    date allows has no wheel there. Old code pins its day's releases (deepchecks:
+    """The required specs of which no wheel can be had for ``target``: each is built from its
+    source there, or lost when it has none either. Old code pins its day's releases (deepchecks:
     ``pandas==1.3.5``, ``scikit-learn==1.0.2``), which have wheels for the
     Pythons of that day only; on a newer one each compiles for minutes, or fails to."""
     return required_lost(plan, target, wheels=True)
@@ -85,8 +87,9 @@ def choose_python(
     tried: list[str] = []
     for base in options:
         target = target_for(base)
-        lost = required_lost(plan, target)
-        sources = [] if lost else built_from_source(plan, target)
+        no_wheel = built_from_source(plan, target)  # what has a wheel is never lost: one run when all have
+        lost = required_lost(plan, target, among=set(no_wheel)) if no_wheel else []
+        sources = [] if lost else no_wheel
         tried.append(f"Python {base.python}: " + _outcome(lost, sources))
         if best_cost is None or (len(lost), len(sources)) < best_cost:
             best, best_cost = PythonChoice(base, lost), (len(lost), len(sources))
