@@ -3,6 +3,7 @@ dated locks, dropping what cannot be resolved, preferring an existing framework'
 
 from __future__ import annotations
 
+import zipfile
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -12,7 +13,7 @@ from packaging.version import Version
 from dlbench.config import StorageConfig
 from dlbench.deps.releases import Release, later_release
 from dlbench.deps.resolve import IndexUnavailable, ResolutionError, Target, _blamed, _sdist_build, resolve
-from dlbench.deps.sdists import wanted_only_as_wheel, wheel_is_pure
+from dlbench.deps.sdists import housed_for, wanted_only_as_wheel, wheel_is_pure
 from dlbench.images.envcheck import check_script, missing_modules
 from dlbench.records import DeclaredRequirement
 
@@ -123,11 +124,18 @@ def test_a_requirement_whose_source_does_not_build_here_costs_only_itself(target
     assert lock.dropped[0].reason.startswith("its source does not build here: ")
 
 
-def test_a_test_import_offered_only_as_a_pure_python_sdist_is_kept(target: Target) -> None:
+def test_a_test_import_offered_only_as_a_pure_python_sdist_is_kept_and_built_once(tmp_path) -> None:
     """suod publishes no wheels: a test import of it is built once here (pure Python) and kept
-    in the lock instead of dropped with the tests that need it."""
+    in the lock instead of dropped with the tests that need it; its wheel goes into the
+    wheelhouse, where the next resolution finds it and builds nothing."""
+    target = Target(exclude_newer=datetime(2023, 6, 1, tzinfo=UTC), cache_dir=tmp_path)
     lock = resolve([req("six"), req("suod", group="import")], [], target)
     assert "suod" in lock.versions() and lock.from_source == ["suod"] and lock.dropped == []
+    assert [w.name for w in housed_for(lock.pins, tmp_path)] == [f"suod-{lock.versions()['suod']}-py3-none-any.whl"]
+    again = resolve([req("six"), req("suod", group="import")], [], target)
+    assert again.pins == lock.pins and again.from_source == [] and again.dropped == []
+    earlier = resolve([req("suod", group="import")], [], replace(target, exclude_newer=datetime(2020, 1, 1, tzinfo=UTC)))
+    assert Version(earlier.versions()["suod"]) < Version(lock.versions()["suod"])  # never a later release's wheel
 
 
 def test_a_test_import_offered_only_as_an_sdist_that_compiles_is_kept_for_the_image_to_build(target: Target) -> None:
@@ -151,10 +159,10 @@ def test_a_test_import_offered_only_as_an_sdist_that_compiles_is_kept_for_the_im
     ],
 )
 def test_only_a_none_any_purelib_wheel_counts_as_pure_python(tmp_path, wheel: str, pure: bool) -> None:
-    info = tmp_path / "pkg-1.0.dist-info"
-    info.mkdir()
-    (info / "WHEEL").write_text(wheel)
-    assert wheel_is_pure(tmp_path)[0] is pure
+    with zipfile.ZipFile(tmp_path / "pkg-1.0-py3-none-any.whl", "w") as archive:
+        archive.writestr("pkg/__init__.py", "")
+        archive.writestr("pkg-1.0.dist-info/WHEEL", wheel)
+    assert wheel_is_pure(tmp_path / "pkg-1.0-py3-none-any.whl")[0] is pure
 
 
 def test_a_wheels_only_refusal_is_told_from_a_missing_release() -> None:
@@ -197,14 +205,31 @@ def test_the_resolver_blames_a_whole_name_never_the_start_of_a_longer_one() -> N
 
 def test_an_sdist_builds_with_the_build_tools_of_the_locks_date(tmp_path) -> None:
     """visdom 0.2.4 (an sdist only; pytorch3d's and ignite's tests import it) builds with
-    setuptools as of 2025 and not with today's (82 dropped ``pkg_resources``): the date
-    reaches the isolated environments uv builds sdists in (``Target.index_environment``)."""
+    setuptools as of 2025: the date reaches the isolated environments uv builds sdists in
+    (``Target.index_environment``), and nothing else is needed."""
     # caches of their own: a wheel built once is reused, whatever would build it now
     dated = Target(exclude_newer=datetime(2025, 6, 1, tzinfo=UTC), cache_dir=tmp_path / "dated")
     assert dated.index_environment()["UV_EXCLUDE_NEWER"].startswith("2025-06-01")
-    assert _sdist_build(req("visdom==0.2.4", "test"), [], dated).pure
-    build = _sdist_build(req("visdom==0.2.4", "test"), [], Target(cache_dir=tmp_path / "today"))
-    assert not build.built and "pkg_resources" in build.why
+    build = _sdist_build(req("visdom==0.2.4", "test"), [], dated)
+    assert build.pure and "its release" not in build.why
+
+
+@pytest.mark.parametrize("when", [datetime(2026, 7, 1, tzinfo=UTC), None], ids=["as-of-2026", "today"])
+def test_an_old_sdist_that_the_dates_build_tools_fail_builds_with_those_of_its_release(tmp_path, when) -> None:
+    """A lock dated after setuptools 82 (which dropped ``pkg_resources``, 2026-02) fails
+    visdom 0.2.4's setup.py; its build is tried again with the build tools as of its own
+    release (2023), and kept: a live rerun on newer code keeps the test requirements an
+    older pin kept."""
+    build = _sdist_build(req("visdom==0.2.4", "test"), [], Target(exclude_newer=when, cache_dir=tmp_path))
+    assert build.pure, build.why
+    assert "with the build tools of its release (2023-" in build.why
+
+
+def test_an_sdist_that_fails_with_the_build_tools_of_its_release_too_stays_dropped(target: Target) -> None:
+    """torch-cluster's sdist imports torch in its setup.py whenever it is built: the second
+    try fails too, and the first try's cause is the one recorded."""
+    build = _sdist_build(req("torch-cluster==1.6.1", "test"), [], target)
+    assert not build.built and "torch" in build.why and "its release" not in build.why
 
 
 def test_a_library_installed_from_its_branch_is_its_first_release_after_the_date(target: Target) -> None:

@@ -9,7 +9,10 @@ import re
 import shutil
 import subprocess
 import uuid
+import zipfile
+from base64 import urlsafe_b64encode
 from datetime import UTC, datetime
+from hashlib import sha256
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -20,6 +23,7 @@ from datasets.exceptions import NonMatchingSplitsSizesError
 from packaging.requirements import Requirement
 
 from dlbench.config import ImagesConfig
+from dlbench.deps.sdists import house
 from dlbench.images.extensions import ExtensionBuild, build_script
 from dlbench.images.layers import RUNTIME_ENV
 from dlbench.images.recipe import dockerfile, export_environments, public_base
@@ -61,10 +65,10 @@ def image_record(slug: str, lock: list[str] = SMALL_LOCK, **env: object) -> Imag
     )
 
 
-def export(tmp_path: Path, records: list[ImageRecord] | None = None, files: dict[str, str] | None = None) -> Path:
+def export(tmp_path: Path, records: list[ImageRecord] | None = None, files: dict[str, str] | None = None) -> Path:  # fmt: skip
     """The assembled test world's benchmark folder with its environments and card, as the
     workflow's rules leave it (``assemble``, ``export_environments``, ``dataset_card``);
-    ``files``: more files of each checkout."""
+    ``files``: more files of each checkout; the download cache is ``tmp_path/downloads``."""
     out, _, _ = run_assemble(tmp_path, "bench")
     folder = out.jsonl.parent
     clones, images = [], []
@@ -87,7 +91,7 @@ def export(tmp_path: Path, records: list[ImageRecord] | None = None, files: dict
         write_json(clones[-1], clone)
         write_json(images[-1], record)
     environments = folder / "environments"
-    export_environments(out.jsonl, clones, images, environments, ImagesConfig())
+    export_environments(out.jsonl, clones, images, environments, ImagesConfig(), tmp_path / "downloads")
     card_file(out.jsonl, out.repos, tmp_path / "merged.jsonl", tmp_path / "agreement.csv", tmp_path / "tables",
               folder / "README.md", 0.5, environments=environments)  # fmt: skip
     return folder
@@ -260,13 +264,30 @@ def test_public_base_runs_the_locks_wheels(python, platform, base):
 
 
 @pytest.mark.docker
+def probe_wheel(tmp_path: Path) -> Path:
+    """A pure wheel of a distribution no index has, as the wheelhouse keeps one."""
+    files = {"housed_probe/__init__.py": b"", "dlbench_housed_probe-1.0.dist-info/METADATA":
+             b"Metadata-Version: 2.1\nName: dlbench-housed-probe\nVersion: 1.0\n",
+             "dlbench_housed_probe-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}  # fmt: skip
+    record = "".join(f"{name},sha256={urlsafe_b64encode(sha256(data).digest()).rstrip(b'=').decode()},{len(data)}\n" for name, data in files.items())  # fmt: skip
+    wheel = tmp_path / "dlbench_housed_probe-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, data in {**files, "dlbench_housed_probe-1.0.dist-info/RECORD": f"{record}dlbench_housed_probe-1.0.dist-info/RECORD,,\n".encode()}.items():  # fmt: skip
+            archive.writestr(name, data)
+    return wheel
+
+
 def test_plain_docker_builds_the_exported_environment_and_runs_a_test(require_docker, tmp_path):
     """The exported folder, a checkout in repo/ and `docker build`: the image runs the project's
     test with no network. Built on the local base (nothing is pulled here), as a consumer
-    would pass another base with the same Python."""
+    would pass another base with the same Python. A pin the workflow built from its sdist is
+    installed from the wheel exported beside the lock (this one is on no index)."""
     pyproject = '[project]\nname = "good"\nversion = "2.0"\n[project.entry-points."good.ops"]\ntwice = "lib:double"\n'
-    folder = export(tmp_path, [image_record("owner__good")], {"pyproject.toml": pyproject})
+    house(probe_wheel(tmp_path), tmp_path / "downloads", datetime(2024, 1, 1, tzinfo=UTC))  # on no index
+    record = image_record("owner__good", [*SMALL_LOCK, "dlbench-housed-probe==1.0"])
+    folder = export(tmp_path, [record], {"pyproject.toml": pyproject})
     context = folder / "environments/owner__good"
+    assert sorted(p.name for p in (context / "wheels").iterdir()) == ["dlbench_housed_probe-1.0-py3-none-any.whl"]
     (context / "repo/tests").mkdir(parents=True)
     (context / "repo/pyproject.toml").write_text(pyproject)
     (context / "repo/lib.py").write_text("def double(x):\n    return 2 * x\n")
@@ -275,6 +296,7 @@ def test_plain_docker_builds_the_exported_environment_and_runs_a_test(require_do
         "def test_double():\n    assert double(2) == 4 and os.environ['LIB_BACKEND'] == 'numpy'\n"
         "    [twice] = entry_points(group='good.ops')  # the project's own, registered without its code\n"
         "    assert twice.load() is double and version('good') == '2.0'\n"
+        "    import housed_probe  # from the wheel the workflow built from its sdist, shipped beside the lock\n"
     )
     (context / "repo/.git").mkdir()  # left out by .dockerignore, as copy_tree_into leaves it out
     tag = f"dlbench-env-test/owner__good:{uuid.uuid4().hex[:12]}"

@@ -47,6 +47,12 @@ def first_release_after(name: str, when: datetime, index_url: str | None, ca_bun
     return later_release(releases(name, index_url or DEFAULT_INDEX, str(ca_bundle) if ca_bundle else None), when)
 
 
+def release_of(name: str, version: str, index_url: str | None, ca_bundle: Path | None) -> Release | None:
+    """The final release ``name==version`` with its upload times; None when the index lacks it."""
+    found = releases(name, index_url or DEFAULT_INDEX, str(ca_bundle) if ca_bundle else None)
+    return next((r for r in found if r.version == Version(version)), None)
+
+
 def later_release(found: Sequence[Release], when: datetime) -> Release | None:
     before = [r.version for r in found if r.first_upload <= when]
     after = [r for r in found if r.first_upload > when and (not before or r.version > max(before))]
@@ -58,24 +64,45 @@ def cutoff_for(release: Release) -> datetime:
     return release.last_upload + timedelta(seconds=1)
 
 
-@functools.cache
 def releases(name: str, index_url: str, ca_bundle: str | None) -> tuple[Release, ...]:
     """Final, unyanked releases of ``name`` on the index with their upload times."""
-    url = f"{index_url.rstrip('/')}/{name}/"
-    try:
-        files = _json(url, ca_bundle, JSON_PAGE)["files"]
-    except (requests.RequestException, ValueError, KeyError) as exc:
-        raise ReleasesUnavailable(f"{url}: {exc}") from exc
     times: dict[Version, list[datetime]] = defaultdict(list)
-    for file in files:
+    for file in _index_files(name, index_url, ca_bundle):
         found = distribution_file(file.get("filename", ""))
         version = found[1] if found else None
         if version is None or version.is_prerelease or file.get("yanked"):
             continue
         if not file.get("upload-time"):
-            raise ReleasesUnavailable(f"{url}: the index gives no upload times (PEP 700)")
+            raise ReleasesUnavailable(f"{name}: the index gives no upload times (PEP 700)")
         times[version].append(datetime.fromisoformat(file["upload-time"].replace("Z", "+00:00")))
     return tuple(Release(v, min(t), max(t)) for v, t in sorted(times.items()))
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    url: str
+    sha256: str | None
+
+
+def source_file(name: str, version: str, index_url: str | None, ca_bundle: Path | None) -> SourceFile | None:
+    """The sdist of ``name==version`` on the index; None when it has none."""
+    bundle = str(ca_bundle) if ca_bundle else None
+    for file in _index_files(name, index_url or DEFAULT_INDEX, bundle):
+        filename = file.get("filename", "")
+        found = distribution_file(filename)
+        if found and not filename.endswith(".whl") and found[1] == Version(version) and not file.get("yanked"):
+            return SourceFile(file["url"], (file.get("hashes") or {}).get("sha256"))
+    return None
+
+
+@functools.cache
+def _index_files(name: str, index_url: str, ca_bundle: str | None) -> tuple[dict, ...]:
+    """The index's files of ``name`` (PEP 691)."""
+    url = f"{index_url.rstrip('/')}/{name}/"
+    try:
+        return tuple(_json(url, ca_bundle, JSON_PAGE)["files"])
+    except (requests.RequestException, ValueError, KeyError) as exc:
+        raise ReleasesUnavailable(f"{url}: {exc}") from exc
 
 
 @functools.cache

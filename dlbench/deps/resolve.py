@@ -29,10 +29,19 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from packaging.version import InvalidVersion
+
 from dlbench.deps.declared import canonical_name, from_package_metadata
 from dlbench.deps.plan import PRIORITY, drop_priority
-from dlbench.deps.releases import ReleasesUnavailable, cutoff_for, first_release_after, names_repository
-from dlbench.deps.sdists import SdistBuild, build_sdist, wanted_only_as_wheel
+from dlbench.deps.releases import (
+    ReleasesUnavailable,
+    cutoff_for,
+    first_release_after,
+    names_repository,
+    release_of,
+    source_file,
+)
+from dlbench.deps.sdists import SdistBuild, build_sdist, housed_as_of, wanted_only_as_wheel
 from dlbench.records import DeclaredRequirement, DroppedRequirement
 
 OPTIONAL_BELOW = PRIORITY["test"]  # import, ci, optional, docs, dev: the tests can do without them
@@ -256,12 +265,33 @@ def kept_from_source(build: SdistBuild, target: Target) -> bool:
 
 
 def _sdist_build(requirement: DeclaredRequirement, constraints: Sequence[str], target: Target) -> SdistBuild:
-    """The release of ``requirement`` the date allows, built from its sdist."""
+    """The release of ``requirement`` the date allows, built from its sdist: with the build
+    tools as of the date, and where they fail, with those as of the release (an old sdist
+    may build only with the tools of its day: setuptools 82 dropped ``pkg_resources``, which
+    visdom 0.2.4's setup.py imports)."""
     ok, output = compile_lock([requirement.spec], constraints, target, no_deps=True)
     pins = _pins(output) if ok else []
     if not pins:
         return SdistBuild(False, False, f"no sdist either: {_cause(output)}" if not ok else "no sdist either")
-    return build_sdist(pins[0], uv_binary(), _uv_environment() | target.index_environment(), target.cache_dir)
+    if target.cache_dir is None:
+        return SdistBuild(False, False, "no download cache to keep its wheel in")
+    name, _, version = pins[0].partition("==")
+    try:
+        release = release_of(name, version, target.index_url, host_ca_bundle())
+        source = source_file(name, version, target.index_url, host_ca_bundle())
+    except (ReleasesUnavailable, InvalidVersion) as exc:
+        return SdistBuild(False, False, f"its files are not listed: {exc}")
+    if release is None or source is None:
+        return SdistBuild(False, False, "no sdist either")
+    released, env = cutoff_for(release), _uv_environment() | target.index_environment()
+    build = build_sdist(pins[0], source, uv_binary(), env, target.cache_dir, released, host_ca_bundle())
+    if build.built or (target.exclude_newer and released >= target.exclude_newer):
+        return build
+    dated = env | {"UV_EXCLUDE_NEWER": released.isoformat()}
+    retry = build_sdist(pins[0], source, uv_binary(), dated, target.cache_dir, released, host_ca_bundle())
+    if not retry.built:
+        return build
+    return replace(retry, why=f"{retry.why}, with the build tools of its release ({released:%Y-%m-%d})")
 
 
 def stand_ins(requirements: Sequence[DeclaredRequirement], target: Target) -> tuple[list[DeclaredRequirement], dict[str, datetime], list[DroppedRequirement]]:  # fmt: skip
@@ -317,19 +347,29 @@ def compile_lock(specs: Sequence[str], constraints: Sequence[str], target: Targe
     command += [f"--no-emit-package={name}" for name in target.omit]
     if target.cache_dir:
         command += ["--cache-dir", str(target.cache_dir)]
-    constraint_file = None
-    if constraints:
-        constraint_file = _temp_file("\n".join(constraints) + "\n")
-        command += ["--constraint", str(constraint_file)]
-    try:
-        done = subprocess.run(command, input="\n".join(specs) + "\n", capture_output=True, text=True,
-                              timeout=RESOLVE_TIMEOUT_S, env=_uv_environment() | target.index_environment())  # fmt: skip
-    except subprocess.TimeoutExpired:
-        return False, f"uv pip compile timed out after {RESOLVE_TIMEOUT_S} s"
-    finally:
-        if constraint_file:
-            constraint_file.unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory(prefix="dlbench-compile-") as tmp:
+        if constraints:
+            (Path(tmp) / "constraints.txt").write_text("\n".join(constraints) + "\n")
+            command += ["--constraint", str(Path(tmp) / "constraints.txt")]
+        command += _wheelhouse_options(Path(tmp) / "wheels", target)
+        try:
+            done = subprocess.run(command, input="\n".join(specs) + "\n", capture_output=True, text=True,
+                                  timeout=RESOLVE_TIMEOUT_S, env=_uv_environment() | target.index_environment())  # fmt: skip
+        except subprocess.TimeoutExpired:
+            return False, f"uv pip compile timed out after {RESOLVE_TIMEOUT_S} s"
     return done.returncode == 0, done.stdout if done.returncode == 0 else done.stderr
+
+
+def _wheelhouse_options(folder: Path, target: Target) -> list[str]:
+    """The wheels built here from sdists (``deps/sdists.py``) whose releases ``target``'s date
+    allows, offered to the resolver in ``folder`` (links): never one of a later release."""
+    housed = housed_as_of(target.cache_dir, target.exclude_newer)
+    if not housed:
+        return []
+    folder.mkdir()
+    for wheel in housed:
+        (folder / wheel.name).symlink_to(wheel)
+    return ["--find-links", str(folder)]
 
 
 def _uv_environment() -> dict[str, str]:
@@ -347,13 +387,6 @@ def host_ca_bundle() -> Path | None:
     """The CA bundle installs trust (``DLBENCH_CA_BUNDLE``, default the system's)."""
     path = Path(os.environ.get("DLBENCH_CA_BUNDLE", DEFAULT_CA_BUNDLE))
     return path if path.is_file() else None
-
-
-def _temp_file(text: str) -> Path:
-    handle, name = tempfile.mkstemp(prefix="dlbench-constraints-", suffix=".txt")
-    os.write(handle, text.encode())
-    os.close(handle)
-    return Path(name)
 
 
 def _pins(output: str) -> list[str]:

@@ -45,6 +45,7 @@ from dlbench.deps.imports import distribution_for
 from dlbench.deps.own import own_distribution
 from dlbench.deps.plan import PRIORITY, EnvironmentPlan, drop_priority, plan_environment
 from dlbench.deps.resolve import IndexUnavailable, Lock, ResolutionError, Target, host_ca_bundle, resolve, uv_binary
+from dlbench.deps.sdists import housed_for
 from dlbench.deps.system import declared_system_packages
 from dlbench.deps.tree import disk_tree
 from dlbench.images import layers, pythons
@@ -592,9 +593,10 @@ def _log_plan(out: IO[str], lock: Lock, target: Target) -> None:
     out.write("# lock\n" + "".join(f"#   {pin}\n" for pin in lock.pins))
     for dropped in lock.dropped:
         out.write(f"# dropped {dropped.spec} ({dropped.source}): {dropped.reason}\n")
-    for name in lock.from_source:
-        kind = "an sdist that compiles: built in the image with a compiler" if name in lock.native else "a pure-Python sdist: built in the image"  # fmt: skip
-        out.write(f"# {name}: no wheel, {kind}\n")
+    for name in lock.native:
+        out.write(f"# {name}: no wheel, an sdist that compiles: built in the image with a compiler\n")
+    for wheel in housed_for(lock.pins, target.cache_dir) if target.cache_dir else ():
+        out.write(f"# {wheel.name}: built here from its sdist (the wheelhouse)\n")
     out.flush()
 
 
@@ -657,7 +659,10 @@ def _project_layer(client, parent: str, tag: str, checkout: Path, support: Mappi
     tree = partial(layers.copy_tree_into, checkout=checkout, support_files=support, files=metadata or {})
     packages = sorted({*system_packages, *(EXTENSION_PACKAGES if extensions else ())})
     # the lock is every package (the project's own left out): nothing beyond it is installed
-    container = _install_step(client, parent, f"--no-deps -r {STEP_INPUTS}/lock.txt", lock_input(lock), downloads, target, out, tree, packages, ci_packages)  # fmt: skip
+    # wheels built here from sdists (deps/sdists.py) install as they are: nothing is built again
+    housed = {wheel.name: wheel.read_bytes() for wheel in housed_for(lock.pins, downloads)}
+    args = f"--no-deps -r {STEP_INPUTS}/lock.txt" + (f" --find-links {STEP_INPUTS}" if housed else "")
+    container = _install_step(client, parent, args, {**lock_input(lock), **housed}, downloads, target, out, tree, packages, ci_packages)  # fmt: skip
     labels = {layers.LABEL: "project", "dlbench.repo": record.repo, "dlbench.sha": record.sha}
     labels[RUNNER_LABEL] = files_digest(support)
     if extensions is None:

@@ -36,6 +36,7 @@ from pathlib import Path
 from dlbench.config import ImagesConfig
 from dlbench.deps.own import OwnDistribution, own_distribution
 from dlbench.deps.resolve import Lock
+from dlbench.deps.sdists import housed_for
 from dlbench.deps.testenv import runner_environment
 from dlbench.deps.tree import disk_tree
 from dlbench.images.build import project_system_packages, system_packages_for
@@ -63,6 +64,7 @@ LOCK_FILE = "lock.txt"
 DOCKERFILE = "Dockerfile"
 DOCKERIGNORE = ".dockerignore"
 OWN_DIR = "own"  # the project's own .dist-info, for site-packages
+WHEELS_DIR = "wheels"  # the lock's wheels the workflow built from sdists (deps/sdists.py)
 EXTENSIONS_SCRIPT = "build-extensions.sh"
 CHECKOUT_DIR = "repo"  # the build context's copy of the checkout at the pinned commit
 # The thread settings every sandbox container runs with (harness/sandbox.py container_options).
@@ -110,12 +112,15 @@ def dockerfile(
     uv_version: str | None = None,
     ci_packages: Sequence[str] = (),
     own: OwnDistribution | None = None,
+    wheels: bool = False,
 ) -> str:
     """The Dockerfile of ``record``'s image (``repo``: owner/name). ``test_env``: what the
     project's own test runs set; ``extensions``: how its extension modules are built;
     ``uv_version``: the uv that builds them (the one the workflow runs); ``ci_packages``:
     the Debian packages its own test runs have (``images.build.project_system_packages``);
-    ``own``: the project's own distribution, its metadata copied from ``own/``."""
+    ``own``: the project's own distribution, its metadata copied from ``own/``; ``wheels``:
+    pins built from their sdists by the workflow are installed from ``wheels/`` (an old sdist
+    may not build with today's build tools)."""
     env = record.environment
     if env is None:
         raise ValueError(f"{record.repo}: the image record has no environment ({record.status})")
@@ -146,9 +151,11 @@ def dockerfile(
         + (f"; where Debian has them, those the project's CI installs: {', '.join(optional)}" if optional else ""),
         f"RUN set -e; {PREPARE}{'; ' + apt if apt else ''}",
         f"COPY {LOCK_FILE} {STEP_INPUTS}/{LOCK_FILE}",
+        *([f"COPY {WHEELS_DIR}/ {STEP_INPUTS}/{WHEELS_DIR}/"] if wheels else []),
         f"RUN {VENV_PYTHON} -m pip install --no-cache-dir --no-deps"
         ' ${INDEX_URL:+--index-url "$INDEX_URL"} ${FRAMEWORK_INDEX_URL:+--extra-index-url "$FRAMEWORK_INDEX_URL"}'
-        f" -r {STEP_INPUTS}/{LOCK_FILE}",
+        + (f" --find-links {STEP_INPUTS}/{WHEELS_DIR}" if wheels else "")
+        + f" -r {STEP_INPUTS}/{LOCK_FILE}",
         f"COPY {CHECKOUT_DIR}/ {REPO_DIR}/",
         *(
             [
@@ -212,8 +219,9 @@ def uv_version() -> str | None:
         return None
 
 
-def export_environment(record: ImageRecord, clone: CloneRecord, out_dir: Path, cfg: ImagesConfig) -> Path:
-    """``out_dir/{repo}/``: the image record, and for a built image its lock and Dockerfile."""
+def export_environment(record: ImageRecord, clone: CloneRecord, out_dir: Path, cfg: ImagesConfig, downloads: Path) -> Path:  # fmt: skip
+    """``out_dir/{repo}/``: the image record, and for a built image its lock and Dockerfile
+    (with the wheels of ``downloads``' wheelhouse it installed)."""
     folder = out_dir / record.repo
     write_json(folder / IMAGE_FILE, record)
     if record.environment is None:
@@ -229,7 +237,11 @@ def export_environment(record: ImageRecord, clone: CloneRecord, out_dir: Path, c
     for rel, data in (own.dist_info() if own else {}).items():
         (folder / OWN_DIR / rel).parent.mkdir(parents=True, exist_ok=True)
         (folder / OWN_DIR / rel).write_bytes(data)
-    text = dockerfile(record, clone.full_name, cfg, runner_environment(checkout), extensions, uv_version(), ci_packages, own)  # fmt: skip
+    housed = housed_for(record.environment.lock, downloads)
+    for wheel in housed:
+        (folder / WHEELS_DIR).mkdir(parents=True, exist_ok=True)
+        (folder / WHEELS_DIR / wheel.name).write_bytes(wheel.read_bytes())
+    text = dockerfile(record, clone.full_name, cfg, runner_environment(checkout), extensions, uv_version(), ci_packages, own, bool(housed))  # fmt: skip
     write_text(folder / DOCKERFILE, text)
     write_text(folder / DOCKERIGNORE, f"{CHECKOUT_DIR}/.git\n**/.git\n")
     if extensions:
@@ -243,6 +255,7 @@ def export_environments(
     image_paths: Sequence[str | Path],
     out_dir: str | Path,
     cfg: ImagesConfig,
+    downloads: str | Path,
 ) -> list[str]:
     """Rule entry point: the environment of every repository with tasks in the benchmark and
     an image record (none on the local backend), each in ``out_dir/{repo}/``; the slugs."""
@@ -252,7 +265,7 @@ def export_environments(
     clones = {c.slug: c for c in (read_json(p, CloneRecord) for p in clone_paths)}
     records = [r for r in (read_json(p, ImageRecord) for p in image_paths) if r.repo in with_tasks]
     for record in sorted(records, key=lambda r: r.repo):
-        export_environment(record, clones[record.repo], out_dir, cfg)
+        export_environment(record, clones[record.repo], out_dir, cfg, Path(downloads))
     missing = sorted(with_tasks - {r.repo for r in records})
     if missing:
         log.warning("no image record, so no environment exported, for %s", ", ".join(missing))

@@ -116,6 +116,7 @@ rule export_environments:
         directory("results/benchmark/environments"),
     params:
         images=CFG.images,
+        storage=CFG.storage,  # the wheelhouse: wheels built from sdists go beside the Dockerfiles
         # the framework index and system packages are written into the Dockerfiles
         recipe=CFG.images.model_dump(mode="json", include={"framework_index_url", "system_packages"}),
     log:
