@@ -134,7 +134,9 @@ def test_a_test_import_offered_only_as_a_pure_python_sdist_is_kept_and_built_onc
     assert [w.name for w in housed_for(lock.pins, tmp_path)] == [f"suod-{lock.versions()['suod']}-py3-none-any.whl"]
     again = resolve([req("six"), req("suod", group="import")], [], target)
     assert again.pins == lock.pins and again.from_source == [] and again.dropped == []
-    earlier = resolve([req("suod", group="import")], [], replace(target, exclude_newer=datetime(2020, 1, 1, tzinfo=UTC)))
+    earlier = resolve(
+        [req("suod", group="import")], [], replace(target, exclude_newer=datetime(2020, 1, 1, tzinfo=UTC))
+    )
     assert Version(earlier.versions()["suod"]) < Version(lock.versions()["suod"])  # never a later release's wheel
 
 

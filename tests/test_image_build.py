@@ -192,7 +192,9 @@ def test_unknown_requirement_is_dropped_and_recorded(base, built, tmp_path: Path
     assert "# dropped dlbench-no-such-package-7f3a==0.0.1" in Path(record.build_log).read_text()
 
 
-TEST_SDISTS = "import numpy as np\nimport visdom\nfrom pesq import pesq\n\n\ndef test_metric():\n    assert callable(pesq)\n"
+TEST_SDISTS = (
+    "import numpy as np\nimport visdom\nfrom pesq import pesq\n\n\ndef test_metric():\n    assert callable(pesq)\n"
+)
 
 
 def test_test_imports_offered_only_as_sdists_are_built_in_the_image(engine, base, built, tmp_path: Path) -> None:
