@@ -35,6 +35,19 @@ def test_requirements_files_follow_includes_and_constraints() -> None:
     assert found.constraints == ["numpy<2"]
 
 
+def test_a_ci_services_requirements_file_is_the_tests_and_a_websites_the_docs() -> None:
+    """neupy's requirements/travis.txt pins ``matplotlib==1.5.1`` beside main.txt's
+    ``matplotlib>=1.5.1``: as runtime, the pin could not go when its sdist failed to build."""
+    found = declared_requirements(tree_of({
+        "requirements/main.txt": "matplotlib>=1.5.1\n",
+        "requirements/travis.txt": "matplotlib==1.5.1\n",
+        "requirements-appveyor.txt": "pywin32\n",
+        "site/requirements.txt": "bs4==0.0.1\n",
+    }))  # fmt: skip
+    assert specs(found, "runtime") == ["matplotlib>=1.5.1"]
+    assert specs(found, "test") == ["pywin32", "matplotlib==1.5.1"] and specs(found, "docs") == ["bs4==0.0.1"]
+
+
 def test_pyproject_groups_extras_and_pep735_includes() -> None:
     found = declared_requirements(tree_of({"pyproject.toml": """
 [project]

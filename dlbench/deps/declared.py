@@ -74,10 +74,16 @@ METADATA_FILES = ("pyproject.toml", "setup.cfg", "setup.py")  # what the package
 FREEZE_MIN = 30  # exact pins in one file: a ``pip freeze`` of an environment, not what a package needs
 FREEZE_SHARE = 0.9  # of its lines (a freeze edited by hand keeps a bound or two: CompressAI's Jinja2<3.1)
 MAX_REQUIREMENTS_DEPTH = 3  # requirements files deeper than this are examples' or tools', not the tests'
+# What a requirements file's path or an extra's name says it is for. A CI service's file
+# (neupy's requirements/travis.txt pins matplotlib==1.5.1, an sdist on every Python we have)
+# is the tests', and a website's (its site/requirements.txt: bs4==0.0.1) the docs': read as
+# runtime, their pins could not be dropped when they failed to build, and neupy's build went
+# through all six Pythons.
 GROUP_WORDS = {
-    "test": ("test", "tests", "testing", "pytest", "check", "ci"),
+    "test": ("test", "tests", "testing", "pytest", "check", "ci", "travis", "appveyor", "circleci", "jenkins", "tox"),
     "dev": ("dev", "develop", "development", "all-dev"),
-    "docs": ("doc", "docs", "documentation", "sphinx", "mkdocs", "notebook", "notebooks", "examples", "benchmark"),
+    "docs": ("doc", "docs", "documentation", "sphinx", "mkdocs", "notebook", "notebooks", "examples", "benchmark",
+             "site", "website"),
 }  # fmt: skip
 
 
