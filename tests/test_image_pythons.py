@@ -133,6 +133,34 @@ def test_a_pin_with_wheels_only_for_an_older_python_is_built_and_sandboxed_there
     assert_the_sandbox_holds(clone, image, tmp_path)
 
 
+# dynet 2.1: an sdist on every Python, whose setup.py imports Cython without declaring it, so
+# its build fails at once wherever it is tried (nlp-architect's runtime requirement)
+UNBUILDABLE = "numpy\ndynet==2.1\n"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.xdist_group("harness_docker")
+def test_a_required_sdist_that_fails_to_build_with_no_wheel_on_any_python_costs_itself_not_the_image(
+    require_docker: None, tmp_path: Path
+) -> None:
+    """No other Python has a wheel of it: moving on would build it from source again (nlp-architect
+    and neupy went through six Pythons, 20 minutes each, and lost their images). It is dropped
+    with its cause and the image built on the same Python."""
+    from dlbench.harness.code import support_files
+    from dlbench.images.build import build_project_image
+
+    repo = write_tree(tmp_path / SLUG, FILES | {"requirements.txt": UNBUILDABLE})
+    images = ImagesConfig(pythons=[BULLSEYE])
+    image = build_project_image(repo, SLUG, "1" * 40, CFG.base_image, tmp_path / "build.log", support_files(), images=images)  # fmt: skip
+    assert image.status == ImageStatus.OK and image.environment.python_version == "3.11", image.error
+    assert not any(pin.startswith("dynet==") for pin in image.environment.lock)
+    assert any(pin.startswith("numpy==") for pin in image.environment.lock)
+    [dropped] = [d for d in image.environment.dropped if d.spec == "dynet==2.1"]
+    assert dropped.reason == "Python 3.11: dynet did not build from source, and no configured Python has a wheel of it"
+    assert image.environment.python_tried[0] == "Python 3.11: dynet did not build", image.environment.python_tried
+
+
 # asynctest 0.13.0 (pure Python, every Python 3 per its wheel) decorates with ``asyncio.coroutine``
 # at import, which Python 3.11 removed: it installs on 3.11 and fails there at import only.
 LOST_NAME = {"requirements.txt": "asynctest==0.13.0\n", "tests/test_async.py": "import asynctest\n\n\ndef test_case():\n    assert asynctest.TestCase\n"}  # fmt: skip

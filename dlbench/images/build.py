@@ -44,7 +44,16 @@ from dlbench.deps.declared import canonical_name, exact_pin
 from dlbench.deps.imports import distribution_for
 from dlbench.deps.own import own_distribution
 from dlbench.deps.plan import PRIORITY, EnvironmentPlan, drop_priority, plan_environment
-from dlbench.deps.resolve import IndexUnavailable, Lock, ResolutionError, Target, host_ca_bundle, resolve, uv_binary
+from dlbench.deps.resolve import (
+    IndexUnavailable,
+    Lock,
+    ResolutionError,
+    Target,
+    host_ca_bundle,
+    resolve,
+    unavailable,
+    uv_binary,
+)
 from dlbench.deps.sdists import housed_for
 from dlbench.deps.system import declared_system_packages
 from dlbench.deps.tree import disk_tree
@@ -499,12 +508,42 @@ def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Ma
             failed.append(f"Python {choice.base.python}: {'; '.join(exc.reasons)}")
             out.write(f"\n# {failed[-1]}: choosing among the older Pythons\n")
         except StepFailed as exc:
-            names = sorted({m["name"] for m in FAILED_BUILD.finditer(exc.output or "")})
-            options = [o for o in options if o is not choice.base]
-            if not names or not options:
+            names = sorted({canonical_name(m["name"]) for m in FAILED_BUILD.finditer(exc.output or "")})
+            others = [o for o in options if o is not choice.base]
+            hopeless = _without_wheels(plan, names, others, partial(resolution_target, cfg, checkout, downloads))
+            if not names or not (others or hopeless):
                 raise
             failed.append(f"Python {choice.base.python}: {', '.join(names)} did not build")
-            out.write(f"\n# {failed[-1]}: choosing among the other Pythons\n")
+            if hopeless:  # built from source on every Python: moving on would only fail again
+                _drop_unbuildable(plan, hopeless, failed[-1], out)
+                options = [choice.base]
+            else:
+                options = others
+                out.write(f"\n# {failed[-1]}: choosing among the other Pythons\n")
+
+
+def _without_wheels(plan: EnvironmentPlan, names: Sequence[str], options: Sequence[PythonBase], target_for) -> list[str]:  # fmt: skip
+    """Of ``names`` (required packages whose source failed to build), those no other Python
+    of ``options`` has a wheel of as of the date: each would be built from source there too.
+    nlp-architect's ``dynet==2.1`` and neupy's CI pin ``matplotlib==1.5.1`` failed on each of
+    six Pythons in turn (20 minutes each project) before the image was lost."""
+    required = [r for r in plan.requirements if r.name in names]
+    left = {r.name for r in required}  # a dependency of another requirement cannot be dropped by name
+    for base in options:
+        gone, _ = unavailable(required, plan.constraints, target_for(base), wheels=True)
+        left &= {r.name for r, _ in gone}
+        if not left:
+            break
+    return sorted(left)
+
+
+def _drop_unbuildable(plan: EnvironmentPlan, names: Sequence[str], why: str, out: IO[str]) -> None:
+    """Every declaration of ``names`` leaves the plan, recorded: the image is built without
+    them on the same Python, and only the tests that need them lose them."""
+    for r in [r for r in plan.requirements if r.name in names]:
+        plan.requirements.remove(r)
+        plan.skipped.append(DroppedRequirement(spec=r.spec, source=r.source, reason=f"{why} from source, and no configured Python has a wheel of it"))  # fmt: skip
+    out.write(f"\n# {why}, and no other Python has a wheel of it: dropped ({', '.join(names)}), building again\n")
 
 
 def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, out: IO[str], repairs: list[RepairStep], plan: EnvironmentPlan, choice: PythonChoice, may_go_older: bool = False) -> ImageRecord:  # fmt: skip
