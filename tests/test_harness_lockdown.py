@@ -115,12 +115,3 @@ def test_engines_on_different_unix_sockets_are_told_apart() -> None:
     assert sandbox.endpoint(ours) == "unix:///var/run/docker.sock"
     assert sandbox.endpoint(theirs) == "unix:///run/user/1000/podman/podman.sock"
     assert sandbox.endpoint(remote) == "http://127.0.0.1:2375"
-
-
-def test_test_runs_have_a_git_identity_that_the_projects_own_variables_override() -> None:
-    """pfrl's tests `git init` and commit in a temporary folder: without an identity git gives
-    up ("unable to auto-detect email address") and the test fails for the sandbox's sake."""
-    env = sandbox.container_options(CFG)["environment"]
-    assert env["GIT_AUTHOR_EMAIL"] == env["GIT_COMMITTER_EMAIL"] == "runner@dlbench.invalid"
-    own = sandbox.container_options(CFG, {"GIT_AUTHOR_NAME": "CI"})["environment"]
-    assert own["GIT_AUTHOR_NAME"] == "CI" and own["GIT_COMMITTER_NAME"] == "dlbench runner"

@@ -50,7 +50,6 @@ from dlbench.harness.run import (
 )
 from dlbench.harness.verdict import RunResult
 from dlbench.images.build import REPO_DIR, RUNNER_UID, SUPPORT_DIR, build_project_image, docker_client
-from dlbench.images.layers import GIT_IDENTITY
 from dlbench.records import CloneRecord, CloneStatus, ImageRecord, ImageStatus
 from dlbench.store import read_json, write_json
 
@@ -110,7 +109,6 @@ def container_options(cfg: EvaluateConfig, test_env: Mapping[str, str] | None = 
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges"],
         "environment": {
-            **GIT_IDENTITY,
             **(test_env or {}),
             "OPENBLAS_NUM_THREADS": "1",
             "OMP_NUM_THREADS": "1",

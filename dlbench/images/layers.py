@@ -55,16 +55,6 @@ RUNTIME_ENV = {
     "PYTHONDONTWRITEBYTECODE": "1",
     "LANG": "C.UTF-8",
 }
-# Who commits in a test run: tests that build a repository of their own (pfrl's
-# prepare_output_dir tests `git init` and commit in a temporary folder) need an identity, which
-# a developer's machine and CI have; without one git gives up ("unable to auto-detect email
-# address") and the test fails for the sandbox's sake. A project's own test variables win.
-GIT_IDENTITY = {
-    "GIT_AUTHOR_NAME": "dlbench runner",
-    "GIT_AUTHOR_EMAIL": "runner@dlbench.invalid",
-    "GIT_COMMITTER_NAME": "dlbench runner",
-    "GIT_COMMITTER_EMAIL": "runner@dlbench.invalid",
-}
 # Works on the registry-free base and on python:3.11-slim (no venv, no runner user there).
 PREPARE = (
     f"(getent group {RUNNER_UID} >/dev/null || groupadd --gid {RUNNER_UID} runner)"

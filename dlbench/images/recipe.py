@@ -17,9 +17,8 @@ benchmark (``results/benchmark/environments/{repo}/``):
   the project's own distribution registered without its code (``own/``: ``deps.own``);
   the checkout's extension modules built in place by the workflow's own step script
   (``build-extensions.sh``: ``extensions.build_script``); and the runtime settings the
-  sandbox sets (``layers.RUNTIME_ENV``, the work folder, the runner user, a git identity
-  (``layers.GIT_IDENTITY``), one thread per math library, the variables the project's own
-  test runs set).
+  sandbox sets (``layers.RUNTIME_ENV``, the work folder, the runner user, one thread per
+  math library, the variables the project's own test runs set).
 
 Not in it: dlbench's runner files (``/opt/dlbench``: the supervisor and pytest plugin that
 grade candidates), which a consumer running pytest does not need, and the sandbox's run-time
@@ -45,7 +44,6 @@ from dlbench.images.extensions import SYSTEM_PACKAGES as EXTENSION_PACKAGES
 from dlbench.images.extensions import ExtensionBuild, build_script, extension_build
 from dlbench.images.layers import (
     BUILD_DIR,
-    GIT_IDENTITY,
     PREPARE,
     REPO_DIR,
     RUNNER_UID,
@@ -169,10 +167,7 @@ def dockerfile(
         ),  # fmt: skip
         *(_extension_steps(record, extensions, uv_version) if extensions else []),
         f"RUN rm -rf {BUILD_DIR}",
-        *(
-            f"ENV {key}={_quote(value)}"
-            for key, value in {**RUNTIME_ENV, **THREADS, **GIT_IDENTITY, **(test_env or {})}.items()
-        ),
+        *(f"ENV {key}={_quote(value)}" for key, value in {**RUNTIME_ENV, **THREADS, **(test_env or {})}.items()),
         f"WORKDIR {REPO_DIR}",
         f"USER {RUNNER_UID}:{RUNNER_UID}",
         'CMD ["python"]',
