@@ -106,6 +106,18 @@ def test_requires_python_is_read_from_each_declaration_file(path: str, text: str
     assert declared.admits("3.8") and not declared.admits("3.9") and not declared.admits("3.11"), declared
 
 
+def build_tiny(tmp_path: Path, requirements: str) -> tuple[CloneRecord, ImageRecord]:
+    """The tiny project with ``requirements``, its image built with the default Python and bullseye's."""
+    from dlbench.harness.code import support_files
+    from dlbench.images.build import build_project_image
+
+    repo = write_tree(tmp_path / SLUG, FILES | {"requirements.txt": requirements})
+    clone = CloneRecord(full_name="tiny/tinyml", slug=SLUG, clone_url="", path=str(repo), sha="1" * 40, status=CloneStatus.OK)  # fmt: skip
+    images = ImagesConfig(pythons=[BULLSEYE])
+    image = build_project_image(repo, SLUG, clone.sha, CFG.base_image, tmp_path / "build.log", support_files(), images=images)  # fmt: skip
+    return clone, image
+
+
 # numpy 1.19.5: wheels for Python 3.6 to 3.9, from source on a newer one (which fails here); pytest 6
 # brings pluggy 0.13, whose internals the plugin watches under other names
 OLD_PIN = "numpy==1.19.5\npytest==6.2.5\n"
@@ -117,13 +129,7 @@ OLD_PIN = "numpy==1.19.5\npytest==6.2.5\n"
 def test_a_pin_with_wheels_only_for_an_older_python_is_built_and_sandboxed_there(
     require_docker: None, tmp_path: Path
 ) -> None:
-    from dlbench.harness.code import support_files
-    from dlbench.images.build import build_project_image
-
-    repo = write_tree(tmp_path / SLUG, FILES | {"requirements.txt": OLD_PIN})
-    clone = CloneRecord(full_name="tiny/tinyml", slug=SLUG, clone_url="", path=str(repo), sha="1" * 40, status=CloneStatus.OK)  # fmt: skip
-    images = ImagesConfig(pythons=[BULLSEYE])
-    image = build_project_image(repo, SLUG, clone.sha, CFG.base_image, tmp_path / "build.log", support_files(), images=images)  # fmt: skip
+    clone, image = build_tiny(tmp_path, OLD_PIN)
     assert image.status == ImageStatus.OK and image.base_image == BULLSEYE.image, image.error
     assert image.environment.python_version == "3.9" and "numpy==1.19.5" in image.environment.lock
     # chosen before anything is built: on 3.11 numpy 1.19.5 is an sdist that does not compile
@@ -147,12 +153,7 @@ def test_a_required_sdist_that_fails_to_build_with_no_wheel_on_any_python_costs_
     """No other Python has a wheel of it: moving on would build it from source again (nlp-architect
     and neupy went through six Pythons, 20 minutes each, and lost their images). It is dropped
     with its cause and the image built on the same Python."""
-    from dlbench.harness.code import support_files
-    from dlbench.images.build import build_project_image
-
-    repo = write_tree(tmp_path / SLUG, FILES | {"requirements.txt": UNBUILDABLE})
-    images = ImagesConfig(pythons=[BULLSEYE])
-    image = build_project_image(repo, SLUG, "1" * 40, CFG.base_image, tmp_path / "build.log", support_files(), images=images)  # fmt: skip
+    _, image = build_tiny(tmp_path, UNBUILDABLE)
     assert image.status == ImageStatus.OK and image.environment.python_version == "3.11", image.error
     assert not any(pin.startswith("dynet==") for pin in image.environment.lock)
     assert any(pin.startswith("numpy==") for pin in image.environment.lock)
