@@ -284,11 +284,11 @@ def _sdist_build(requirement: DeclaredRequirement, constraints: Sequence[str], t
     if release is None or source is None:
         return SdistBuild(False, False, "no sdist either")
     released, env = cutoff_for(release), _uv_environment() | target.index_environment()
-    build = build_sdist(pins[0], source, uv_binary(), env, target.cache_dir, released, host_ca_bundle())
+    build = build_sdist(source, uv_binary(), env, target.cache_dir, released, host_ca_bundle())
     if build.built or (target.exclude_newer and released >= target.exclude_newer):
         return build
     dated = env | {"UV_EXCLUDE_NEWER": released.isoformat()}
-    retry = build_sdist(pins[0], source, uv_binary(), dated, target.cache_dir, released, host_ca_bundle())
+    retry = build_sdist(source, uv_binary(), dated, target.cache_dir, released, host_ca_bundle())
     if not retry.built:
         return build
     return replace(retry, why=f"{retry.why}, with the build tools of its release ({released:%Y-%m-%d})")

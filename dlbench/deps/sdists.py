@@ -56,9 +56,9 @@ class SdistBuild:
     why: str
 
 
-def build_sdist(pin: str, source: SourceFile, uv: str, env: dict[str, str], cache_dir: Path, released: datetime, ca_bundle: Path | None) -> SdistBuild:  # fmt: skip
-    """``pin`` (``name==version``) built from its sdist ``source`` with the host's interpreter;
-    a pure wheel is put in ``cache_dir``'s wheelhouse, dated ``released``."""
+def build_sdist(source: SourceFile, uv: str, env: dict[str, str], cache_dir: Path, released: datetime, ca_bundle: Path | None) -> SdistBuild:  # fmt: skip
+    """A wheel built from the sdist ``source`` with the host's interpreter; a pure one is put
+    in ``cache_dir``'s wheelhouse, dated ``released`` (when its release was complete)."""
     with tempfile.TemporaryDirectory(prefix="dlbench-sdist-") as tmp:
         archive = Path(tmp) / source.url.rsplit("/", 1)[-1]
         try:
