@@ -509,9 +509,11 @@ def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Ma
             out.write(f"\n# {failed[-1]}: choosing among the older Pythons\n")
         except StepFailed as exc:
             names = sorted({canonical_name(m["name"]) for m in FAILED_BUILD.finditer(exc.output or "")})
+            if not names:
+                raise
             others = [o for o in options if o is not choice.base]
             hopeless = _without_wheels(plan, names, others, partial(resolution_target, cfg, checkout, downloads))
-            if not names or not (others or hopeless):
+            if not (others or hopeless):
                 raise
             failed.append(f"Python {choice.base.python}: {', '.join(names)} did not build")
             if hopeless:  # built from source on every Python: moving on would only fail again
