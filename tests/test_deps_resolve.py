@@ -12,7 +12,7 @@ from packaging.version import Version
 
 from dlbench.config import StorageConfig
 from dlbench.deps.releases import Release, later_release
-from dlbench.deps.resolve import IndexUnavailable, ResolutionError, Target, _blamed, _sdist_build, resolve
+from dlbench.deps.resolve import IndexUnavailable, ResolutionError, Target, _blamed, _sdist_build, compile_lock, resolve
 from dlbench.deps.sdists import housed_for, wanted_only_as_wheel, wheel_is_pure
 from dlbench.images.envcheck import check_script, missing_modules
 from dlbench.records import DeclaredRequirement
@@ -284,3 +284,15 @@ def test_the_projects_own_distribution_never_enters_the_lock(target: Target) -> 
     is not locked (it runs from its checkout: an installed copy could be imported instead)."""
     lock = resolve([req("pytest-mock==3.10.0", "test")], [], replace(target, omit=("pytest",)))
     assert "pytest-mock" in lock.versions() and "pluggy" in lock.versions() and "pytest" not in lock.versions()
+
+
+def test_a_dependency_the_lock_would_build_is_taken_in_a_version_with_a_wheel(target: Target) -> None:
+    """On an old Python the newest release of a dependency may have no wheel for it and no
+    bound on the Python either (spaCy's cymem, preshed, murmurhash and thinc for 3.8): the
+    resolver takes it, and the image compiles it, or fails to. A version with a wheel is taken
+    instead, and recorded; then no pin of the lock needs a source build."""
+    old = replace(target, python_version="3.8", platform="x86_64-manylinux_2_31", exclude_newer=datetime(2026, 11, 1, tzinfo=UTC))  # fmt: skip
+    lock = resolve([req("spacy")], [], old)
+    assert {"cymem", "murmurhash", "preshed", "thinc"} <= set(lock.wheels_preferred), lock.wheels_preferred
+    assert compile_lock(lock.pins, [], old, no_build=[":all:"], no_deps=True)[0]  # every pin as a wheel
+    assert resolve([req("six")], [], old).wheels_preferred == []  # nothing to prefer: one resolution

@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -50,6 +51,7 @@ RESOLVE_TIMEOUT_S = 600
 UNSATISFIABLE = "No solution found"  # uv's word for a conflict (not a network or index failure)
 BUILD_FAILED = re.compile(r"Failed to build `(?P<name>[A-Za-z0-9._-]+)")  # a source it built for metadata
 SOURCE_FAILS = "its source does not build here"
+DIRECT = frozenset({"vcs", "directory", "archive"})  # a pylock package's keys when it is not the index's
 PIN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>\S+)")
 
 
@@ -108,6 +110,7 @@ class Lock:
     dropped: list[DroppedRequirement] = field(default_factory=list)
     from_source: list[str] = field(default_factory=list)  # wheels-only names kept as sdists built here
     native: list[str] = field(default_factory=list)  # of those, the ones that compile: the image needs a compiler
+    wheels_preferred: list[str] = field(default_factory=list)  # dependencies taken as wheels, not built (a version older or newer)
     exclude_newer_package: dict[str, datetime] = field(default_factory=dict)  # stand-ins' later dates
 
     def versions(self) -> dict[str, str]:
@@ -141,7 +144,8 @@ def _resolve_dropping(requirements: list[DeclaredRequirement], constraints: list
         no_build = _wheels_only(requirements, from_source)
         ok, output = compile_lock([r.spec for r in requirements], constraints, target, no_build)
         if ok:
-            return Lock(pins=_pins(output), requirements=requirements, dropped=dropped, from_source=sorted(from_source),
+            output, preferred = _wheels_preferred(requirements, constraints, target, no_build, output)
+            return Lock(pins=_pins(output), wheels_preferred=preferred, requirements=requirements, dropped=dropped, from_source=sorted(from_source),
                         native=sorted(name for name, native in from_source.items() if native),
                         exclude_newer_package=dates)  # fmt: skip
         if UNSATISFIABLE not in output:
@@ -162,6 +166,30 @@ def _resolve_dropping(requirements: list[DeclaredRequirement], constraints: list
             raise ResolutionError(_cause(output))
         requirements, gone = _drop_name(requirements, blamed, f"unresolvable: {_cause(output)}")
         dropped += gone
+
+
+def _wheels_preferred(
+    requirements: list[DeclaredRequirement], constraints: list[str], target: Target, no_build: list[str], output: str
+) -> tuple[str, list[str]]:
+    """(the lock, the names it takes as wheels in another version): a dependency the lock
+    would build from source is asked for as a wheel, where some version of it has one that
+    fits, every declared requirement keeping its version. The resolver takes the highest
+    version allowed, sdist or not: beside deepchecks' pins on Python 3.10 it chose
+    ``scipy==1.6.1``, which has no 3.10 wheel, and the image compiled it, failed, and was
+    built again. A name no wheel version fits (uv names it) keeps
+    its source: the next run asks the rest again, at most once per such name."""
+    declared = {r.name for r in requirements}
+    wanted = [name for name in _sources_only(output) if name not in declared]
+    kept = [pin for pin in _pins(output) if canonical_name(pin.split("==")[0]) in declared]  # what the project asks for stays
+    while wanted:
+        ok, retried = compile_lock([r.spec for r in requirements], [*constraints, *kept], target, [*no_build, *wanted])
+        if ok:
+            return retried, wanted
+        named = [name for name in wanted if re.search(rf"(?<![a-z0-9-]){re.escape(name)}(?!-?[a-z0-9])", canonical_name(retried))]  # fmt: skip
+        if UNSATISFIABLE not in retried or not named:
+            break
+        wanted = [name for name in wanted if name not in named]
+    return output, []
 
 
 def _wheels_only(requirements: Sequence[DeclaredRequirement], from_source: Mapping[str, bool]) -> list[str]:
@@ -336,8 +364,8 @@ def compile_lock(specs: Sequence[str], constraints: Sequence[str], target: Targe
 
     ``no_build``: distributions taken only as wheels. What the tests merely import, or a CI
     file installs, must not need a compiler in the image (an sdist-only match is dropped)."""
-    command = [uv_binary(), "pip", "compile", "-", "--quiet", "--no-header", "--no-annotate", "--python-version",
-               target.python_version, "--python-platform", target.platform]  # fmt: skip
+    command = [uv_binary(), "pip", "compile", "-", "--quiet", "--no-header", "--no-annotate", "--format", "pylock.toml",
+               "--python-version", target.python_version, "--python-platform", target.platform]  # fmt: skip
     if target.exclude_newer:
         command += ["--exclude-newer", target.exclude_newer.isoformat(), *target.package_options()]
     for name in no_build:
@@ -389,9 +417,20 @@ def host_ca_bundle() -> Path | None:
     return path if path.is_file() else None
 
 
+def _packages(output: str) -> list[dict]:
+    """The index's packages of a lock (PEP 751, uv's ``pylock.toml``); a direct URL's has no version."""
+    return [p for p in tomllib.loads(output).get("packages", []) if "version" in p and not DIRECT.intersection(p)]
+
+
 def _pins(output: str) -> list[str]:
-    pins = [line.strip() for line in output.splitlines() if PIN.match(line.strip())]
+    pins = [f"{p['name']}=={p['version']}" for p in _packages(output)]
     return sorted(pins, key=lambda pin: canonical_name(pin.split("==")[0]))
+
+
+def _sources_only(output: str) -> list[str]:
+    """The lock's packages it lists no wheel of that fits its target (uv lists only those):
+    each would be built from its source in the image."""
+    return [canonical_name(p["name"]) for p in _packages(output) if not p.get("wheels")]
 
 
 def _failed_to_build(requirements: list[DeclaredRequirement], message: str) -> DeclaredRequirement | None:

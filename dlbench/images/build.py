@@ -636,6 +636,8 @@ def _log_plan(out: IO[str], lock: Lock, target: Target) -> None:
         out.write(f"# dropped {dropped.spec} ({dropped.source}): {dropped.reason}\n")
     for name in lock.native:
         out.write(f"# {name}: no wheel, an sdist that compiles: built in the image with a compiler\n")
+    for name in lock.wheels_preferred:
+        out.write(f"# {name}: a version with a wheel, where the first resolution would build it from source\n")
     for wheel in housed_for(lock.pins, target.cache_dir) if target.cache_dir else ():
         out.write(f"# {wheel.name}: built here from its sdist (the wheelhouse)\n")
     out.flush()
