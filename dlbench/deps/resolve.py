@@ -110,7 +110,7 @@ class Lock:
     dropped: list[DroppedRequirement] = field(default_factory=list)
     from_source: list[str] = field(default_factory=list)  # wheels-only names kept as sdists built here
     native: list[str] = field(default_factory=list)  # of those, the ones that compile: the image needs a compiler
-    wheels_preferred: list[str] = field(default_factory=list)  # dependencies taken as wheels, not built (a version older or newer)
+    wheels_preferred: list[str] = field(default_factory=list)  # dependencies taken in a version with a wheel
     exclude_newer_package: dict[str, datetime] = field(default_factory=dict)  # stand-ins' later dates
 
     def versions(self) -> dict[str, str]:
@@ -180,7 +180,7 @@ def _wheels_preferred(
     its source: the next run asks the rest again, at most once per such name."""
     declared = {r.name for r in requirements}
     wanted = [name for name in _sources_only(output) if name not in declared]
-    kept = [pin for pin in _pins(output) if canonical_name(pin.split("==")[0]) in declared]  # what the project asks for stays
+    kept = [pin for pin in _pins(output) if canonical_name(pin.split("==")[0]) in declared]  # the project's stay
     while wanted:
         ok, retried = compile_lock([r.spec for r in requirements], [*constraints, *kept], target, [*no_build, *wanted])
         if ok:
