@@ -185,7 +185,7 @@ def _wheels_preferred(
         ok, retried = compile_lock([r.spec for r in requirements], [*constraints, *kept], target, [*no_build, *wanted])
         if ok:
             return retried, wanted
-        named = [name for name in wanted if re.search(rf"(?<![a-z0-9-]){re.escape(name)}(?!-?[a-z0-9])", canonical_name(retried))]  # fmt: skip
+        named = [name for name in wanted if _mentions(canonical_name(retried), name)]
         if UNSATISFIABLE not in retried or not named:
             break
         wanted = [name for name in wanted if name not in named]
@@ -445,8 +445,12 @@ def _blamed(requirements: list[DeclaredRequirement], message: str) -> DeclaredRe
     """The requirement of least ``authority`` whose name the resolver's message mentions: the
     whole name, never the start of a longer one (``pytest`` is not in ``pytest-dependency``)."""
     text = canonical_name(message)
-    named = [r for r in requirements if re.search(rf"(?<![a-z0-9-]){re.escape(r.name)}(?!-?[a-z0-9])", text)]
-    return min(named, key=authority, default=None)
+    return min((r for r in requirements if _mentions(text, r.name)), key=authority, default=None)
+
+
+def _mentions(text: str, name: str) -> bool:
+    """Whether ``text`` (canonical) names ``name``: the whole name, never the start of a longer one."""
+    return re.search(rf"(?<![a-z0-9-]){re.escape(name)}(?!-?[a-z0-9])", text) is not None
 
 
 def _cause(output: str) -> str:
