@@ -421,6 +421,32 @@ def test_src_layout_and_namespace_package(tmp_path):
     assert calls["tests/test_layout.py::test_it"] == ["nspkg/tools.py:tool", "src/lib/ops.py:scale"]
 
 
+def test_src_layout_with_a_stray_init_and_a_test_package_of_the_same_name(tmp_path):
+    """sparseml: ``src/__init__.py`` makes ``src`` look like a package, and ``tests/sparseml/``
+    holds its tests: ``import sparseml`` is still the installed ``src/sparseml`` (1,595 of its
+    1,635 tests reached none of its functions, and 40 tasks were mined of them)."""
+    files = {
+        "src/__init__.py": "",
+        "src/lib/__init__.py": "",
+        "src/lib/ops.py": "def scale(x):\n    return x\n",
+        "tests/__init__.py": "",
+        "tests/lib/__init__.py": "",
+        "tests/lib/test_ops.py": """
+            from lib.ops import scale
+            from src.lib import ops
+
+            def test_installed_name():
+                scale(2)
+
+            def test_folder_name():
+                ops.scale(3)
+        """,
+    }
+    calls = calls_of(mine_tree(tmp_path, files))
+    assert calls["tests/lib/test_ops.py::test_installed_name"] == ["src/lib/ops.py:scale"]
+    assert calls["tests/lib/test_ops.py::test_folder_name"] == ["src/lib/ops.py:scale"]
+
+
 def test_imports_inside_test_functions(tmp_path):
     files = dict(PKG)
     files["tests/test_local_import.py"] = """

@@ -29,6 +29,7 @@ from typing import NamedTuple
 from dlbench.parsing import PARSE_ERRORS, Unparsable, module_level, parse_ast
 
 SKIP_DIRS = frozenset({"node_modules", "site-packages", "__pycache__", "venv", "htmlcov"})
+SRC_LAYOUT = "src"  # setuptools' name for the folder holding a project's packages
 SKIP_TOP_DIRS = frozenset({"build", "dist"})  # setuptools output: copies of the package
 _STDLIB = frozenset(sys.stdlib_module_names)
 
@@ -533,6 +534,10 @@ class SymbolTable:
             if begin == start and "." not in name and name in _STDLIB:
                 continue
             self._by_name.setdefault(name, path)
+        if start == 0 and parts[0] == SRC_LAYOUT and len(parts) > 1:
+            # ``src/`` is the folder an installed src layout puts on sys.path, even with a stray
+            # ``src/__init__.py`` (sparseml's): its tests import ``sparseml``, never ``src.sparseml``.
+            self._by_name.setdefault(".".join(parts[1:]), path)
 
     def module_path(self, module: str, basedir: str | None = None) -> str | None:
         """File of a module, trying the importer's own sys.path entry first."""
