@@ -176,8 +176,8 @@ def _wheels_preferred(
     fits, every declared requirement keeping its version. The resolver takes the highest
     version allowed, sdist or not: beside deepchecks' pins on Python 3.10 it chose
     ``scipy==1.6.1``, which has no 3.10 wheel, and the image compiled it, failed, and was
-    built again. A name no wheel version fits (uv names it) keeps
-    its source: the next run asks the rest again, at most once per such name."""
+    built again. A name no version of which has a wheel that fits (uv names it) keeps its
+    source, and the next run asks for the rest: one more run per such name."""
     declared = {r.name for r in requirements}
     wanted = [name for name in _sources_only(output) if name not in declared]
     kept = [pin for pin in _pins(output) if canonical_name(pin.split("==")[0]) in declared]  # the project's stay
