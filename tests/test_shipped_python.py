@@ -24,6 +24,7 @@ LATER_ATTRIBUTES = {
 LATER_NAMES = {"functools.cache": "3.9", "zoneinfo": "3.9", "graphlib": "3.9", "tomllib": "3.11"}
 LATER_KEYWORDS = {("zip", "strict"): "3.10", ("dataclass", "slots"): "3.10", ("dataclass", "kw_only"): "3.10"}
 BUILTIN_GENERICS = {"list", "dict", "tuple", "set", "frozenset", "type"}  # subscripted at run time: 3.9
+TYPE_NAMES = {"int", "str", "float", "bool", "bytes", *BUILTIN_GENERICS}
 
 
 def shipped() -> dict[str, str]:
@@ -78,14 +79,7 @@ def _is_type_union(node: ast.BinOp) -> bool:
         if isinstance(side, ast.Constant):
             return side.value is None
         name = ast.unparse(side).rpartition(".")[2]
-        return (name[:1].isupper() and not name.isupper()) or name in {
-            "int",
-            "str",
-            "float",
-            "bool",
-            "bytes",
-            *BUILTIN_GENERICS,
-        }
+        return (name[:1].isupper() and not name.isupper()) or name in TYPE_NAMES
 
     return typelike(node.left) and typelike(node.right)
 
