@@ -151,6 +151,19 @@ def test_a_test_import_offered_only_as_an_sdist_that_compiles_is_kept_for_the_im
     assert [d.spec for d in lock.dropped] == ["pesq"] and "builds native code" in lock.dropped[0].reason
 
 
+def test_a_ci_bound_only_a_compiled_sdist_meets_gives_way_to_the_names_wheels(target: Target) -> None:
+    """A CI file's ``markupsafe<2`` has no wheel for Python 3.11 and its sdist compiles (as
+    pytorch3d's ``pillow<7`` did, which then failed to build in the image): the bound goes,
+    recorded, and the name's wheel as of the date stands in; nothing is left to build."""
+    lock = resolve([req("six"), req("markupsafe<2", group="ci"), req("markupsafe", group="import")], [], target)
+    assert lock.versions()["markupsafe"] == "2.1.2" and lock.native == lock.from_source == []
+    assert [d.spec for d in lock.dropped] == ["markupsafe<2"] and lock.dropped[0].source == "test (ci)"
+    assert "no wheel within its bound for Python 3.11" in lock.dropped[0].reason
+    assert "markupsafe's wheels stand in" in lock.dropped[0].reason
+    alone = resolve([req("six"), req("markupsafe<2", group="ci")], [], target)  # the bound is the only declaration
+    assert alone.pins == lock.pins and [d.spec for d in alone.dropped] == ["markupsafe<2"]
+
+
 @pytest.mark.parametrize(
     ("wheel", "pure"),
     [

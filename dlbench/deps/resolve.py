@@ -30,6 +30,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion
 
 from dlbench.deps.declared import canonical_name, from_package_metadata
@@ -242,23 +244,45 @@ def _without_unavailable(
     required = {r.name for r in requirements if drop_priority(r) >= OPTIONAL_BELOW}
     optional = [r for r in requirements if drop_priority(r) < OPTIONAL_BELOW and r.name not in required]
     dropped: list[DroppedRequirement] = []
-    gone_names, from_source = unavailable(optional, constraints, target)
-    for blamed, cause in gone_names:
+    found = unavailable(optional, constraints, target)
+    for blamed, cause in found.gone:
         requirements, gone = _drop_name(requirements, blamed, f"cannot be had: {cause}")
         dropped += gone
-    return requirements, dropped, from_source
+    requirements = _swapped(requirements, [(bounded, bare) for bounded, bare, _ in found.relaxed])
+    for bounded, bare, cause in found.relaxed:
+        reason = (
+            f"no wheel within its bound for Python {target.python_version} ({cause}): {bare.spec}'s wheels stand in"
+        )
+        dropped.append(DroppedRequirement(spec=bounded.spec, source=bounded.source, reason=reason))
+    return requirements, dropped, found.from_source
+
+
+@dataclass
+class Availability:
+    """What ``unavailable`` found among the requirements it was asked about."""
+
+    gone: list[tuple[DeclaredRequirement, str]] = field(default_factory=list)  # (requirement, the resolver's words)
+    from_source: dict[str, bool] = field(default_factory=dict)  # wheels-only names kept as sdists → compiles
+    relaxed: list[tuple[DeclaredRequirement, DeclaredRequirement, str]] = field(
+        default_factory=list
+    )  # (bounded, bare, why)
 
 
 def unavailable(
     requirements: Sequence[DeclaredRequirement], constraints: Sequence[str], target: Target, wheels: bool = False
-) -> tuple[list[tuple[DeclaredRequirement, str]], dict[str, bool]]:
-    """(requirement, the resolver's words) for each of ``requirements`` of which no release
-    can be had for ``target`` (not on the index as of the date, no wheel where one is needed;
-    ``wheels``: every one asked for as a wheel, no source built), found by asking for them
-    without their dependencies: one small run per such requirement, never a whole
-    resolution; and the wheels-only names whose sdist builds here, which can be had after
-    all (name → whether it compiles: ``kept_from_source``)."""
-    left, gone, from_source = list(requirements), [], dict[str, bool]()
+) -> Availability:
+    """Each of ``requirements`` of which no release can be had for ``target`` (not on the
+    index as of the date, no wheel where one is needed; ``wheels``: every one asked for as a
+    wheel, no source built), found by asking for them without their dependencies: one small
+    run per such requirement, never a whole resolution. A wheels-only requirement with no
+    wheel is built from its sdist here: kept when its wheel is pure Python; else, when only
+    its version bound stands between it and the name's wheels, the bound goes (``relaxed``):
+    pytorch3d's CI installs ``pillow<7``, which has no wheel for Python 3.11, and Pillow 6
+    built here, against the host's libjpeg headers, failed to build in the image, which has
+    none, and cost the image a whole second build; else kept when it compiles
+    (``kept_from_source``), to be built in the image."""
+    left, found = list(requirements), Availability()
+    gone, from_source = found.gone, found.from_source
     while left:
         no_build = [r.name for r in left] if wheels else _wheels_only(left, from_source)
         ok, output = compile_lock([r.spec for r in left], constraints, target, no_build, no_deps=True)
@@ -276,14 +300,45 @@ def unavailable(
             break
         cause = _cause(output)
         if blamed.name in no_build and wanted_only_as_wheel(cause) and not wheels:
-            build = _sdist_build(blamed, constraints, target)
+            same = [r for r in left if r.name == blamed.name]  # the release they all allow is the one to build
+            build = _sdist_build(blamed, [*constraints, *(r.spec for r in same if r is not blamed)], target)
+            if not build.pure and (wider := _without_bounds(same, constraints, target)):
+                found.relaxed += [(r, bare, build.why) for r, bare in wider]
+                left = _swapped(left, wider)
+                continue
             if kept_from_source(build, target):
                 from_source[blamed.name] = not build.pure
                 continue
             cause = f"{cause} ({build.why})"
         gone.append((blamed, cause))
         left = [r for r in left if r not in going_with(left, blamed, output)]
-    return gone, from_source
+    return found
+
+
+def _without_bounds(
+    same: Sequence[DeclaredRequirement], constraints: Sequence[str], target: Target
+) -> list[tuple[DeclaredRequirement, DeclaredRequirement]]:
+    """(declaration, the same without its version bound) for each of ``same`` (one name's
+    declarations) that has a bound, when some release of the name as of the date has a
+    wheel for ``target``; none otherwise."""
+    bounded = [r for r in same if Requirement(r.spec).specifier]
+    if not bounded:
+        return []
+    ok, _ = compile_lock([bounded[0].name], constraints, target, no_build=[bounded[0].name], no_deps=True)
+    return [(r, r.model_copy(update={"spec": _unbounded(r.spec)})) for r in bounded] if ok else []
+
+
+def _unbounded(spec: str) -> str:
+    parsed = Requirement(spec)
+    parsed.specifier = SpecifierSet()
+    return str(parsed)
+
+
+def _swapped(
+    requirements: Sequence[DeclaredRequirement], swaps: Sequence[tuple[DeclaredRequirement, DeclaredRequirement]]
+) -> list[DeclaredRequirement]:
+    replacement = {id(old): new for old, new in swaps}
+    return [replacement.get(id(r), r) for r in requirements]
 
 
 def kept_from_source(build: SdistBuild, target: Target) -> bool:

@@ -532,7 +532,7 @@ def _without_wheels(plan: EnvironmentPlan, names: Sequence[str], options: Sequen
     required = [r for r in plan.requirements if r.name in names]
     left = {r.name for r in required}  # a dependency of another requirement cannot be dropped by name
     for base in options:
-        gone, _ = unavailable(required, plan.constraints, target_for(base), wheels=True)
+        gone = unavailable(required, plan.constraints, target_for(base), wheels=True).gone
         left &= {r.name for r, _ in gone}
         if not left:
             break

@@ -64,7 +64,7 @@ def required_lost(
     can be had for ``target`` (``wheels``: no wheel of which), each asked for without its
     dependencies (cheap: no whole resolution per Python)."""
     required = [r for r in plan.requirements if drop_priority(r) >= REQUIRED_FROM and (among is None or r.spec in among)]  # fmt: skip
-    return sorted({r.spec for blamed, _ in unavailable(required, plan.constraints, target, wheels)[0] for r in going_with(required, blamed)})  # fmt: skip
+    return sorted({r.spec for blamed, _ in unavailable(required, plan.constraints, target, wheels).gone for r in going_with(required, blamed)})  # fmt: skip
 
 
 def built_from_source(plan: EnvironmentPlan, target: Target) -> list[str]:
