@@ -4,6 +4,7 @@ sandbox then run on that Python."""
 
 from __future__ import annotations
 
+import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -184,6 +185,64 @@ def test_a_library_that_fails_at_import_on_the_default_python_is_built_on_an_old
     assert env.python_version == "3.9" and "asynctest==0.13.0" in env.lock and not env.unresolved, env
     assert env.python_tried[0].startswith("Python 3.11: the standard library's asyncio lacks a name"), env.python_tried
     assert not env.repairs, env.repairs
+
+
+# A library whose compiled module needs a newer libstdc++ than the system has fails at import
+# with the dynamic loader's words (cornac 2.3.0's wheels, tagged manylinux1, need GCC 13's
+# GLIBCXX_3.4.32; Debian bookworm, the default Python's base, has GCC 12's; trixie has GCC 14's).
+# This stand-in (pure Python, so one wheel serves every Python) asks the system's libstdc++ the
+# same question and raises the same error.
+PROBE = """import pathlib
+
+LIB = next(p for p in map(pathlib.Path, ["/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "/lib/x86_64-linux-gnu/libstdc++.so.6"]) if p.exists())
+if b"GLIBCXX_3.4.32" not in LIB.read_bytes():
+    raise ImportError(f"{LIB}: version `GLIBCXX_3.4.32' not found (required by {__file__})")
+"""
+NEWER_RUNTIME = {
+    "requirements.txt": "numpy\nruntime-probe==1.0\n",
+    "tests/test_probe.py": "import runtime_probe\n\n\ndef test_case():\n    assert runtime_probe.LIB\n",
+}
+
+
+def probe_wheel(folder: Path) -> Path:
+    """``runtime-probe`` 1.0, a pure wheel, housed where the resolver and the image find it."""
+    from dlbench.deps.sdists import house
+
+    wheel = folder / "runtime_probe-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("runtime_probe/__init__.py", PROBE)
+        archive.writestr(
+            "runtime_probe-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: runtime-probe\nVersion: 1.0\n"
+        )
+        archive.writestr(
+            "runtime_probe-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
+        archive.writestr("runtime_probe-1.0.dist-info/RECORD", "")
+    house(wheel, folder / "downloads", datetime(2020, 1, 1, tzinfo=UTC))
+    return folder / "downloads"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.xdist_group("harness_docker")
+def test_a_library_built_for_a_newer_system_than_the_defaults_is_built_on_a_newer_python(
+    require_docker: None, tmp_path: Path
+) -> None:
+    """recommenders requires ``cornac>=2.3.0,<3``: no pin below the failing release could be
+    had, and its image was kept with every cornac test failing at import. A newer Python's
+    base, a newer system, has the runtime."""
+    from dlbench.harness.code import support_files
+    from dlbench.images.build import build_project_image
+
+    repo = write_tree(tmp_path / SLUG, FILES | NEWER_RUNTIME)
+    downloads = probe_wheel(tmp_path)
+    images = ImagesConfig(pythons=[TRIXIE])
+    image = build_project_image(repo, SLUG, "4" * 40, CFG.base_image, tmp_path / "build.log", support_files(), images=images, downloads=downloads)  # fmt: skip
+    assert image.status == ImageStatus.OK and image.base_image == TRIXIE.image, image.error
+    env = image.environment
+    assert env.python_version == "3.13" and "runtime-probe==1.0" in env.lock and not env.unresolved, env
+    expected = "Python 3.11: runtime_probe needs GLIBCXX_3.4.32, newer than the base system's C/C++ runtime"
+    assert env.python_tried[0] == expected, env.python_tried
 
 
 @pytest.mark.docker

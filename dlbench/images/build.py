@@ -91,6 +91,8 @@ LOG_TAIL_LINES = 25
 EXTENSIONS_LABEL = "dlbench.extensions"  # how the checkout's own extension modules were built, or why not
 RUNNER_LABEL = "dlbench.runner"  # the digest of the supervisor and plugin the image ships (support files)
 DISK_FULL = re.compile(r"No space left on device|os error 28")  # a step stopped by the host's disk
+# ``version `GLIBCXX_3.4.32' not found (required by .../recom_bpr.cpython-311-x86_64-linux-gnu.so)``
+RUNTIME_SYMBOL = re.compile(r"version [`'](?P<symbol>(?:GLIBCXX|GLIBC|CXXABI)_[\d.]+)' not found")
 FAILED_BUILD = re.compile(r"Failed to (?:build|download|prepare|fetch)[^`]*`(?P<name>[A-Za-z0-9._-]+)")
 
 
@@ -100,6 +102,16 @@ class PythonTooNew(RuntimeError):
     def __init__(self, reasons: list[str]):
         super().__init__("; ".join(reasons))
         self.reasons = reasons
+
+
+class SystemTooOld(RuntimeError):
+    """The built image's check shows a library built for a newer C or C++ runtime than its
+    base system has (``system_too_old``): ``built`` is the image, kept when no newer Python
+    keeps every requirement."""
+
+    def __init__(self, reasons: list[str], built: ImageRecord):
+        super().__init__("; ".join(reasons))
+        self.reasons, self.built = reasons, built
 
 
 class EngineUnavailable(RuntimeError):
@@ -484,6 +496,19 @@ def python_too_new(too_new: Mapping[str, TooNew], exact: Mapping[str, str]) -> l
     return found
 
 
+def system_too_old(too_new: Mapping[str, TooNew]) -> list[str]:
+    """What in the check says the base image's system is too old for an installed library: a
+    compiled module of it needs a C or C++ runtime symbol the system lacks (cornac 2.3's
+    wheels, tagged manylinux1, need ``GLIBCXX_3.4.32``, GCC 13's libstdc++; Debian bookworm
+    has GCC 12's). No pin of it helps when the project requires those releases
+    (recommenders: ``cornac>=2.3.0,<3``); a newer Python's base, a newer system, does."""
+    return [
+        f"{module} needs {found['symbol']}, newer than the base system's C/C++ runtime"
+        for module, why in too_new.items()
+        if (found := RUNTIME_SYMBOL.search(why.reason))
+    ]
+
+
 def _minor_release(version: str) -> str:
     """``2.4.6`` → ``2.4``: below it is the previous minor release, the one a removal skipped."""
     return ".".join(version.split(".")[:2])
@@ -491,22 +516,39 @@ def _minor_release(version: str) -> str:
 
 def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, out: IO[str], repairs: list[RepairStep], python: PythonBase | None) -> ImageRecord:  # fmt: skip
     """Build on the chosen Python; when a required package fails to build from source there
-    (old numpy on a newer Python), choose again among the other Pythons."""
+    (old numpy on a newer Python), choose again among the other Pythons; when the image's
+    Python is too new for the project, among the older ones; when its system is too old for
+    a library, among the newer ones (``system_too_old``)."""
     plan = plan_environment(disk_tree(checkout))
     _add_repairs(plan, repairs, out)
     options = [python] if python else pythons.candidates(cfg, record.base_image, plan)
     failed: list[str] = []
     moved_older = False  # once: a second older Python seldom fixes what the first did not
+    kept: ImageRecord | None = None  # built on a system too old for a library: kept unless a newer Python does better
     while True:
         choice = _choose_python(client, plan, cfg, checkout, downloads, options, record.base_image, out)
         choice.tried[:0] = failed
+        if kept and choice.lost:
+            out.write(f"\n# Python {choice.base.python} loses {', '.join(choice.lost)}: keeping the image built before\n")
+            return kept
         older = [o for o in options if Version(o.python) < Version(choice.base.python)]
+        newer = [o for o in options if Version(o.python) > Version(choice.base.python)]
         try:
-            return _build_on(client, record, checkout, support, cfg, downloads, out, repairs, plan, choice, bool(older) and not moved_older)  # fmt: skip
+            return _build_on(client, record, checkout, support, cfg, downloads, out, repairs, plan, choice,
+                             bool(older) and not moved_older, bool(newer) and not kept)  # fmt: skip
         except PythonTooNew as exc:
             options, moved_older = older, True
             failed.append(f"Python {choice.base.python}: {'; '.join(exc.reasons)}")
             out.write(f"\n# {failed[-1]}: choosing among the older Pythons\n")
+        except SystemTooOld as exc:
+            options, kept = newer, exc.built
+            failed.append(f"Python {choice.base.python}: {'; '.join(exc.reasons)}")
+            out.write(f"\n# {failed[-1]}: choosing among the newer Pythons\n")
+        except ImageBuildError as exc:
+            if kept is None:
+                raise
+            out.write(f"\n# Python {choice.base.python}: {exc}: keeping the image built before\n")
+            return kept
         except StepFailed as exc:
             names = sorted({canonical_name(m["name"]) for m in FAILED_BUILD.finditer(exc.output or "")})
             if not names:
@@ -548,9 +590,11 @@ def _drop_unbuildable(plan: EnvironmentPlan, names: Sequence[str], why: str, out
     out.write(f"\n# {why}, and no other Python has a wheel of it: dropped ({', '.join(names)}), building again\n")
 
 
-def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, out: IO[str], repairs: list[RepairStep], plan: EnvironmentPlan, choice: PythonChoice, may_go_older: bool = False) -> ImageRecord:  # fmt: skip
+def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, out: IO[str], repairs: list[RepairStep], plan: EnvironmentPlan, choice: PythonChoice, may_go_older: bool = False, may_go_newer: bool = False) -> ImageRecord:  # fmt: skip
     """Build on ``choice``, repairing what the image check finds; raise ``PythonTooNew`` when
-    the check shows the Python is too new for the project and ``may_go_older``."""
+    the check shows the Python is too new for the project and ``may_go_older``, and
+    ``SystemTooOld`` when, after the repairs, its system is too old for a library and
+    ``may_go_newer``."""
     exact = exactly_pinned(plan)
     target = replace(resolution_target(cfg, checkout, downloads, choice.base), omit=tuple(sorted(plan.own_names)))
     base_id = client.images.get(choice.base.image).id
@@ -572,7 +616,10 @@ def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str,
         _add_repairs(plan, new, out)
     env = environment_record(plan, lock, target, cfg, reused, choice)
     env.repairs, env.unresolved = repairs, sorted(missing)
-    return record.model_copy(update={"environment": env, "status": ImageStatus.OK})
+    built = record.model_copy(update={"environment": env, "status": ImageStatus.OK})
+    if may_go_newer and (reasons := system_too_old(too_new)):
+        raise SystemTooOld(reasons, built)
+    return built
 
 
 def _choose_python(client, plan: EnvironmentPlan, cfg: ImagesConfig, checkout: Path, downloads: Path, options: list[PythonBase], default_image: str, out: IO[str]) -> PythonChoice:  # fmt: skip
