@@ -529,7 +529,9 @@ def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Ma
         choice = _choose_python(client, plan, cfg, checkout, downloads, options, record.base_image, out)
         choice.tried[:0] = failed
         if kept and choice.lost:
-            out.write(f"\n# Python {choice.base.python} loses {', '.join(choice.lost)}: keeping the image built before\n")
+            out.write(
+                f"\n# Python {choice.base.python} loses {', '.join(choice.lost)}: keeping the image built before\n"
+            )
             return kept
         older = [o for o in options if Version(o.python) < Version(choice.base.python)]
         newer = [o for o in options if Version(o.python) > Version(choice.base.python)]
