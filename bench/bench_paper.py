@@ -148,6 +148,12 @@ def mined_sample(repo: str, cores: int, overlays: list[Path]) -> pd.DataFrame:
     return timed(table[["task_id", "usable", "reason"]], gold, null)
 
 
+def image_tag(repo: str) -> str | None:
+    """The tag of the repository's built image (its recipe's hash): None before one is built."""
+    path = ROOT / "results/images" / f"{repo_slug(repo)}.json"
+    return json.loads(path.read_text()).get("tag") if path.is_file() else None
+
+
 def remove_images(repo: str) -> None:
     """The repository's project images (built, and repaired by gold) and their framework layers."""
     import docker
@@ -223,7 +229,8 @@ def main() -> None:
         snakemake(f"results/images/{repo_slug(repo)}.json", cores=args.cores, overlays=args.overlay)
         pairs, named = chosen_tasks(rows, records, repo, args.sample, args.seed)
         tasks = [t for t, _ in pairs]
-        key = digest([[(t.task_id, t.tests) for t in tasks], HARNESS])[:8]
+        # a new image (another recipe) evaluates anew
+        key = digest([[(t.task_id, t.tests) for t in tasks], HARNESS, image_tag(repo)])[:8]
         name = f"{repo_slug(repo)}-s{args.sample}-{args.seed}-{key}"
         reused = all((OUT / f"{name}.{model}.jsonl").is_file() for model in ("gold", "null"))
         gold, null = evaluate(tasks, name, "gold", 2), evaluate(tasks, name, "null", 2)
