@@ -745,6 +745,32 @@ def test_docker_verbose_tests_keep_their_verdict(image: ImageRecord, clone: Clon
     assert result.status == EvalStatus.PASS, (result.status, result.detail)
 
 
+@pytest.mark.docker
+@pytest.mark.xdist_group("harness_docker")
+def test_docker_shared_memory_is_as_large_as_the_memory_limit(image: ImageRecord, clone: CloneRecord, tmp_path: Path) -> None:  # fmt: skip
+    """A torch DataLoader's workers hand batches over in shared memory: with 16 MB of
+    /dev/shm, ClassyVision's image dataset test died with "Bus error ... out of shared
+    memory". What the candidate puts there counts against its memory limit like any other
+    memory (more than the limit is killed), so the limit is its size."""
+    batch = hostile(
+        "from multiprocessing import shared_memory\n"
+        "batch = shared_memory.SharedMemory(create=True, size=96 << 20)\n"
+        "batch.buf[: 96 << 20] = bytes(96 << 20)\n"
+        "batch.close()\nbatch.unlink()\n"
+        "return np.maximum(np.asarray(x), 0)\n"
+    )
+    hog = hostile(
+        "from multiprocessing import shared_memory\n"
+        "batch = shared_memory.SharedMemory(create=True, size=CFG_MB << 20)\n"
+        "batch.buf[: CFG_MB << 20] = bytes(CFG_MB << 20)\n"
+        "return np.maximum(np.asarray(x), 0)\n".replace("CFG_MB", str(CFG.memory_mb))
+    )
+    gens = [gen(RELU, batch), gen(RELU, hog, sample=1)]
+    fits, over = evaluate_repo(clone, TASKS, gens, image, "docker", CFG, jobs=1, evidence_root=tmp_path)
+    assert fits.status == EvalStatus.PASS, (fits.status, fits.detail)
+    assert not over.passed and over.status != EvalStatus.PASS, (over.status, over.detail)
+
+
 def test_docker_gold_passes_null_fails_naive_agrees(image: ImageRecord, clone: CloneRecord, tmp_path: Path) -> None:
     gens = [
         gen(RELU, GOLD_RELU),

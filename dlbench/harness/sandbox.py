@@ -57,7 +57,6 @@ log = logging.getLogger(__name__)
 
 WORK_DIR = "/tmp/dlbench"
 TMPFS_MB = 512
-SHM_MB = 16
 SUPERVISOR_MB = 384  # the warm supervisor and the tmpfs copies, on top of the candidate's memory
 # Podman mounts writable, unbounded tmpfs at /run and /var/tmp on a read-only root (its
 # read_only_tmpfs default, which Podman 4.3's containers.conf cannot turn off): in a warm
@@ -105,7 +104,9 @@ def container_options(cfg: EvaluateConfig, test_env: Mapping[str, str] | None = 
         # stops no candidate: ctypes runs anonymous executable memory (the audit hook reports
         # ctypes, a loaded library among it), a subprocess runs another interpreter
         "tmpfs": {**tmpfs, **PODMAN_TMPFS} if engine == "podman" else tmpfs,
-        "shm_size": f"{SHM_MB}m",
+        # /dev/shm: a torch DataLoader's workers hand batches over in it. Its pages count against
+        # the memory limit (more than the limit is killed), so it is as large as the limit.
+        "shm_size": f"{cfg.memory_mb}m",
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges"],
         "environment": {
