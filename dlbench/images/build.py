@@ -41,7 +41,7 @@ from requests.exceptions import RequestException
 import docker
 from dlbench.config import ImagesConfig, PythonBase, StorageConfig
 from dlbench.deps.declared import canonical_name, exact_pin
-from dlbench.deps.imports import distribution_for
+from dlbench.deps.imports import any_imports, distribution_for, third_party_imports
 from dlbench.deps.own import own_distribution
 from dlbench.deps.plan import PRIORITY, EnvironmentPlan, drop_priority, plan_environment
 from dlbench.deps.resolve import (
@@ -63,8 +63,10 @@ from dlbench.images.extensions import SYSTEM_PACKAGES as EXTENSION_PACKAGES
 from dlbench.images.extensions import ExtensionBuild, build_outcome, build_script, extension_build
 from dlbench.images.layers import REPO_DIR, RUNNER_UID, STEP_INPUTS, SUPPORT_DIR, DownloadFailed, StepFailed
 from dlbench.images.pythons import PythonChoice
+from dlbench.parsing import Unparsable
 from dlbench.records import DeclaredRequirement, DroppedRequirement, Environment, ImageRecord, ImageStatus, RepairStep
 from dlbench.store import files_digest
+from dlbench.testfiles import is_test_support_file
 
 __all__ = [
     "REPO_DIR",
@@ -109,9 +111,9 @@ class SystemTooOld(RuntimeError):
     base system has (``system_too_old``): ``built`` is the image, kept when no newer Python
     keeps every requirement."""
 
-    def __init__(self, reasons: list[str], built: ImageRecord):
-        super().__init__("; ".join(reasons))
-        self.reasons, self.built = reasons, built
+    def __init__(self, failing: Mapping[str, str], built: ImageRecord):
+        super().__init__("; ".join(failing.values()))
+        self.reasons, self.modules, self.built = list(failing.values()), list(failing), built
 
 
 class EngineUnavailable(RuntimeError):
@@ -496,17 +498,60 @@ def python_too_new(too_new: Mapping[str, TooNew], exact: Mapping[str, str]) -> l
     return found
 
 
-def system_too_old(too_new: Mapping[str, TooNew]) -> list[str]:
+def system_too_old(too_new: Mapping[str, TooNew]) -> dict[str, str]:
     """What in the check says the base image's system is too old for an installed library: a
     compiled module of it needs a C or C++ runtime symbol the system lacks (cornac 2.3's
     wheels, tagged manylinux1, need ``GLIBCXX_3.4.32``, GCC 13's libstdc++; Debian bookworm
     has GCC 12's). No pin of it helps when the project requires those releases
     (recommenders: ``cornac>=2.3.0,<3``); a newer Python's base, a newer system, does."""
-    return [
-        f"{module} needs {found['symbol']}, newer than the base system's C/C++ runtime"
+    return {
+        module: f"{module} needs {found['symbol']}, newer than the base system's C/C++ runtime"
         for module, why in too_new.items()
         if (found := RUNTIME_SYMBOL.search(why.reason))
-    ]
+    }
+
+
+def test_files_lost(imports: Mapping[str, list[str]], kept_lock: Sequence[str], moved_lock: Sequence[str], failing: Collection[str]) -> tuple[int, int]:  # fmt: skip
+    """Of ``imports`` (module → test files importing it anywhere), (test files that import a module of ``failing``, which the image on the old system
+    cannot load; test files that import a distribution ``kept_lock`` has and ``moved_lock``,
+    the newer Python's, lacks): recommenders on 3.12 gains cornac (8 test files) and loses
+    ``tensorflow<2.16``, which has no 3.12 wheel (7)."""
+    kept = set(Lock(pins=list(kept_lock), requirements=[]).versions())
+    moved = set(Lock(pins=list(moved_lock), requirements=[]).versions())
+    staying = {f for m in failing for f in imports.get(m, [])}
+    moving = {f for m, files in imports.items() if distribution_for(m) in kept - moved for f in files}
+    return len(staying), len(moving)
+
+
+def _better_of(kept: ImageRecord, moved: ImageRecord, checkout: Path, failing: Collection[str], out: IO[str]) -> ImageRecord:  # fmt: skip
+    """The image on the newer Python, unless more test files lose an import there (``test_files_lost``;
+    imports inside a ``try`` count: recommenders guards its tensorflow imports)."""
+    tree = disk_tree(checkout)
+    imports = third_party_imports(tree, reader=any_imports)
+    # a failing module is an installed library, even where the project has a folder of its
+    # name (recommenders' own models/cornac/ beside the cornac it imports)
+    imports |= {m: files for m, files in _importers(tree, failing).items() if files}
+    staying, moving = test_files_lost(imports, kept.environment.lock, moved.environment.lock, failing)
+    if moving <= staying:
+        return moved
+    why = f"Python {moved.environment.python_version} loses imports of {moving} test files, the old system {staying}"
+    out.write(f"\n# {why}: keeping the image built before\n")
+    kept.environment.python_tried.append(why)
+    return kept
+
+
+def _importers(tree, modules: Collection[str]) -> dict[str, list[str]]:
+    """Module of ``modules`` → the test files importing it anywhere in them."""
+    found: dict[str, list[str]] = {m: [] for m in modules}
+    for path in sorted(p for p in tree.paths if is_test_support_file(p)):
+        text = tree.read(path)
+        try:
+            named = any_imports(text) if text is not None else set()
+        except Unparsable:
+            continue
+        for module in named & set(modules):
+            found[module].append(path)
+    return found
 
 
 def _minor_release(version: str) -> str:
@@ -525,6 +570,7 @@ def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Ma
     failed: list[str] = []
     moved_older = False  # once: a second older Python seldom fixes what the first did not
     kept: ImageRecord | None = None  # built on a system too old for a library: kept unless a newer Python does better
+    failing: list[str] = []  # the modules it cannot load
     while True:
         choice = _choose_python(client, plan, cfg, checkout, downloads, options, record.base_image, out)
         choice.tried[:0] = failed
@@ -536,14 +582,15 @@ def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Ma
         older = [o for o in options if Version(o.python) < Version(choice.base.python)]
         newer = [o for o in options if Version(o.python) > Version(choice.base.python)]
         try:
-            return _build_on(client, record, checkout, support, cfg, downloads, out, repairs, plan, choice,
-                             bool(older) and not moved_older, bool(newer) and not kept)  # fmt: skip
+            built = _build_on(client, record, checkout, support, cfg, downloads, out, repairs, plan, choice,
+                              bool(older) and not moved_older, bool(newer) and not kept)  # fmt: skip
+            return _better_of(kept, built, checkout, failing, out) if kept else built
         except PythonTooNew as exc:
             options, moved_older = older, True
             failed.append(f"Python {choice.base.python}: {'; '.join(exc.reasons)}")
             out.write(f"\n# {failed[-1]}: choosing among the older Pythons\n")
         except SystemTooOld as exc:
-            options, kept = newer, exc.built
+            options, kept, failing = newer, exc.built, exc.modules
             failed.append(f"Python {choice.base.python}: {'; '.join(exc.reasons)}")
             out.write(f"\n# {failed[-1]}: choosing among the newer Pythons\n")
         except ImageBuildError as exc:
@@ -619,8 +666,8 @@ def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str,
     env = environment_record(plan, lock, target, cfg, reused, choice)
     env.repairs, env.unresolved = repairs, sorted(missing)
     built = record.model_copy(update={"environment": env, "status": ImageStatus.OK})
-    if may_go_newer and (reasons := system_too_old(too_new)):
-        raise SystemTooOld(reasons, built)
+    if may_go_newer and (failing := system_too_old(too_new)):
+        raise SystemTooOld(failing, built)
     return built
 
 
