@@ -190,14 +190,14 @@ def test_a_library_that_fails_at_import_on_the_default_python_is_built_on_an_old
 def test_moving_to_a_newer_system_is_weighed_by_the_test_files_each_side_loses() -> None:
     """recommenders: bookworm cannot load cornac (8 test files import it); on 3.12 the lock
     has no ``tensorflow<2.16`` (7 test files). Whichever loses fewer test files wins."""
-    from dlbench.images.build import test_files_lost
+    from dlbench.images.build import files_lost_either_way
 
     imports = {"cornac": [f"tests/test_c{i}.py" for i in range(8)], "tensorflow": [f"tests/test_t{i}.py" for i in range(7)]}  # fmt: skip
     kept = ["cornac==2.3.0", "numpy==1.26.4", "tensorflow==2.15.1"]
-    assert test_files_lost(imports, kept, ["cornac==2.3.0", "numpy==1.26.4"], ["cornac"]) == (8, 7)
-    assert test_files_lost(imports, kept, kept, ["cornac"]) == (8, 0)
+    assert files_lost_either_way(imports, kept, ["cornac==2.3.0", "numpy==1.26.4"], ["cornac"]) == (8, 7)
+    assert files_lost_either_way(imports, kept, kept, ["cornac"]) == (8, 0)
     imports["tensorflow"] += ["tests/test_t7.py", "tests/test_t8.py"]
-    assert test_files_lost(imports, kept, ["cornac==2.3.0", "numpy==1.26.4"], ["cornac"]) == (8, 9)
+    assert files_lost_either_way(imports, kept, ["cornac==2.3.0", "numpy==1.26.4"], ["cornac"]) == (8, 9)
 
 
 # A library whose compiled module needs a newer libstdc++ than the system has fails at import

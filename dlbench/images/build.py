@@ -56,7 +56,7 @@ from dlbench.deps.resolve import (
 )
 from dlbench.deps.sdists import housed_for
 from dlbench.deps.system import declared_system_packages
-from dlbench.deps.tree import disk_tree
+from dlbench.deps.tree import SourceTree, disk_tree
 from dlbench.images import layers, pythons
 from dlbench.images.envcheck import TooNew, check_script, missing_modules, too_new_libraries
 from dlbench.images.extensions import SYSTEM_PACKAGES as EXTENSION_PACKAGES
@@ -511,11 +511,12 @@ def system_too_old(too_new: Mapping[str, TooNew]) -> dict[str, str]:
     }
 
 
-def test_files_lost(imports: Mapping[str, list[str]], kept_lock: Sequence[str], moved_lock: Sequence[str], failing: Collection[str]) -> tuple[int, int]:  # fmt: skip
-    """Of ``imports`` (module → test files importing it anywhere), (test files that import a module of ``failing``, which the image on the old system
-    cannot load; test files that import a distribution ``kept_lock`` has and ``moved_lock``,
-    the newer Python's, lacks): recommenders on 3.12 gains cornac (8 test files) and loses
-    ``tensorflow<2.16``, which has no 3.12 wheel (7)."""
+def files_lost_either_way(imports: Mapping[str, list[str]], kept_lock: Sequence[str], moved_lock: Sequence[str], failing: Collection[str]) -> tuple[int, int]:  # fmt: skip
+    """Of ``imports`` (module → test files importing it anywhere): (the test files importing a
+    module of ``failing``, which the image on the old system cannot load; those importing a
+    distribution ``kept_lock`` has and ``moved_lock``, the newer Python's, lacks).
+    recommenders on 3.12 loads cornac (1 test file) and loses ``tensorflow<2.16``, which has
+    no 3.12 wheel (7)."""
     kept = set(Lock(pins=list(kept_lock), requirements=[]).versions())
     moved = set(Lock(pins=list(moved_lock), requirements=[]).versions())
     staying = {f for m in failing for f in imports.get(m, [])}
@@ -524,14 +525,14 @@ def test_files_lost(imports: Mapping[str, list[str]], kept_lock: Sequence[str], 
 
 
 def _better_of(kept: ImageRecord, moved: ImageRecord, checkout: Path, failing: Collection[str], out: IO[str]) -> ImageRecord:  # fmt: skip
-    """The image on the newer Python, unless more test files lose an import there (``test_files_lost``;
+    """The image on the newer Python, unless more test files lose an import there (``files_lost_either_way``;
     imports inside a ``try`` count: recommenders guards its tensorflow imports)."""
     tree = disk_tree(checkout)
     imports = third_party_imports(tree, reader=any_imports)
     # a failing module is an installed library, even where the project has a folder of its
     # name (recommenders' own models/cornac/ beside the cornac it imports)
     imports |= {m: files for m, files in _importers(tree, failing).items() if files}
-    staying, moving = test_files_lost(imports, kept.environment.lock, moved.environment.lock, failing)
+    staying, moving = files_lost_either_way(imports, kept.environment.lock, moved.environment.lock, failing)
     if moving <= staying:
         return moved
     why = f"Python {moved.environment.python_version} loses imports of {moving} test files, the old system {staying}"
@@ -540,7 +541,7 @@ def _better_of(kept: ImageRecord, moved: ImageRecord, checkout: Path, failing: C
     return kept
 
 
-def _importers(tree, modules: Collection[str]) -> dict[str, list[str]]:
+def _importers(tree: SourceTree, modules: Collection[str]) -> dict[str, list[str]]:
     """Module of ``modules`` → the test files importing it anywhere in them."""
     found: dict[str, list[str]] = {m: [] for m in modules}
     for path in sorted(p for p in tree.paths if is_test_support_file(p)):
