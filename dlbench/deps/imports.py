@@ -107,12 +107,16 @@ def local_modules(tree: SourceTree) -> set[str]:
 
 
 def third_party_imports(
-    tree: SourceTree, files: Iterable[str] | None = None, reader: Callable[[str], set[str]] = module_imports
+    tree: SourceTree,
+    files: Iterable[str] | None = None,
+    reader: Callable[[str], set[str]] = module_imports,
+    installed: Iterable[str] = (),
 ) -> dict[str, list[str]]:
     """Module → test files importing it (as ``reader`` reads a file: by default what collecting
-    it needs), for modules neither standard nor the project's own."""
+    it needs), for modules neither standard nor the project's own; ``installed``: modules known
+    to be installed libraries even where the project has a folder of that name."""
     files = sorted(files if files is not None else (p for p in tree.paths if is_test_support_file(p)))
-    own = local_modules(tree)
+    own = local_modules(tree) - set(installed)
     found: dict[str, list[str]] = {}
     for path in files:
         text = tree.read(path)

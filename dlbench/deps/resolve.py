@@ -263,9 +263,8 @@ class Availability:
 
     gone: list[tuple[DeclaredRequirement, str]] = field(default_factory=list)  # (requirement, the resolver's words)
     from_source: dict[str, bool] = field(default_factory=dict)  # wheels-only names kept as sdists → compiles
-    relaxed: list[tuple[DeclaredRequirement, DeclaredRequirement, str]] = field(
-        default_factory=list
-    )  # (bounded, bare, why)
+    # (a declaration with a version bound, the same without it, why its bound went)
+    relaxed: list[tuple[DeclaredRequirement, DeclaredRequirement, str]] = field(default_factory=list)
 
 
 def unavailable(

@@ -11,9 +11,9 @@ of the image's date can fail where it built here, and uv's own cache of built wh
 reused where a proxy answers every revalidation as modified). One that compiles native code
 (``pesq``, an audio project's test metric) gives way to the name's wheels where only a
 version bound keeps it from them (``resolve.unavailable``), and is kept otherwise where
-``images.native_sdists`` allows: the image then gets a compiler and Python's headers and builds it for its own Python, and if
-that build fails there, the image build drops it and only its tests lose it
-(``images/build._lock_and_build``). One that does not build here stays dropped with that cause.
+``images.native_sdists`` allows: the image then gets a compiler and Python's headers and
+builds it for its own Python, and if that build fails there, the image build drops it and
+only its tests lose it (``images/build._lock_and_build``). One that does not build here stays dropped with that cause.
 """
 
 from __future__ import annotations

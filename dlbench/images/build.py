@@ -56,17 +56,15 @@ from dlbench.deps.resolve import (
 )
 from dlbench.deps.sdists import housed_for
 from dlbench.deps.system import declared_system_packages
-from dlbench.deps.tree import SourceTree, disk_tree
+from dlbench.deps.tree import disk_tree
 from dlbench.images import layers, pythons
 from dlbench.images.envcheck import TooNew, check_script, missing_modules, too_new_libraries
 from dlbench.images.extensions import SYSTEM_PACKAGES as EXTENSION_PACKAGES
 from dlbench.images.extensions import ExtensionBuild, build_outcome, build_script, extension_build
 from dlbench.images.layers import REPO_DIR, RUNNER_UID, STEP_INPUTS, SUPPORT_DIR, DownloadFailed, StepFailed
 from dlbench.images.pythons import PythonChoice
-from dlbench.parsing import Unparsable
 from dlbench.records import DeclaredRequirement, DroppedRequirement, Environment, ImageRecord, ImageStatus, RepairStep
 from dlbench.store import files_digest
-from dlbench.testfiles import is_test_support_file
 
 __all__ = [
     "REPO_DIR",
@@ -113,7 +111,7 @@ class SystemTooOld(RuntimeError):
 
     def __init__(self, failing: Mapping[str, str], built: ImageRecord):
         super().__init__("; ".join(failing.values()))
-        self.reasons, self.modules, self.built = list(failing.values()), list(failing), built
+        self.failing, self.built = dict(failing), built  # module → why
 
 
 class EngineUnavailable(RuntimeError):
@@ -527,11 +525,9 @@ def files_lost_either_way(imports: Mapping[str, list[str]], kept_lock: Sequence[
 def _better_of(kept: ImageRecord, moved: ImageRecord, checkout: Path, failing: Collection[str], out: IO[str]) -> ImageRecord:  # fmt: skip
     """The image on the newer Python, unless more test files lose an import there (``files_lost_either_way``;
     imports inside a ``try`` count: recommenders guards its tensorflow imports)."""
-    tree = disk_tree(checkout)
-    imports = third_party_imports(tree, reader=any_imports)
     # a failing module is an installed library, even where the project has a folder of its
     # name (recommenders' own models/cornac/ beside the cornac it imports)
-    imports |= {m: files for m, files in _importers(tree, failing).items() if files}
+    imports = third_party_imports(disk_tree(checkout), reader=any_imports, installed=failing)
     staying, moving = files_lost_either_way(imports, kept.environment.lock, moved.environment.lock, failing)
     if moving <= staying:
         return moved
@@ -539,20 +535,6 @@ def _better_of(kept: ImageRecord, moved: ImageRecord, checkout: Path, failing: C
     out.write(f"\n# {why}: keeping the image built before\n")
     kept.environment.python_tried.append(why)
     return kept
-
-
-def _importers(tree: SourceTree, modules: Collection[str]) -> dict[str, list[str]]:
-    """Module of ``modules`` → the test files importing it anywhere in them."""
-    found: dict[str, list[str]] = {m: [] for m in modules}
-    for path in sorted(p for p in tree.paths if is_test_support_file(p)):
-        text = tree.read(path)
-        try:
-            named = any_imports(text) if text is not None else set()
-        except Unparsable:
-            continue
-        for module in named & set(modules):
-            found[module].append(path)
-    return found
 
 
 def _minor_release(version: str) -> str:
@@ -591,8 +573,8 @@ def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Ma
             failed.append(f"Python {choice.base.python}: {'; '.join(exc.reasons)}")
             out.write(f"\n# {failed[-1]}: choosing among the older Pythons\n")
         except SystemTooOld as exc:
-            options, kept, failing = newer, exc.built, exc.modules
-            failed.append(f"Python {choice.base.python}: {'; '.join(exc.reasons)}")
+            options, kept, failing = newer, exc.built, list(exc.failing)
+            failed.append(f"Python {choice.base.python}: {exc}")
             out.write(f"\n# {failed[-1]}: choosing among the newer Pythons\n")
         except ImageBuildError as exc:
             if kept is None:
