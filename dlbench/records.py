@@ -714,13 +714,15 @@ class DroppedRequirement(Record):
 
 class RepairStep(Record):
     """A distribution added after the built image could not import a module its tests need,
-    or pinned below the release that removed a name gold's tests use (``spec``)."""
+    or pinned below the release that removed a name gold's tests use (``spec``); or a Debian
+    package added for a shared library the system lacks (``debian``)."""
 
     round: int
-    module: str
-    distribution: str
+    module: str  # the module, or the shared library's file name (``libgomp.so.1``)
+    distribution: str  # the Python distribution, or the Debian package (``libgomp1``)
     reason: str
     spec: str | None = None  # the requirement added when it is not the bare distribution: ``numpy<2.4``
+    debian: bool = False  # a Debian package installed with the project layer (images/libraries.py)
 
 
 class Environment(Record):
@@ -742,6 +744,8 @@ class Environment(Record):
     frameworks: list[str] = Field(default_factory=list)  # the lock's framework pins (shared layer)
     framework_preferred: bool = False  # pins taken from an existing framework layer
     unresolved: list[str] = Field(default_factory=list)  # modules still missing after the repairs
+    # shared libraries the system still lacks after the repairs (no package of its sources has them)
+    unresolved_libraries: list[str] = Field(default_factory=list)
 
 
 ImageRecord.model_rebuild()  # Environment is defined after it

@@ -17,7 +17,13 @@ import pytest
 from dlbench.config import EvaluateConfig, ImagesConfig, StorageConfig
 from dlbench.harness import gold as gold_module
 from dlbench.harness.evaluate import evaluate_predictions
-from dlbench.harness.gold import evaluate_gold, gold_missing_modules, gold_removed_names, guarded_names
+from dlbench.harness.gold import (
+    evaluate_gold,
+    gold_missing_libraries,
+    gold_missing_modules,
+    gold_removed_names,
+    guarded_names,
+)
 from dlbench.harness.validate import validation_table
 from dlbench.images.envcheck import TooNew, guard_script, missing_modules
 from dlbench.records import (
@@ -69,6 +75,18 @@ def test_missing_modules_come_from_the_causes_and_the_run_detail() -> None:
     assert found["PIL"] == "gold run of t1: a.py::a: missing module PIL.Image"
     assert found["hypothesis"] == "gold run of t3: the run: no report: missing module hypothesis (exit code 1)"
     assert gold_missing_modules([evaluation("t", {"a.py::a": "needs network: x"})]) == {}
+
+
+def test_shared_libraries_the_system_lacks_come_from_gold_failures() -> None:
+    """A test importing its library inside the test (LightGBM, linking libgomp) shows what the
+    image check, which imports at module level, does not."""
+    lacking = "OSError: libgomp.so.1: cannot open shared object file: No such file or directory"
+    found = gold_missing_libraries([
+        evaluation("t1", {"a.py::a": "AssertionError", "a.py::b": lacking}),
+        evaluation("t2", {}, detail=f"tests/c.py cannot be collected: {lacking}"),
+    ])  # fmt: skip
+    assert found == {"libgomp.so.1": f"gold run of t1: a.py::b: {lacking}"}
+    assert gold_missing_libraries([evaluation("t", {"a.py::a": "FileNotFoundError: model.so"})]) == {}
 
 
 def test_a_name_a_newer_release_removed_pins_its_library_below_that_release(

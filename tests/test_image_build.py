@@ -333,6 +333,28 @@ def test_missing_module_is_repaired_and_recorded(base, built, tmp_path: Path) ->
     assert any(pin.startswith("pyyaml==") for pin in record.environment.lock)
 
 
+TEST_OPENMP = "import ctypes\n\nGOMP = ctypes.CDLL('libgomp.so.1')\n\n\ndef test_threads():\n    assert GOMP.omp_get_max_threads() >= 1\n"  # noqa: E501
+TEST_NOWHERE = "import ctypes\n\nctypes.CDLL('libdlbench-nowhere.so.7')\n\n\ndef test_never():\n    pass\n"
+
+
+def test_a_shared_library_the_system_lacks_is_installed_from_the_debian_package_that_has_it(engine, base, built, tmp_path: Path) -> None:  # fmt: skip
+    """LightGBM's wheels link GCC's OpenMP runtime, which a minimal Debian lacks: the loader's
+    ``libgomp.so.1: cannot open shared object file`` is found in the system's own package
+    contents (libgomp1) and installed with the project layer; a library no package has is
+    left, said so, and costs nothing else."""
+    repo, sha = make_repo(tmp_path / "lib", "numpy\n", tests=TEST_OPENMP, more={"tests/test_nowhere.py": TEST_NOWHERE})  # fmt: skip
+    record = build(repo, sha, base, tmp_path / "lib.log", built, {})
+    assert record.status == ImageStatus.OK, record.error
+    steps = record.environment.repairs
+    assert [(s.round, s.module, s.distribution, s.debian) for s in steps] == [(1, "libgomp.so.1", "libgomp1", True)]
+    assert "libgomp.so.1: cannot open shared object file" in steps[0].reason
+    assert record.environment.unresolved_libraries == ["libdlbench-nowhere.so.7"]
+    log = (tmp_path / "lib.log").read_text()
+    assert log.count("no Debian package of this system has libdlbench-nowhere.so.7") == 1, log  # looked up once
+    code, output = run(engine, record.tag, ["python", "-c", "import ctypes; print(ctypes.CDLL('libgomp.so.1').omp_get_max_threads())"])  # fmt: skip
+    assert code == 0 and int(output) >= 1, output
+
+
 def test_a_library_release_failing_at_its_own_import_is_pinned_below(base, built, tmp_path: Path) -> None:
     """jinja2 2.11.3 imports ``soft_unicode``, which markupsafe dropped in 2.1: resolved as of
     2025-01-01 (markupsafe 3.0.2), ``import jinja2`` fails in jinja2's own code; the check

@@ -18,7 +18,14 @@ from pathlib import Path
 from dlbench.config import ImagesConfig
 from dlbench.deps.plan import EnvironmentPlan
 from dlbench.images.build import addition_steps, exactly_pinned, installed_already, pin_steps, python_too_new
-from dlbench.images.envcheck import TooNew, check_script, missing_modules, swallowed_script, too_new_libraries
+from dlbench.images.envcheck import (
+    TooNew,
+    check_script,
+    missing_libraries,
+    missing_modules,
+    swallowed_script,
+    too_new_libraries,
+)
 from dlbench.records import DeclaredRequirement, RepairStep
 from tests.test_mine_callgraph import write_tree
 
@@ -62,6 +69,17 @@ def test_a_library_raising_in_its_own_code_at_import_is_too_new(tmp_path: Path) 
     assert found["dropper"].fallback == "old" and "cannot import name 'gone'" in found["dropper"].reason
     # the collection alone shows the same (a test module's import reaches the library)
     assert sorted(too_new_libraries(check_output(tmp_path, []), own={"pkg"})) == ["broken", "dropper"]
+
+
+def test_a_shared_library_the_system_lacks_is_reported_by_its_file_name(tmp_path: Path) -> None:
+    """The loader's words, from the probe and the collection alike: a Debian package is
+    missing, not a Python distribution (and no release of the library would help)."""
+    for modules in (["needslib", "optional"], []):
+        found = missing_libraries(check_output(tmp_path, modules))
+        assert list(found) == ["libfoo.so.1"] and "libfoo.so.1: cannot open shared" in found["libfoo.so.1"]
+    line = "E   ImportError: /opt/venv/lib/libx.so: libgomp.so.1: cannot open shared object file: No such file"
+    assert list(missing_libraries(line)) == ["libgomp.so.1"]  # the library needing it is named first
+    assert missing_libraries("E   OSError: [Errno 2] No such file or directory: 'weights.so'") == {}
 
 
 def test_a_module_the_projects_own_code_swallowed_the_absence_of_is_reported_missing(tmp_path: Path) -> None:

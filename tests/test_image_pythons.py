@@ -4,7 +4,6 @@ sandbox then run on that Python."""
 
 from __future__ import annotations
 
-import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from dlbench.images.pythons import candidates, choose_python
 from dlbench.records import CloneRecord, CloneStatus, DeclaredRequirement, EvalStatus, ImageRecord, ImageStatus
 from tests.test_harness_run import CFG, FILES, GOLD_RELU, HOSTILE, NULL_RELU, RELU, SLUG, gen
 from tests.test_mine_callgraph import write_tree
+from tests.wheels import pure_wheel
 
 # Debian releases: CI reaches Debian's archive for sure (focal, 3.8, is Ubuntu's: DeepReg's run
 # and a hand run of the test below on it are the 3.8 evidence, docs/ENVIRONMENTS.md)
@@ -221,17 +221,7 @@ def probe_wheel(folder: Path) -> Path:
     """``runtime-probe`` 1.0, a pure wheel, housed where the resolver and the image find it."""
     from dlbench.deps.sdists import house
 
-    wheel = folder / "runtime_probe-1.0-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        archive.writestr("runtime_probe/__init__.py", PROBE)
-        archive.writestr(
-            "runtime_probe-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: runtime-probe\nVersion: 1.0\n"
-        )
-        archive.writestr(
-            "runtime_probe-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-        )
-        archive.writestr("runtime_probe-1.0.dist-info/RECORD", "")
-    house(wheel, folder / "downloads", datetime(2020, 1, 1, tzinfo=UTC))
+    house(pure_wheel(folder, "runtime-probe", {"runtime_probe/__init__.py": PROBE}), folder / "downloads", datetime(2020, 1, 1, tzinfo=UTC))  # fmt: skip
     return folder / "downloads"
 
 

@@ -9,10 +9,7 @@ import re
 import shutil
 import subprocess
 import uuid
-import zipfile
-from base64 import urlsafe_b64encode
 from datetime import UTC, datetime
-from hashlib import sha256
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -41,6 +38,7 @@ from dlbench.report.card import card_file
 from dlbench.report.hub import hub_license, metadata, size_category
 from dlbench.store import read_jsonl, write_json
 from tests.test_tasks_assemble import GOOD, THIN, run_assemble
+from tests.wheels import pure_wheel
 
 DOCKER_INSTRUCTIONS = {"ARG", "FROM", "RUN", "COPY", "ENV", "WORKDIR", "USER", "CMD"}
 # A lock pip installs in seconds: pytest and what it needs, as of mid-2024.
@@ -186,20 +184,32 @@ def test_frameworks_extensions_and_repairs_reach_the_dockerfile(tmp_path):
         "owner__good",
         lock=["opencv-python==4.11.0.86", "torch==2.4.0", *SMALL_LOCK],
         frameworks=["torch==2.4.0"],
-        repairs=[RepairStep(round=1, module="yaml", distribution="pyyaml", reason="gold run: missing module yaml")],
+        repairs=[
+            RepairStep(round=1, module="yaml", distribution="pyyaml", reason="gold run: missing module yaml"),
+            RepairStep(
+                round=1,
+                module="libgomp.so.1",
+                distribution="libgomp1",
+                reason="E   OSError: libgomp.so.1: cannot open shared object file",
+                debian=True,
+            ),  # fmt: skip
+        ],
+        unresolved_libraries=["libcuda.so.1"],
     )
     record.extensions = "built 2 extension module(s) in place in 40 s"
     cfg = ImagesConfig(framework_index_url="https://download.pytorch.org/whl/cpu")
     text = dockerfile(record, "owner/good", cfg, extensions=ExtensionBuild(("cython>=3",)), uv_version="0.5.1")
     steps = instructions(text)
     prepare = next(args for name, args in steps if name == "RUN")
-    # torch's, OpenCV's (its wheel links libGL) and the build's
-    assert "apt-get install -y -qq --no-install-recommends g++ libgl1 libglib2.0-0 python3-dev" in prepare
+    # torch's, OpenCV's (its wheel links libGL), the one a shared library's repair found, and the build's
+    assert "apt-get install -y -qq --no-install-recommends g++ libgl1 libglib2.0-0 libgomp1 python3-dev" in prepare
     assert ("ARG", "FRAMEWORK_INDEX_URL=https://download.pytorch.org/whl/cpu") in steps
     assert ("COPY", "build-extensions.sh /opt/dlbench-build/in/build-extensions.sh") in steps
     build = next(args for name, args in steps if name == "RUN" and "build-extensions.sh" in args)
     assert "uv==0.5.1" in build and "ln -s /opt/dlbench-build/uv-package/bin/uv /opt/dlbench-build/uv" in build
-    assert "# Repairs in the lock: pyyaml (gold run: missing module yaml)" in text
+    assert "# Repairs in the lock: pyyaml (gold run: missing module yaml)\n" in text
+    assert "# Debian packages the repairs added: libgomp1 (E OSError: libgomp.so.1: cannot open" in text
+    assert "# Shared libraries no Debian package provided: libcuda.so.1" in text
     assert "# The checkout's extension modules: built 2 extension module(s) in place in 40 s" in text
 
 
@@ -263,18 +273,9 @@ def test_public_base_runs_the_locks_wheels(python, platform, base):
     assert public_base(python, platform) == base
 
 
-@pytest.mark.docker
 def probe_wheel(tmp_path: Path) -> Path:
     """A pure wheel of a distribution no index has, as the wheelhouse keeps one."""
-    files = {"housed_probe/__init__.py": b"", "dlbench_housed_probe-1.0.dist-info/METADATA":
-             b"Metadata-Version: 2.1\nName: dlbench-housed-probe\nVersion: 1.0\n",
-             "dlbench_housed_probe-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}  # fmt: skip
-    record = "".join(f"{name},sha256={urlsafe_b64encode(sha256(data).digest()).rstrip(b'=').decode()},{len(data)}\n" for name, data in files.items())  # fmt: skip
-    wheel = tmp_path / "dlbench_housed_probe-1.0-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for name, data in {**files, "dlbench_housed_probe-1.0.dist-info/RECORD": f"{record}dlbench_housed_probe-1.0.dist-info/RECORD,,\n".encode()}.items():  # fmt: skip
-            archive.writestr(name, data)
-    return wheel
+    return pure_wheel(tmp_path, "dlbench-housed-probe", {"housed_probe/__init__.py": ""})
 
 
 def test_plain_docker_builds_the_exported_environment_and_runs_a_test(require_docker, tmp_path):

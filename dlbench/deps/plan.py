@@ -38,6 +38,7 @@ class EnvironmentPlan:
     own_names: set[str] = field(default_factory=set)
     local_modules: set[str] = field(default_factory=set)  # names the project's own tree provides
     requires_python: list[str] = field(default_factory=list)  # what the declaration files admit
+    system_packages: list[str] = field(default_factory=list)  # Debian packages the repairs added (shared libraries)
 
     def admits(self, python: str) -> bool:
         return admits_python(self.requires_python, python)

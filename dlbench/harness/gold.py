@@ -36,6 +36,7 @@ from dlbench.harness.evaluate import EVIDENCE_ROOT, evaluate_candidates
 from dlbench.harness.testset import failing_every_run
 from dlbench.images.envcheck import (
     CANNOT_IMPORT,
+    MISSING_LIBRARY,
     TooNew,
     guard_script,
     missing_modules,
@@ -63,6 +64,16 @@ def gold_missing_modules(evaluations: Iterable[Evaluation]) -> dict[str, str]:
     for where, cause in gold_failures(evaluations):
         for match in MISSING_MODULE_CAUSE.finditer(cause):
             found.setdefault(match[1].split(".")[0], f"{where}: {cause}"[:300])
+    return found
+
+
+def gold_missing_libraries(evaluations: Iterable[Evaluation]) -> dict[str, str]:
+    """Shared library file name → the first gold failure that shows the system lacking it
+    (``libgomp.so.1: cannot open shared object file``, where a test imports its library)."""
+    found: dict[str, str] = {}
+    for where, cause in gold_failures(evaluations):
+        for match in MISSING_LIBRARY.finditer(cause):
+            found.setdefault(match["soname"], f"{where}: {cause}"[:300])
     return found
 
 
@@ -137,11 +148,11 @@ def evaluate_gold(
     for round_ in range(1, images.repair_rounds + 1):
         unfound = swallowed_modules(tried, record, images.check_timeout_s)
         missing = gold_missing_modules(tried) | missing_guards(tried, record, images.check_timeout_s) | unfound
-        removed = gold_removed_names(tried)
+        removed, libraries = gold_removed_names(tried), gold_missing_libraries(tried)
         log_path = _round_log(repair_log, round_)
         rebuilt = (
-            _rebuilt(record, checkout, missing, removed, images, downloads, log_path, set(unfound))
-            if missing or removed
+            _rebuilt(record, checkout, missing, removed, images, downloads, log_path, set(unfound), libraries)
+            if missing or removed or libraries
             else None
         )
         if rebuilt is None:
@@ -162,16 +173,16 @@ def evaluate_gold(
 
 def _rebuilt(
     record: ImageRecord, checkout: Path, missing: dict[str, str], removed: dict[str, TooNew],
-    images: ImagesConfig, downloads: Path, log_path: Path, unfound: set[str],
+    images: ImagesConfig, downloads: Path, log_path: Path, unfound: set[str], libraries: dict[str, str],
 ) -> ImageRecord | None:  # fmt: skip
     """The image with ``missing`` and ``removed`` repaired, or None when nothing can be done or
     the rebuild failed (gold's verdicts on the current image stand: a broken repair must not lose them).
     ``unfound``: modules no finder had, so never the project's own whatever its files are named."""
     from dlbench.images.build import repair_project_image
 
-    log.info("gold runs miss %s: repairing %s (%s)", ", ".join(sorted({*missing, *removed})), record.repo, log_path)
+    log.info("gold runs miss %s: repairing %s (%s)", ", ".join(sorted({*missing, *removed, *libraries})), record.repo, log_path)  # fmt: skip
     rebuilt = repair_project_image(
-        record, checkout, missing, log_path, support_files(), images, downloads, removed, unfound
+        record, checkout, missing, log_path, support_files(), images, downloads, removed, unfound, libraries
     )
     if rebuilt is not None and rebuilt.status != ImageStatus.OK:
         log.warning("the repaired image of %s did not build (%s): keeping %s", record.repo, rebuilt.error, record.tag)

@@ -19,6 +19,7 @@ that step only); the sandbox runs the image with ``--network none``.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import os
@@ -58,9 +59,10 @@ from dlbench.deps.sdists import housed_for
 from dlbench.deps.system import declared_system_packages
 from dlbench.deps.tree import disk_tree
 from dlbench.images import layers, pythons
-from dlbench.images.envcheck import TooNew, check_script, missing_modules, too_new_libraries
+from dlbench.images.envcheck import TooNew, check_script, missing_libraries, missing_modules, too_new_libraries
 from dlbench.images.extensions import SYSTEM_PACKAGES as EXTENSION_PACKAGES
 from dlbench.images.extensions import ExtensionBuild, build_outcome, build_script, extension_build
+from dlbench.images.libraries import debian_packages
 from dlbench.images.layers import REPO_DIR, RUNNER_UID, STEP_INPUTS, SUPPORT_DIR, DownloadFailed, StepFailed
 from dlbench.images.pythons import PythonChoice
 from dlbench.records import DeclaredRequirement, DroppedRequirement, Environment, ImageRecord, ImageStatus, RepairStep
@@ -380,6 +382,7 @@ def repair_project_image(
     downloads: Path | None = None,
     removed: Mapping[str, TooNew] | None = None,
     unfound: set[str] | None = None,
+    libraries: Mapping[str, str] | None = None,
 ) -> ImageRecord | None:
     """``record``'s image rebuilt with the distribution of each module in ``missing`` (module →
     the failure that shows it, e.g. a gold run) added, and each installed distribution whose
@@ -387,7 +390,9 @@ def repair_project_image(
     older Python when ``removed`` shows the image's too new (``python_too_new``); None when
     nothing is new: the project's own module, a distribution the lock already holds, a
     framework (pinning it means another framework layer), a bound already tried. ``unfound``:
-    modules of ``missing`` that no finder had while the project's code asked for them."""
+    modules of ``missing`` that no finder had while the project's code asked for them;
+    ``libraries``: shared libraries the system lacks (file name → the failure), each given the
+    Debian package that has it (``library_steps``) unless one was looked up before."""
     images = images or ImagesConfig()
     env = record.environment
     locked = Lock(pins=env.lock if env else [], requirements=[]).versions()
@@ -400,6 +405,7 @@ def repair_project_image(
     new = addition_steps(missing, locked, own, previous, round_)
     exact = exactly_pinned(plan)
     new += pin_steps(removed or {}, locked, own, previous, images, round_, exact)
+    new += _gold_library_steps(record, libraries or {}, previous, round_, downloads)
     too_new = python_too_new(removed or {}, exact) if env else []
     older = older_python(images, record.base_image, plan, env.python_version) if too_new else None
     if not new and not older:
@@ -416,6 +422,19 @@ def repair_project_image(
     return rebuilt
 
 
+def _gold_library_steps(record: ImageRecord, libraries: Mapping[str, str], previous: Sequence[RepairStep], round_: int, downloads: Path | None) -> list[RepairStep]:  # fmt: skip
+    """``library_steps`` for the shared libraries gold's runs lacked that no lookup saw before."""
+    seen = {r.module for r in previous if r.debian} | set(record.environment.unresolved_libraries if record.environment else [])  # fmt: skip
+    wanted = {name: why for name, why in libraries.items() if name not in seen}
+    if not wanted:
+        return []
+    out = io.StringIO()
+    downloads = downloads or StorageConfig().downloads_dir()
+    steps = library_steps(wanted, round_, partial(_throwaway_step, docker_client(), record.tag, downloads=downloads, out=out), out)  # fmt: skip
+    log.info("%s: shared libraries gold's runs lacked: %s", record.repo, "; ".join(f"{s.module} in {s.distribution}" for s in steps) or "no Debian package has them")  # fmt: skip
+    return steps
+
+
 def older_python(images: ImagesConfig, base_image: str, plan: EnvironmentPlan, version: str) -> PythonBase | None:
     """The first Python older than ``version`` in the order builds choose from
     (``pythons.candidates``: the newest older one the project admits, else the newest older one)."""
@@ -427,7 +446,7 @@ def addition_steps(missing: Mapping[str, str], locked: Mapping[str, str], own: s
     module, a distribution the lock holds, or one an earlier round added that the resolver
     could not keep (deepchem's dqc has no wheel for the image's Python: asking again only
     costs a rebuild)."""
-    added = {r.distribution for r in previous if r.spec is None}
+    added = {r.distribution for r in previous if r.spec is None and not r.debian}
     return [
         RepairStep(round=round_, module=module, distribution=distribution, reason=reason)
         for module, reason in missing.items()
@@ -634,20 +653,24 @@ def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str,
     repairs = list(repairs)
     first = max((r.round for r in repairs), default=0) + 1
     own = plan.own_modules()
+    looked_up = {r.module for r in repairs if r.debian}  # shared libraries: one lookup each
+    lookup = partial(_throwaway_step, client, downloads=downloads, out=out)
     for round_ in range(first, first + cfg.repair_rounds + 1):
         lock, reused, record = _lock_and_build(client, record, checkout, support, cfg, downloads, plan, target, out)
-        missing, too_new = _check_after_build(client, record.tag, own, plan, cfg, out)
+        missing, too_new, libraries = _check_after_build(client, record.tag, own, plan, cfg, out)
         if may_go_older and (reasons := python_too_new(too_new, exact)):
             raise PythonTooNew(reasons)
         locked = lock.versions()
         new = addition_steps(missing, locked, own, repairs, round_)
         new += pin_steps(too_new, locked, own, repairs, cfg, round_, exact)
+        new += library_steps({n: why for n, why in libraries.items() if n not in looked_up}, round_, partial(lookup, record.tag), out)  # fmt: skip
+        looked_up |= set(libraries)
         if not new or round_ == first + cfg.repair_rounds:
             break
         repairs += new
         _add_repairs(plan, new, out)
     env = environment_record(plan, lock, target, cfg, reused, choice)
-    env.repairs, env.unresolved = repairs, sorted(missing)
+    env.repairs, env.unresolved, env.unresolved_libraries = repairs, sorted(missing), sorted(libraries)
     built = record.model_copy(update={"environment": env, "status": ImageStatus.OK})
     if may_go_newer and (failing := system_too_old(too_new)):
         raise SystemTooOld(failing, built)
@@ -671,9 +694,11 @@ def _choose_python(client, plan: EnvironmentPlan, cfg: ImagesConfig, checkout: P
 
 
 def _add_repairs(plan: EnvironmentPlan, steps: list[RepairStep], out: IO[str]) -> None:
+    """Python repairs join the plan's requirements; Debian ones its system packages."""
     if not steps:
         return
-    plan.requirements += [DeclaredRequirement(spec=r.spec or r.distribution, name=r.distribution, source=f"repair: {r.reason}", group="repair") for r in steps]  # fmt: skip
+    plan.requirements += [DeclaredRequirement(spec=r.spec or r.distribution, name=r.distribution, source=f"repair: {r.reason}", group="repair") for r in steps if not r.debian]  # fmt: skip
+    plan.system_packages += [r.distribution for r in steps if r.debian]
     out.write("\n# repairs: adding " + ", ".join(f"{r.spec or r.distribution} (round {r.round})" for r in steps) + "\n")
 
 
@@ -684,7 +709,7 @@ def _lock_and_build(client, record: ImageRecord, checkout: Path, support: Mappin
         lock, reused = lock_environment(plan, target, preferred_frameworks(client, record.base_image_id, plan, cfg))
         _log_plan(out, lock, target)
         try:
-            return lock, reused, _build_locked(client, record, checkout, support, cfg, downloads, lock, target, out)
+            return lock, reused, _build_locked(client, record, checkout, support, cfg, downloads, lock, target, out, plan.system_packages)  # fmt: skip
         except StepFailed as exc:
             culprits = _droppable(plan, exc.output)
             if not culprits:
@@ -722,12 +747,14 @@ def _log_plan(out: IO[str], lock: Lock, target: Target) -> None:
     out.flush()
 
 
-def _build_locked(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, lock: Lock, target: Target, out: IO[str]) -> ImageRecord:  # fmt: skip
-    """The framework layer (shared) and the project layer for one lock, reused when built."""
+def _build_locked(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, lock: Lock, target: Target, out: IO[str], repaired: Sequence[str] = ()) -> ImageRecord:  # fmt: skip
+    """The framework layer (shared) and the project layer for one lock, reused when built;
+    ``repaired``: Debian packages the repairs added."""
     target = target.with_package_dates(lock.exclude_newer_package)
     pins = framework_pins(lock, cfg)
     packages = system_packages_for(pins, cfg)
-    own_packages = sorted(set(system_packages_for(lock.pins, cfg)) - set(packages))  # a wheel's libraries (cv2: libGL)
+    # a wheel's libraries (cv2: libGL), and those the repairs found
+    own_packages = sorted({*system_packages_for(lock.pins, cfg), *repaired} - set(packages))
     if lock.native:  # sdists that compile (deps/sdists.py), built by the lock's install
         own_packages = sorted({*own_packages, *EXTENSION_PACKAGES} - set(packages))
     ci_packages = project_system_packages(checkout, cfg, {*packages, *own_packages})
@@ -829,16 +856,33 @@ def _install_step(client, parent: str, args: str, inputs: Mapping[str, str], dow
     return layers.run_step(client, parent, script, inputs, downloads, Path(uv_binary()), host_ca_bundle(), out, target.index_environment(), before_start)  # fmt: skip
 
 
-def _check_after_build(client, tag: str, own: set[str], plan: EnvironmentPlan, cfg: ImagesConfig, out: IO[str]) -> tuple[dict[str, str], dict[str, TooNew]]:  # fmt: skip
-    """Modules the tests need that the image cannot import (module → the line saying so), and
-    the libraries whose release fails at its own import (``envcheck.too_new_libraries``);
-    ``own``: the project's modules."""
+def _check_after_build(client, tag: str, own: set[str], plan: EnvironmentPlan, cfg: ImagesConfig, out: IO[str]) -> tuple[dict[str, str], dict[str, TooNew], dict[str, str]]:  # fmt: skip
+    """Modules the tests need that the image cannot import (module → the line saying so), the
+    libraries whose release fails at its own import (``envcheck.too_new_libraries``), and the
+    shared libraries the system lacks (file name → the line); ``own``: the project's modules."""
     code, output = layers.run_check(client, tag, check_script(plan.imports), cfg.check_timeout_s)
     missing, too_new = missing_modules(output, own), too_new_libraries(output, own)
-    status = "timed out" if code is None else f"{len(missing)} missing module(s), {len(too_new)} failing at import"
-    found = [*missing.items(), *((m, why.reason) for m, why in too_new.items())]
+    libraries = missing_libraries(output)
+    status = "timed out" if code is None else f"{len(missing)} missing module(s), {len(too_new)} failing at import, {len(libraries)} shared librar{'y' if len(libraries) == 1 else 'ies'} missing"  # fmt: skip
+    found = [*missing.items(), *((m, why.reason) for m, why in too_new.items()), *libraries.items()]
     out.write(f"# check: {status}" + "".join(f"\n#   {m}: {line}" for m, line in found) + "\n")
-    return missing, too_new
+    return missing, too_new, libraries
+
+
+def library_steps(libraries: Mapping[str, str], round_: int, run_step: Callable[[str], str], out: IO[str]) -> list[RepairStep]:  # fmt: skip
+    """A step adding the Debian package of each shared library in ``libraries`` (file name →
+    the failure) that the image's sources have (``images/libraries.py``)."""
+    found = debian_packages(run_step, libraries, out)
+    return [RepairStep(round=round_, module=name, distribution=package, reason=libraries[name], debian=True) for name, package in found.items()]  # fmt: skip
+
+
+def _throwaway_step(client, image: str, script: str, downloads: Path, out: IO[str]) -> str:
+    """The output of ``script`` run as a build step on ``image`` (network on), nothing committed."""
+    container = layers.run_step(client, image, script, {}, downloads, Path(uv_binary()), host_ca_bundle(), out)
+    try:
+        return container.logs().decode(errors="replace")
+    finally:
+        container.remove(force=True, v=True)
 
 
 def ships_runner(client: docker.DockerClient, tag: str, support: Mapping[str, bytes]) -> bool:

@@ -175,6 +175,21 @@ def missing_modules(output: str, own: Iterable[str] = ()) -> dict[str, str]:
     return found
 
 
+# A compiled library's dependency the system lacks, in the dynamic loader's words (LightGBM's
+# wheels link GCC's OpenMP runtime: ``libgomp.so.1: cannot open shared object file``): the
+# image's Debian system is missing a package, which ``images/libraries.py`` finds by the file.
+MISSING_LIBRARY = re.compile(r"(?P<soname>[\w.+-]+\.so(?:\.[\w]+)*): cannot open shared object file")
+
+
+def missing_libraries(output: str) -> dict[str, str]:
+    """Shared library file name → the first line of the check's output that reports it missing."""
+    found: dict[str, str] = {}
+    for line in output.splitlines():
+        for match in MISSING_LIBRARY.finditer(line):
+            found.setdefault(match["soname"], line.strip()[:300])
+    return found
+
+
 # A frame as pytest's short traceback shows it, and the exception line after the frames.
 FRAME = re.compile(r"^(?P<path>\S+\.py):\d+: in \S+")
 RAISED = re.compile(r"^E\s+(?P<type>[\w.]+): (?P<message>.*)")

@@ -99,8 +99,12 @@ def lock_text(record: ImageRecord) -> str:
 def system_packages(record: ImageRecord, cfg: ImagesConfig, extensions: ExtensionBuild | None) -> list[str]:
     """The Debian packages of the image: what its locked distributions need at run time and,
     when it builds extensions, a compiler's."""
-    needed = system_packages_for(record.environment.lock if record.environment else [], cfg)
-    return sorted({*needed, *(EXTENSION_PACKAGES if extensions else ())})
+    env = record.environment
+    needed = system_packages_for(env.lock if env else [], cfg)
+    repaired = (
+        [r.distribution for r in env.repairs if r.debian] if env else []
+    )  # shared libraries (images/libraries.py)
+    return sorted({*needed, *repaired, *(EXTENSION_PACKAGES if extensions else ())})
 
 
 def dockerfile(
@@ -178,14 +182,17 @@ def dockerfile(
 def _notes(record: ImageRecord) -> list[str]:
     env = record.environment
     notes = []
-    if env and env.repairs:
-        notes.append(
-            "# Repairs in the lock: " + "; ".join(f"{r.spec or r.distribution} ({r.reason})" for r in env.repairs)
-        )
+    python, debian = ([r for r in env.repairs if r.debian is system] for system in (False, True)) if env else ([], [])
+    if python:
+        notes.append("# Repairs in the lock: " + "; ".join(f"{r.spec or r.distribution} ({r.reason})" for r in python))
+    if debian:
+        notes.append("# Debian packages the repairs added: " + "; ".join(f"{r.distribution} ({r.reason})" for r in debian))  # fmt: skip
     if env and env.dropped:
         notes.append("# Left out: " + "; ".join(f"{d.spec} ({d.reason})" for d in env.dropped))
     if env and env.unresolved:
         notes.append(f"# Modules the tests import that no package provided: {', '.join(env.unresolved)}")
+    if env and env.unresolved_libraries:
+        notes.append(f"# Shared libraries no Debian package provided: {', '.join(env.unresolved_libraries)}")
     if record.extensions:
         notes.append(f"# The checkout's extension modules: {record.extensions}")
     return [" ".join(n.split()) for n in notes]
