@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 
 import pytest
@@ -41,6 +43,18 @@ def test_cache_hit_makes_zero_requests(server, tmp_path):
     second = again.chat(ASK)
     assert second.cached and second.text == first.text and second.cache_key == first.cache_key
     assert server.served == 1 and len(server.log) == 1 and again.usage.requests == 0
+
+
+def test_a_rerun_answered_from_the_cache_never_imports_the_sdk(server, tmp_path):
+    """The SDK takes a second to import: every generate job of a rerun would pay it for nothing."""
+    client_for(server, tmp_path).chat(ASK)
+    script = (
+        "import sys\nfrom dlbench.llm import LLMClient\n"
+        f"client = LLMClient({server.base_url!r}, 'standin-model', cache_dir={str(tmp_path / 'cache')!r})\n"
+        f"assert client.chat({ASK!r}).cached\nprint(sorted(m for m in sys.modules if m.split('.')[0] == 'openai'))\n"
+    )
+    shown = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert shown.strip() == "[]" and server.served == 1
 
 
 def test_key_covers_model_messages_and_parameters(server, tmp_path):

@@ -29,15 +29,17 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-import openai
-from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, Field
 
 from dlbench.config import DEFAULT_MAX_TOKENS, REASONING_TEMPERATURE, LLMEndpoint, ModelConfig, model_family
 from dlbench.llm.responses import ResponseCache, request_key
+
+if TYPE_CHECKING:  # the SDK takes a second to import: a rerun answered from the cache never needs it
+    import openai
 
 log = logging.getLogger(__name__)
 
@@ -153,10 +155,17 @@ class LLMClient:
         self.backoff_s, self.max_backoff_s = backoff_s, max_backoff_s
         self.usage = Usage()
         self._lock = threading.Lock()
-        self._client = openai.OpenAI(
+        self._api_key, self._timeout_s = _api_key(self.endpoint, api_key_env), timeout_s  # a missing key fails now
+
+    @cached_property
+    def _client(self) -> openai.OpenAI:
+        """The SDK's client, made when the first request leaves the cache."""
+        import openai
+
+        return openai.OpenAI(
             base_url=self.endpoint,
-            api_key=_api_key(self.endpoint, api_key_env),
-            timeout=timeout_s,
+            api_key=self._api_key,
+            timeout=self._timeout_s,
             max_retries=0,  # retries are ours: jitter, Retry-After and one place to count them
         )
 
@@ -263,6 +272,8 @@ class LLMClient:
     def _batch_result(self, key: str, batch_id: str, status: int | None, body: Any) -> LLMResult:
         if status != 200:
             return self._failed(key, f"batch {batch_id}: {body}", 1)
+        from openai.types.chat import ChatCompletion
+
         try:
             response = _response(ChatCompletion.model_validate(body))
         except (TypeError, AttributeError, ValueError) as exc:  # ValueError: pydantic's ValidationError
@@ -342,6 +353,8 @@ class LLMClient:
         return LLMResult(text=None, cache_key=key, status=STATUS_API_ERROR, error=error, attempts=attempts)
 
     def _call_with_retries(self, payload: dict[str, Any]) -> tuple[dict[str, Any] | None, int, str | None]:
+        import openai
+
         error = None
         for attempt in range(self.max_retries + 1):
             with self._lock:
@@ -368,6 +381,8 @@ class LLMClient:
         return f"{error}; Retry-After {retry_after:.0f}s exceeds max_backoff_s={self.max_backoff_s:.0f}s: not waiting"
 
     def _call(self, payload: dict[str, Any]) -> dict[str, Any]:
+        import openai
+
         try:
             raw = self._client.chat.completions.with_raw_response.create(**_body(self.model, payload))
         except openai.APIStatusError as exc:
@@ -419,6 +434,8 @@ def _response(completion: Any) -> dict[str, Any]:
     The SDK builds its models without validation, so a broken body arrives as a text, a
     list, or a ChatCompletion with None where a field should be.
     """
+    from openai.types.chat import ChatCompletion
+
     if not isinstance(completion, ChatCompletion):
         raise MalformedReply(f"not a chat completion but a {type(completion).__name__}")
     if not isinstance(completion.choices, list):
