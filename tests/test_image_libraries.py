@@ -5,9 +5,10 @@ from __future__ import annotations
 import io
 import re
 
-from dlbench.images.libraries import LIBRARY_DIR, debian_packages, lookup_script, packages_found
+from dlbench.images.libraries import LIBRARY_DIR, READY, debian_packages, lookup_script, packages_found
 
-APT_FILE = """\
+APT_FILE = f"""\
+{READY}
 found libGLU.so.1 libglu1-mesa: /usr/lib/x86_64-linux-gnu/libGLU.so.1
 found libgomp.so.1 libgomp1: /usr/lib/x86_64-linux-gnu/libgomp.so.1
 found libgomp.so.1 lib32gomp1: /usr/lib/x86_64-linux-gnu/libgomp.so.1
@@ -35,3 +36,9 @@ def test_a_library_no_package_has_is_said_and_nothing_is_run_for_none() -> None:
     assert found == {"libgomp.so.1": "libgomp1"} and len(scripts) == 1
     assert "no Debian package of this system has libcuda.so.1" in out.getvalue()
     assert debian_packages(lambda s: scripts.append(s) or "", {}, out) == {} and len(scripts) == 1
+
+
+def test_an_index_that_could_not_be_read_is_not_taken_for_no_package() -> None:
+    out = io.StringIO()
+    assert debian_packages(lambda s: "E: Failed to fetch http://deb.debian.org/...", {"libgomp.so.1": "x"}, out) == {}
+    assert "could not be read" in out.getvalue() and "no Debian package" not in out.getvalue()

@@ -24,6 +24,7 @@ from dlbench.images.layers import APT_GET
 # a debug file, a plugin folder) is not what it would load.
 LIBRARY_DIR = r"^/(usr/)?lib/([^/]+-linux-gnu/)?"
 FOUND = re.compile(r"^found (?P<soname>\S+) (?P<package>[a-z0-9][a-z0-9+.-]*): /\S+$")
+READY = "# the package contents index is read"  # without it, an empty answer says nothing
 
 
 def lookup_script(sonames: Iterable[str]) -> str:
@@ -33,7 +34,8 @@ def lookup_script(sonames: Iterable[str]) -> str:
         f"apt-file search -x {shlex.quote(LIBRARY_DIR + re.escape(name) + '$')} | sed 's/^/found {name} /'"
         for name in sorted(set(sonames))
     )
-    return f"apt-get update -qq && {APT_GET} apt-file >/dev/null && apt-file update >/dev/null 2>&1; {searches}"
+    index = f"apt-get update -qq && {APT_GET} apt-file >/dev/null && apt-file update >/dev/null 2>&1"
+    return f"{index} && echo {shlex.quote(READY)}; {searches}"
 
 
 def packages_found(output: str) -> dict[str, str]:
@@ -52,7 +54,11 @@ def debian_packages(run_step, sonames: Mapping[str, str], out: IO[str]) -> dict[
     if not sonames:
         return {}
     out.write(f"\n# looking up the Debian packages of {', '.join(sorted(sonames))}\n")
-    found = {name: package for name, package in packages_found(run_step(lookup_script(sonames))).items() if name in sonames}  # fmt: skip
+    output = run_step(lookup_script(sonames))
+    if READY not in output:
+        out.write("# the system's package contents could not be read (no index reached): nothing looked up\n")
+        return {}
+    found = {name: package for name, package in packages_found(output).items() if name in sonames}
     for name in sorted(set(sonames) - set(found)):
         out.write(f"# no Debian package of this system has {name}: its tests stay without it\n")
     return found
