@@ -753,11 +753,11 @@ def _build_locked(client, record: ImageRecord, checkout: Path, support: Mapping[
     target = target.with_package_dates(lock.exclude_newer_package)
     pins = framework_pins(lock, cfg)
     packages = system_packages_for(pins, cfg)
-    # a wheel's libraries (cv2: libGL), and those the repairs found
-    own_packages = sorted({*system_packages_for(lock.pins, cfg), *repaired} - set(packages))
+    own_packages = sorted(set(system_packages_for(lock.pins, cfg)) - set(packages))  # a wheel's libraries (cv2: libGL)
     if lock.native:  # sdists that compile (deps/sdists.py), built by the lock's install
         own_packages = sorted({*own_packages, *EXTENSION_PACKAGES} - set(packages))
-    ci_packages = project_system_packages(checkout, cfg, {*packages, *own_packages})
+    # the CI's, and those the repairs found: each installed where it can be, the rest said
+    ci_packages = sorted({*project_system_packages(checkout, cfg, {*packages, *own_packages}), *repaired} - {*packages, *own_packages})  # fmt: skip
     extensions = extension_build(checkout, set(lock.versions()))
     own = own_distribution(disk_tree(checkout))
     recipe = [*packages, *own_packages, *ci_packages, *(extensions.hash_parts() if extensions else ()), *(own.hash_parts() if own else ())]  # fmt: skip

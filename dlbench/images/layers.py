@@ -93,16 +93,16 @@ APT_GET = "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-re
 
 def apt_script(required: Sequence[str] = (), optional: Sequence[str] = ()) -> str:
     """Shell that installs Debian packages: ``required`` ones or the step fails; each of the
-    ``optional`` ones (what a project's CI installs) where Debian has it, the rest left out
-    with a line saying so. Empty when there is nothing to install; the lists are removed
-    after (they are no test's business)."""
+    ``optional`` ones (what a project's CI installs, a repair's shared library) where Debian
+    has it, the rest left out with a line saying so. Empty when there is nothing to install;
+    the lists are removed after (they are no test's business)."""
     if not required and not optional:
         return ""
     strict = f"; {APT_GET} {' '.join(sorted(required))} >/dev/null" if required else ""
     tried = (
         f"; for p in {' '.join(sorted(optional))}; do"
         f' if apt-cache show --no-all-versions "$p" >/dev/null 2>&1 && {APT_GET} "$p" >/dev/null 2>&1;'
-        ' then echo "# Debian package $p: installed (the project\'s test runs have it)";'
+        ' then echo "# Debian package $p: installed (its tests need it)";'
         ' else echo "# Debian package $p: left out (Debian has none of that name, or it did not install)"; fi; done'
         if optional
         else ""
