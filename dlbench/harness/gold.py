@@ -8,7 +8,9 @@ only when a test runs. Gold is the project's own code, so a gold test failing wi
 'n' from <an installed library>`` when the import guarding n's definition fails
 (``envcheck.guard_script``: Transformers without Pillow), and a test failing on a name it
 never got because the project's own code swallowed a module's absence (``swallowed_modules``:
-small-text without setfit); and a gold test failing on a name
+small-text without setfit); a gold test failing on a shared library the system lacks
+(``libgomp.so.1: cannot open shared object file``) installs the Debian package that has it
+(``images/libraries.py``); and a gold test failing on a name
 an installed library no longer has (``module 'numpy' has no attribute 'in1d'``) pins that
 library below the release that removed it (the one the message names, else the locked
 minor release), as old code meets a newer library than it was written for. At most
