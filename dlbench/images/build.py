@@ -62,8 +62,8 @@ from dlbench.images import layers, pythons
 from dlbench.images.envcheck import TooNew, check_script, missing_libraries, missing_modules, too_new_libraries
 from dlbench.images.extensions import SYSTEM_PACKAGES as EXTENSION_PACKAGES
 from dlbench.images.extensions import ExtensionBuild, build_outcome, build_script, extension_build
-from dlbench.images.libraries import debian_packages
 from dlbench.images.layers import REPO_DIR, RUNNER_UID, STEP_INPUTS, SUPPORT_DIR, DownloadFailed, StepFailed
+from dlbench.images.libraries import debian_packages
 from dlbench.images.pythons import PythonChoice
 from dlbench.records import DeclaredRequirement, DroppedRequirement, Environment, ImageRecord, ImageStatus, RepairStep
 from dlbench.store import files_digest
