@@ -16,7 +16,15 @@ from dlbench.deps.resolve import Target
 from dlbench.deps.tree import SourceTree
 from dlbench.harness.evaluate import evaluate_repo
 from dlbench.images.pythons import candidates, choose_python
-from dlbench.records import CloneRecord, CloneStatus, DeclaredRequirement, EvalStatus, ImageRecord, ImageStatus
+from dlbench.records import (
+    CloneRecord,
+    CloneStatus,
+    DeclaredRequirement,
+    Environment,
+    EvalStatus,
+    ImageRecord,
+    ImageStatus,
+)
 from tests.test_harness_run import CFG, FILES, GOLD_RELU, HOSTILE, NULL_RELU, RELU, SLUG, gen
 from tests.test_mine_callgraph import write_tree
 from tests.wheels import pure_wheel
@@ -198,6 +206,25 @@ def test_moving_to_a_newer_system_is_weighed_by_the_test_files_each_side_loses()
     assert files_lost_either_way(imports, kept, kept, ["cornac"]) == (8, 0)
     imports["tensorflow"] += ["tests/test_t7.py", "tests/test_t8.py"]
     assert files_lost_either_way(imports, kept, ["cornac==2.3.0", "numpy==1.26.4"], ["cornac"]) == (8, 9)
+
+
+def test_a_newer_pythons_lock_that_loses_more_test_files_is_refused_before_its_image_is_built(tmp_path: Path) -> None:  # fmt: skip
+    """The same weighing, on the lock the newer Python resolved, before anything is built
+    (recommenders' second image took 7 minutes to lose the same way)."""
+    from dlbench.deps.resolve import Lock
+    from dlbench.images.build import MoveLoses, weigh_move
+
+    checkout = write_tree(tmp_path / "repo", {
+        "tests/test_cf.py": "import cornac\n",
+        "tests/test_tf.py": "import tensorflow\n",
+        "tests/test_tf_guarded.py": "try:\n    import tensorflow as tf\nexcept ImportError:\n    tf = None\n",
+    })  # fmt: skip
+    env = Environment(python_version="3.11", platform="x86_64-manylinux_2_36", lock=["cornac==2.3.0", "tensorflow==2.15.1"])  # fmt: skip
+    kept = ImageRecord(repo=SLUG, sha="5" * 40, base_image=CFG.base_image, tag=None, build_log="b.log", status=ImageStatus.OK, environment=env)  # fmt: skip
+    weigh = weigh_move(kept, checkout, ["cornac"])
+    with pytest.raises(MoveLoses, match="Python 3.12 loses imports of 2 test files, the old system 1"):
+        weigh(Lock(pins=["cornac==2.3.0"], requirements=[]), "3.12")
+    weigh(Lock(pins=["cornac==2.3.0", "tensorflow==2.16.1"], requirements=[]), "3.12")  # keeps every import: goes on
 
 
 # A library whose compiled module needs a newer libstdc++ than the system has fails at import

@@ -116,6 +116,11 @@ class SystemTooOld(RuntimeError):
         self.failing, self.built = dict(failing), built  # module → why
 
 
+class MoveLoses(RuntimeError):
+    """The newer Python's lock loses imports of more test files than the old system's image
+    (``weigh_move``): that image is kept, and the newer one is not built."""
+
+
 class EngineUnavailable(RuntimeError):
     """The Docker engine does not answer (not a build failure: nothing is recorded)."""
 
@@ -541,18 +546,28 @@ def files_lost_either_way(imports: Mapping[str, list[str]], kept_lock: Sequence[
     return len(staying), len(moving)
 
 
-def _better_of(kept: ImageRecord, moved: ImageRecord, checkout: Path, failing: Collection[str], out: IO[str]) -> ImageRecord:  # fmt: skip
-    """The image on the newer Python, unless more test files lose an import there (``files_lost_either_way``;
-    imports inside a ``try`` count: recommenders guards its tensorflow imports)."""
+def weigh_move(kept: ImageRecord, checkout: Path, failing: Collection[str]) -> Callable[[Lock, str], None]:
+    """A check of a newer Python's lock (and its version) against ``kept``, the image on the
+    old system that cannot load ``failing``: raises ``MoveLoses`` when more test files lose an
+    import with the lock than on the old system (``files_lost_either_way``; imports inside a
+    ``try`` count: recommenders guards its tensorflow imports). Run on the lock, before the
+    newer image is built (recommenders' second image took 7 minutes to lose the same way),
+    and again on the built image's lock, which its repairs may have grown."""
     # a failing module is an installed library, even where the project has a folder of its
     # name (recommenders' own models/cornac/ beside the cornac it imports)
     imports = third_party_imports(disk_tree(checkout), reader=any_imports, installed=failing)
-    staying, moving = files_lost_either_way(imports, kept.environment.lock, moved.environment.lock, failing)
-    if moving <= staying:
-        return moved
-    why = f"Python {moved.environment.python_version} loses imports of {moving} test files, the old system {staying}"
-    out.write(f"\n# {why}: keeping the image built before\n")
-    kept.environment.python_tried.append(why)
+
+    def weigh(lock: Lock, python: str) -> None:
+        staying, moving = files_lost_either_way(imports, kept.environment.lock, lock.pins, failing)
+        if moving > staying:
+            raise MoveLoses(f"Python {python} loses imports of {moving} test files, the old system {staying}")
+
+    return weigh
+
+
+def _kept_over_move(kept: ImageRecord, exc: MoveLoses, out: IO[str]) -> ImageRecord:
+    out.write(f"\n# {exc}: keeping the image built before\n")
+    kept.environment.python_tried.append(str(exc))
     return kept
 
 
@@ -583,10 +598,15 @@ def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Ma
             return kept
         older = [o for o in options if Version(o.python) < Version(choice.base.python)]
         newer = [o for o in options if Version(o.python) > Version(choice.base.python)]
+        weigh = weigh_move(kept, checkout, failing) if kept else None
         try:
             built = _build_on(client, record, checkout, support, cfg, downloads, out, repairs, plan, choice,
-                              bool(older) and not moved_older, bool(newer) and not kept)  # fmt: skip
-            return _better_of(kept, built, checkout, failing, out) if kept else built
+                              bool(older) and not moved_older, bool(newer) and not kept, weigh)  # fmt: skip
+            if weigh:
+                weigh(Lock(pins=built.environment.lock, requirements=[]), choice.base.python)
+            return built
+        except MoveLoses as exc:
+            return _kept_over_move(kept, exc, out)
         except PythonTooNew as exc:
             options, moved_older = older, True
             failed.append(f"Python {choice.base.python}: {'; '.join(exc.reasons)}")
@@ -641,11 +661,11 @@ def _drop_unbuildable(plan: EnvironmentPlan, names: Sequence[str], why: str, out
     out.write(f"\n# {why}, and no other Python has a wheel of it: dropped ({', '.join(names)}), building again\n")
 
 
-def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, out: IO[str], repairs: list[RepairStep], plan: EnvironmentPlan, choice: PythonChoice, may_go_older: bool = False, may_go_newer: bool = False) -> ImageRecord:  # fmt: skip
+def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, out: IO[str], repairs: list[RepairStep], plan: EnvironmentPlan, choice: PythonChoice, may_go_older: bool = False, may_go_newer: bool = False, weigh: Callable[[Lock, str], None] | None = None) -> ImageRecord:  # fmt: skip
     """Build on ``choice``, repairing what the image check finds; raise ``PythonTooNew`` when
     the check shows the Python is too new for the project and ``may_go_older``, and
     ``SystemTooOld`` when, after the repairs, its system is too old for a library and
-    ``may_go_newer``."""
+    ``may_go_newer``; ``weigh`` (``weigh_move``) checks each lock before its image is built."""
     exact = exactly_pinned(plan)
     target = replace(resolution_target(cfg, checkout, downloads, choice.base), omit=tuple(sorted(plan.own_names)))
     base_id = client.images.get(choice.base.image).id
@@ -656,7 +676,7 @@ def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str,
     looked_up = {r.module for r in repairs if r.debian}  # shared libraries: one lookup each
     lookup = partial(_throwaway_step, client, downloads=downloads, out=out)
     for round_ in range(first, first + cfg.repair_rounds + 1):
-        lock, reused, record = _lock_and_build(client, record, checkout, support, cfg, downloads, plan, target, out)
+        lock, reused, record = _lock_and_build(client, record, checkout, support, cfg, downloads, plan, target, out, weigh and partial(weigh, python=choice.base.python))  # fmt: skip
         missing, too_new, libraries = _check_after_build(client, record.tag, own, plan, cfg, out)
         if may_go_older and (reasons := python_too_new(too_new, exact)):
             raise PythonTooNew(reasons)
@@ -702,12 +722,15 @@ def _add_repairs(plan: EnvironmentPlan, steps: list[RepairStep], out: IO[str]) -
     out.write("\n# repairs: adding " + ", ".join(f"{r.spec or r.distribution} (round {r.round})" for r in steps) + "\n")
 
 
-def _lock_and_build(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, plan: EnvironmentPlan, target: Target, out: IO[str]) -> tuple[Lock, bool, ImageRecord]:  # fmt: skip
+def _lock_and_build(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, plan: EnvironmentPlan, target: Target, out: IO[str], weigh: Callable[[Lock], None] | None = None) -> tuple[Lock, bool, ImageRecord]:  # fmt: skip
     """Resolve and build; a package that fails to install (an sdist needing a compiler the
-    image lacks) is dropped when the project does not need it at run time, and recorded."""
+    image lacks) is dropped when the project does not need it at run time, and recorded;
+    ``weigh`` may refuse the lock before anything is built (``MoveLoses``)."""
     for _ in range(MAX_INSTALL_RETRIES):
         lock, reused = lock_environment(plan, target, preferred_frameworks(client, record.base_image_id, plan, cfg))
         _log_plan(out, lock, target)
+        if weigh:
+            weigh(lock)
         try:
             return lock, reused, _build_locked(client, record, checkout, support, cfg, downloads, lock, target, out, plan.system_packages)  # fmt: skip
         except StepFailed as exc:
