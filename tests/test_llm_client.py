@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 
+import openai  # noqa: F401  (imported once here: the SDK's one-time import is not what the timings below measure)
 import pytest
 
 from dlbench.config import LLMEndpoint, ModelConfig

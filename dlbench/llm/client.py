@@ -28,7 +28,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
@@ -156,18 +155,23 @@ class LLMClient:
         self.usage = Usage()
         self._lock = threading.Lock()
         self._api_key, self._timeout_s = _api_key(self.endpoint, api_key_env), timeout_s  # a missing key fails now
+        self._sdk: openai.OpenAI | None = None
+        self._sdk_lock = threading.Lock()
 
-    @cached_property
     def _client(self) -> openai.OpenAI:
-        """The SDK's client, made when the first request leaves the cache."""
-        import openai
+        """The SDK's client, made once (concurrent requests wait for it) when the first
+        request leaves the cache."""
+        with self._sdk_lock:
+            if self._sdk is None:
+                import openai
 
-        return openai.OpenAI(
-            base_url=self.endpoint,
-            api_key=self._api_key,
-            timeout=self._timeout_s,
-            max_retries=0,  # retries are ours: jitter, Retry-After and one place to count them
-        )
+                self._sdk = openai.OpenAI(
+                    base_url=self.endpoint,
+                    api_key=self._api_key,
+                    timeout=self._timeout_s,
+                    max_retries=0,  # retries are ours: jitter, Retry-After and one place to count them
+                )
+            return self._sdk
 
     @classmethod
     def from_endpoint(cls, cfg: LLMEndpoint | ModelConfig, cache_dir: str | Path, **overrides: Any) -> LLMClient:
@@ -253,7 +257,7 @@ class LLMClient:
 
     def _run_batch(self, payloads: dict[str, dict[str, Any]], poll_s: float) -> dict[str, LLMResult]:
         state = self.cache.root / "batches" / f"{request_key(sorted(payloads))}.json"
-        api = self._client.with_options(max_retries=self.max_retries)  # the SDK honours Retry-After
+        api = self._client().with_options(max_retries=self.max_retries)  # the SDK honours Retry-After
         batch = self._attach(api, state) or self._submit(api, payloads, state)
         log.info("batch %s: %d requests, %s", batch.id, len(payloads), batch.status)
         for poll in itertools.count():
@@ -384,7 +388,7 @@ class LLMClient:
         import openai
 
         try:
-            raw = self._client.chat.completions.with_raw_response.create(**_body(self.model, payload))
+            raw = self._client().chat.completions.with_raw_response.create(**_body(self.model, payload))
         except openai.APIStatusError as exc:
             if exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500:
                 raise _Retryable(_describe(exc), _retry_after(exc)) from exc
