@@ -546,18 +546,17 @@ def files_lost_either_way(imports: Mapping[str, list[str]], kept_lock: Sequence[
     return len(staying), len(moving)
 
 
-def weigh_move(kept: ImageRecord, checkout: Path, failing: Collection[str]) -> Callable[[Lock, str], None]:
-    """A check of a newer Python's lock (and its version) against ``kept``, the image on the
-    old system that cannot load ``failing``: raises ``MoveLoses`` when more test files lose an
-    import with the lock than on the old system (``files_lost_either_way``; imports inside a
-    ``try`` count: recommenders guards its tensorflow imports). Run on the lock, before the
-    newer image is built (recommenders' second image took 7 minutes to lose the same way),
-    and again on the built image's lock, which its repairs may have grown."""
+def weigh_move(kept: ImageRecord, checkout: Path, failing: Collection[str], python: str) -> Callable[[Lock], None]:
+    """A check of a lock of the newer ``python`` against ``kept``, the image on the old system
+    that cannot load ``failing``: raises ``MoveLoses`` when more test files lose an import with
+    the lock than on the old system (``files_lost_either_way``; imports inside a ``try`` count:
+    recommenders guards its tensorflow imports). Run on each repair round's lock before its
+    image is built (recommenders' second image took 7 minutes to lose the same way)."""
     # a failing module is an installed library, even where the project has a folder of its
     # name (recommenders' own models/cornac/ beside the cornac it imports)
     imports = third_party_imports(disk_tree(checkout), reader=any_imports, installed=failing)
 
-    def weigh(lock: Lock, python: str) -> None:
+    def weigh(lock: Lock) -> None:
         staying, moving = files_lost_either_way(imports, kept.environment.lock, lock.pins, failing)
         if moving > staying:
             raise MoveLoses(f"Python {python} loses imports of {moving} test files, the old system {staying}")
@@ -598,13 +597,10 @@ def _build_with_repairs(client, record: ImageRecord, checkout: Path, support: Ma
             return kept
         older = [o for o in options if Version(o.python) < Version(choice.base.python)]
         newer = [o for o in options if Version(o.python) > Version(choice.base.python)]
-        weigh = weigh_move(kept, checkout, failing) if kept else None
+        weigh = weigh_move(kept, checkout, failing, choice.base.python) if kept else None
         try:
-            built = _build_on(client, record, checkout, support, cfg, downloads, out, repairs, plan, choice,
-                              bool(older) and not moved_older, bool(newer) and not kept, weigh)  # fmt: skip
-            if weigh:
-                weigh(Lock(pins=built.environment.lock, requirements=[]), choice.base.python)
-            return built
+            return _build_on(client, record, checkout, support, cfg, downloads, out, repairs, plan, choice,
+                             bool(older) and not moved_older, bool(newer) and not kept, weigh)  # fmt: skip
         except MoveLoses as exc:
             return _kept_over_move(kept, exc, out)
         except PythonTooNew as exc:
@@ -661,7 +657,7 @@ def _drop_unbuildable(plan: EnvironmentPlan, names: Sequence[str], why: str, out
     out.write(f"\n# {why}, and no other Python has a wheel of it: dropped ({', '.join(names)}), building again\n")
 
 
-def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, out: IO[str], repairs: list[RepairStep], plan: EnvironmentPlan, choice: PythonChoice, may_go_older: bool = False, may_go_newer: bool = False, weigh: Callable[[Lock, str], None] | None = None) -> ImageRecord:  # fmt: skip
+def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, out: IO[str], repairs: list[RepairStep], plan: EnvironmentPlan, choice: PythonChoice, may_go_older: bool = False, may_go_newer: bool = False, weigh: Callable[[Lock], None] | None = None) -> ImageRecord:  # fmt: skip
     """Build on ``choice``, repairing what the image check finds; raise ``PythonTooNew`` when
     the check shows the Python is too new for the project and ``may_go_older``, and
     ``SystemTooOld`` when, after the repairs, its system is too old for a library and
@@ -676,7 +672,7 @@ def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str,
     looked_up = {r.module for r in repairs if r.debian}  # shared libraries: one lookup each
     lookup = partial(_throwaway_step, client, downloads=downloads, out=out)
     for round_ in range(first, first + cfg.repair_rounds + 1):
-        lock, reused, record = _lock_and_build(client, record, checkout, support, cfg, downloads, plan, target, out, weigh and partial(weigh, python=choice.base.python))  # fmt: skip
+        lock, reused, record = _lock_and_build(client, record, checkout, support, cfg, downloads, plan, target, out, weigh)  # fmt: skip
         missing, too_new, libraries = _check_after_build(client, record.tag, own, plan, cfg, out)
         if may_go_older and (reasons := python_too_new(too_new, exact)):
             raise PythonTooNew(reasons)
