@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from dlbench.config import EvaluateConfig, ImagesConfig
 from dlbench.harness.code import support_files
@@ -49,6 +50,7 @@ from dlbench.records import CloneRecord, Evaluation, ImageRecord, ImageStatus
 from dlbench.store import read_json, write_json, write_jsonl
 
 log = logging.getLogger(__name__)
+K = TypeVar("K", bound=Hashable)
 
 MISSING_MODULE_CAUSE = re.compile(r"missing module ([\w.]+)")  # verdict.describe's words
 
@@ -60,23 +62,24 @@ def gold_failures(evaluations: Iterable[Evaluation]) -> Iterator[tuple[str, str]
             yield f"gold run of {e.task_id}: {node}", cause
 
 
+def first_failures(evaluations: Iterable[Evaluation], pattern: re.Pattern, key: Callable[[re.Match], K]) -> dict[K, str]:  # fmt: skip
+    """``key(match)`` → the first gold failure (task, test, cause) whose cause ``pattern`` matches."""
+    found: dict[K, str] = {}
+    for where, cause in gold_failures(evaluations):
+        for match in pattern.finditer(cause):
+            found.setdefault(key(match), f"{where}: {cause}"[:300])
+    return found
+
+
 def gold_missing_modules(evaluations: Iterable[Evaluation]) -> dict[str, str]:
     """Top-level module → the first gold failure that shows it missing (task, test, cause)."""
-    found: dict[str, str] = {}
-    for where, cause in gold_failures(evaluations):
-        for match in MISSING_MODULE_CAUSE.finditer(cause):
-            found.setdefault(match[1].split(".")[0], f"{where}: {cause}"[:300])
-    return found
+    return first_failures(evaluations, MISSING_MODULE_CAUSE, lambda m: m[1].split(".")[0])
 
 
 def gold_missing_libraries(evaluations: Iterable[Evaluation]) -> dict[str, str]:
     """Shared library file name → the first gold failure that shows the system lacking it
     (``libgomp.so.1: cannot open shared object file``, where a test imports its library)."""
-    found: dict[str, str] = {}
-    for where, cause in gold_failures(evaluations):
-        for match in MISSING_LIBRARY.finditer(cause):
-            found.setdefault(match["soname"], f"{where}: {cause}"[:300])
-    return found
+    return first_failures(evaluations, MISSING_LIBRARY, lambda m: m["soname"])
 
 
 def gold_removed_names(evaluations: Iterable[Evaluation]) -> dict[str, TooNew]:
@@ -92,11 +95,7 @@ def gold_removed_names(evaluations: Iterable[Evaluation]) -> dict[str, TooNew]:
 
 def guarded_names(evaluations: Iterable[Evaluation]) -> dict[tuple[str, str], str]:
     """(library file, name) → the first gold failure on a name an installed library did not define."""
-    found: dict[tuple[str, str], str] = {}
-    for where, cause in gold_failures(evaluations):
-        for match in CANNOT_IMPORT.finditer(cause):
-            found.setdefault((match["path"], match["name"]), f"{where}: {cause}"[:300])
-    return found
+    return first_failures(evaluations, CANNOT_IMPORT, lambda m: (m["path"], m["name"]))
 
 
 def missing_guards(evaluations: Iterable[Evaluation], image: ImageRecord, timeout_s: float) -> dict[str, str]:
