@@ -429,13 +429,12 @@ def repair_project_image(
 
 def _gold_library_steps(record: ImageRecord, libraries: Mapping[str, str], previous: Sequence[RepairStep], round_: int, downloads: Path | None) -> list[RepairStep]:  # fmt: skip
     """``library_steps`` for the shared libraries gold's runs lacked that no lookup saw before."""
-    seen = {r.module for r in previous if r.debian} | set(record.environment.unresolved_libraries if record.environment else [])  # fmt: skip
-    wanted = {name: why for name, why in libraries.items() if name not in seen}
-    if not wanted:
+    seen = _looked_up(previous) | set(record.environment.unresolved_libraries if record.environment else [])
+    if not set(libraries) - seen:
         return []
     out = io.StringIO()
     downloads = downloads or StorageConfig().downloads_dir()
-    steps = library_steps(wanted, round_, partial(_throwaway_step, docker_client(), record.tag, downloads=downloads, out=out), out)  # fmt: skip
+    steps = library_steps(libraries, seen, round_, partial(_throwaway_step, docker_client(), record.tag, downloads=downloads, out=out), out)  # fmt: skip
     log.info("%s: shared libraries gold's runs lacked: %s", record.repo, "; ".join(f"{s.module} in {s.distribution}" for s in steps) or "no Debian package has them")  # fmt: skip
     return steps
 
@@ -669,7 +668,7 @@ def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str,
     repairs = list(repairs)
     first = max((r.round for r in repairs), default=0) + 1
     own = plan.own_modules()
-    looked_up = {r.module for r in repairs if r.debian}  # shared libraries: one lookup each
+    looked_up = _looked_up(repairs)  # shared libraries: one lookup each
     lookup = partial(_throwaway_step, client, downloads=downloads, out=out)
     for round_ in range(first, first + cfg.repair_rounds + 1):
         lock, reused, record = _lock_and_build(client, record, checkout, support, cfg, downloads, plan, target, out, weigh)  # fmt: skip
@@ -679,7 +678,7 @@ def _build_on(client, record: ImageRecord, checkout: Path, support: Mapping[str,
         locked = lock.versions()
         new = addition_steps(missing, locked, own, repairs, round_)
         new += pin_steps(too_new, locked, own, repairs, cfg, round_, exact)
-        new += library_steps({n: why for n, why in libraries.items() if n not in looked_up}, round_, partial(lookup, record.tag), out)  # fmt: skip
+        new += library_steps(libraries, looked_up, round_, partial(lookup, record.tag), out)
         looked_up |= set(libraries)
         if not new or round_ == first + cfg.repair_rounds:
             break
@@ -888,11 +887,18 @@ def _check_after_build(client, tag: str, own: set[str], plan: EnvironmentPlan, c
     return missing, too_new, libraries
 
 
-def library_steps(libraries: Mapping[str, str], round_: int, run_step: Callable[[str], str], out: IO[str]) -> list[RepairStep]:  # fmt: skip
+def library_steps(libraries: Mapping[str, str], seen: Collection[str], round_: int, run_step: Callable[[str], str], out: IO[str]) -> list[RepairStep]:  # fmt: skip
     """A step adding the Debian package of each shared library in ``libraries`` (file name →
-    the failure) that the image's sources have (``images/libraries.py``)."""
-    found = debian_packages(run_step, libraries, out)
-    return [RepairStep(round=round_, module=name, distribution=package, reason=libraries[name], debian=True) for name, package in found.items()]  # fmt: skip
+    the failure) that the image's sources have (``images/libraries.py``); those ``seen``
+    were looked up before."""
+    wanted = {name: why for name, why in libraries.items() if name not in seen}
+    found = debian_packages(run_step, wanted, out)
+    return [RepairStep(round=round_, module=name, distribution=package, reason=wanted[name], debian=True) for name, package in found.items()]  # fmt: skip
+
+
+def _looked_up(repairs: Sequence[RepairStep]) -> set[str]:
+    """The shared libraries an earlier repair gave a Debian package."""
+    return {r.module for r in repairs if r.debian}
 
 
 def _throwaway_step(client, image: str, script: str, downloads: Path, out: IO[str]) -> str:

@@ -101,9 +101,8 @@ def system_packages(record: ImageRecord, cfg: ImagesConfig, extensions: Extensio
     when it builds extensions, a compiler's."""
     env = record.environment
     needed = system_packages_for(env.lock if env else [], cfg)
-    repaired = (
-        [r.distribution for r in env.repairs if r.debian] if env else []
-    )  # shared libraries (images/libraries.py)
+    # the shared libraries' packages a repair found (images/libraries.py)
+    repaired = [r.distribution for r in env.repairs if r.debian] if env else []
     return sorted({*needed, *repaired, *(EXTENSION_PACKAGES if extensions else ())})
 
 
