@@ -87,6 +87,31 @@ setup(name="acme", install_requires=BASE + ["pandas"], extras_require=EXTRAS, te
     assert specs(found, "test") == ["pytest"]
 
 
+def test_setup_py_functions_that_only_return_their_lists_are_read() -> None:
+    """``install_requires=_install_requires()`` whose function returns module-level lists
+    joined (sparseml's setup.py: nothing of it was read, its runtime pins and extras with it);
+    an item computed from what only running the file knows (an f-string, a flag) is left out."""
+    found = declared_requirements(tree_of({"setup.py": """
+is_release = os.environ.get("RELEASE")
+_deps = ["numpy>=1.17.0,<2.0", "onnx<1.15"]
+_nm_deps = [f"{'zoo' if is_release else 'zoo-nightly'}>=1.7"]
+_torch_deps = ["torch>=1.7"]
+def _install_requires():
+    \"\"\"What it needs.\"\"\"
+    return _nm_deps + _deps
+def _extras():
+    return {"torch": _torch_deps, "transformers": _torch_deps + ["transformers<4.41"]}
+def _loops():
+    return _loops()
+def _reads(path):
+    return [path]
+setup(name="acme", install_requires=_install_requires(), extras_require=_extras(), tests_require=_loops() or _reads("x"))
+"""}))  # fmt: skip
+    assert specs(found, "runtime") == ["numpy<2.0,>=1.17.0", "onnx<1.15"]
+    assert specs(found, "extra:transformers") == ["torch>=1.7", "transformers<4.41"]
+    assert specs(found, "extra:torch") == ["torch>=1.7"] and specs(found, "test") == []
+
+
 def test_setup_py_arguments_passed_as_a_mapping_are_read() -> None:
     """``setup(**configuration)``: the keyword arguments live in a module-level dict whose other
     entries are computed (``readme()``): its literal ones are still the declarations."""

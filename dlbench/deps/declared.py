@@ -525,10 +525,29 @@ def _call_name(call: ast.Call) -> str | None:
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
 
 
+# A function's returned expression among the module's names, under a key no identifier can
+# be: sparseml's ``setup(install_requires=_setup_install_requires(), ...)``, whose functions
+# return ``_nm_deps + _deps`` and a dict of module-level lists.
+RETURNS = "{}()"
+
+
+def _only_return(function: ast.FunctionDef) -> ast.expr | None:
+    """The expression a function without parameters returns when returning it is all it does
+    (a docstring aside); evaluated where it is called, against the module's names then."""
+    arguments = function.args
+    if arguments.args or arguments.posonlyargs or arguments.kwonlyargs or arguments.vararg or arguments.kwarg:
+        return None
+    body = function.body[1:] if ast.get_docstring(function) is not None else function.body
+    return body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+
+
 def _module_literals(module: ast.Module) -> dict[str, object]:
-    """Module-level ``NAME = <literal>`` and ``NAME[key] = <literal>`` bindings, in order."""
+    """Module-level ``NAME = <literal>`` and ``NAME[key] = <literal>`` bindings, in order, and
+    each function that takes nothing and only returns an expression (``RETURNS``)."""
     names: dict[str, object] = {}
     for node in module.body:
+        if isinstance(node, ast.FunctionDef) and (returned := _only_return(node)) is not None:
+            names[RETURNS.format(node.name)] = returned
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
             continue
         target, value = node.targets[0], _literal(node.value, names)
@@ -565,12 +584,16 @@ def _literal(node: ast.AST, names: dict[str, object]) -> object:
 
 
 def _literal_call(call: ast.Call, names: dict[str, object]) -> object:
-    """The idioms setup.py files build extras with: ``list(set(sum(EXTRAS.values(), [])))``."""
+    """The idioms setup.py files build extras with: ``list(set(sum(EXTRAS.values(), [])))``,
+    and a call of a module-level function that only returns an expression (``_only_return``)."""
     func, args = call.func, call.args
     if isinstance(func, ast.Attribute) and func.attr == "values" and not args:
         container = _literal(func.value, names)
         return list(container.values()) if isinstance(container, dict) else None
     name = func.id if isinstance(func, ast.Name) else None
+    returned = names.get(RETURNS.format(name)) if name and not args and not call.keywords else None
+    if isinstance(returned, ast.expr):  # evaluated without itself: a function returning its own call ends
+        return _literal(returned, {k: v for k, v in names.items() if k != RETURNS.format(name)})
     first = _literal(args[0], names) if args else None
     if name in ("list", "set", "sorted", "tuple") and isinstance(first, list):
         return list(dict.fromkeys(first))
