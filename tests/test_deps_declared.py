@@ -112,6 +112,40 @@ setup(name="acme", install_requires=_install_requires(), extras_require=_extras(
     assert specs(found, "extra:torch") == ["torch>=1.7"] and specs(found, "test") == []
 
 
+def test_requirements_files_setup_py_reads_decide_what_the_folders_others_are() -> None:
+    """roboflow inference's setup.py reads 15 of its requirements folder's files into
+    ``install_requires``; the others (GPU builds, flash-attn, other runtimes) are alternatives,
+    read as extras, not as the runtime every image must hold. A file read by a parameterless
+    function (``os.path.join(HERE, 'requirements', 'main.txt')``) counts too, and so does a
+    file discovery would not read on its own (``deps/testing.txt``); a file whose name says
+    test keeps that group; a folder setup.py reads nothing from stays as it was."""
+    found = declared_requirements(tree_of({
+        "setup.py": """
+import os
+def read(paths):
+    return [line for p in paths for line in open(p)]
+def main_requirements():
+    with open(os.path.join(os.path.dirname(__file__), "requirements", "main.txt")) as f:
+        return f.read().splitlines()
+setup(name="acme", install_requires=read(["requirements/_requirements.txt", "requirements/requirements.cpu.txt",
+      "requirements/requirements.test.unit.txt"]) + main_requirements(),
+      extras_require={"sam": read(["requirements/requirements.sam.txt"])}, tests_require=read(["deps/testing.txt"]))
+""",
+        "requirements/_requirements.txt": "numpy\n",
+        "requirements/requirements.cpu.txt": "onnxruntime\n",
+        "requirements/requirements.gpu.txt": "onnxruntime-gpu\n",
+        "requirements/requirements.pali.flash_attn.txt": "flash-attn\n",
+        "requirements/requirements.test.unit.txt": "pytest\n",
+        "requirements/requirements.sam.txt": "rasterio\n",
+        "requirements/main.txt": "scipy\n",
+        "deps/testing.txt": "hypothesis\n",
+        "other/requirements.txt": "pandas\n",
+    }))  # fmt: skip
+    assert sorted(specs(found, "runtime")) == ["numpy", "onnxruntime", "pandas", "scipy"]
+    assert specs(found, "extra:gpu") == ["onnxruntime-gpu"] and specs(found, "extra:pali.flash_attn") == ["flash-attn"]
+    assert specs(found, "extra:sam") == ["rasterio"] and specs(found, "test") == ["hypothesis", "pytest"]
+
+
 def test_setup_py_arguments_passed_as_a_mapping_are_read() -> None:
     """``setup(**configuration)``: the keyword arguments live in a module-level dict whose other
     entries are computed (``readme()``): its literal ones are still the declarations."""

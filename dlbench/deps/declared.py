@@ -102,6 +102,8 @@ class Declarations:
     files: list[str] = field(default_factory=list)  # the declaration files read
     own_extras: list[tuple[frozenset[str], str, str]] = field(default_factory=list)  # (extras, source, group)
     requires_python: list[str] = field(default_factory=list)  # the Pythons each declaration file admits
+    # Requirements files setup.py reads into an argument → that argument's group (``_setup_files``).
+    setup_files: dict[str, str] = field(default_factory=dict)
 
     def admits(self, python: str) -> bool:
         return admits_python(self.requires_python, python)
@@ -297,7 +299,29 @@ def _reader_for(path: str):
 
 
 def _read_requirements_file(tree: SourceTree, path: str, text: str, found: Declarations, seen: set[str]) -> None:
-    _requirements_lines(tree, path, text, found, seen, _requirements_group(path))
+    _requirements_lines(tree, path, text, found, seen, _file_group(path, found.setup_files))
+
+
+def _file_group(path: str, setup_files: dict[str, str]) -> str:
+    """A requirements file's group: its name's (docs, test, dev) first, else the setup.py
+    argument that reads it; a file beside those setup.py reads that it does not is an
+    alternative or an extra (roboflow inference's ``requirements/requirements.gpu.txt`` beside
+    the ``.cpu.txt`` its ``install_requires`` reads), never the runtime."""
+    named = _requirements_group(path)
+    if named != "runtime":
+        return named
+    if path in setup_files:
+        return setup_files[path]
+    folder = PurePosixPath(path).parent
+    if any(PurePosixPath(f).parent == folder for f in setup_files):
+        return f"extra:{_extra_name(path)}"
+    return named
+
+
+def _extra_name(path: str) -> str:
+    """``requirements/requirements.pali.flash_attn.txt`` → ``pali.flash_attn``."""
+    words = [w for w in PurePosixPath(path).stem.split(".") if w.lower() not in ("requirements", "requirement", "")]
+    return ".".join(words) or PurePosixPath(path).stem
 
 
 def _requirements_lines(
@@ -483,6 +507,10 @@ def _read_setup_py(tree: SourceTree, path: str, text: str, found: Declarations, 
         return
     names = _module_literals(module)
     for call in (n for n in ast.walk(module) if isinstance(n, ast.Call) and _call_name(n) == "setup"):
+        named = _setup_files(tree, path, call, module)
+        found.setup_files.update(named)
+        for file in (f for f in named if not is_dependency_file(f)):  # not read in its own right
+            _requirements_lines(tree, file, tree.read(file) or "", found, seen, _file_group(file, found.setup_files))
         for arg, value in _setup_arguments(call, names):
             if arg == "python_requires":
                 _add_python(found, value)
@@ -492,6 +520,48 @@ def _read_setup_py(tree: SourceTree, path: str, text: str, found: Declarations, 
                 for name, specs in value.items():
                     if isinstance(specs, list):
                         _add_all(found, specs, f"{path} setup(extras_require[{name!r}])", f"extra:{name}")
+
+
+SETUP_GROUPS = {"install_requires": "runtime", "tests_require": "test"}
+
+
+def _setup_files(tree: SourceTree, path: str, call: ast.Call, module: ast.Module) -> dict[str, str]:
+    """Requirements files of the tree that a ``setup(...)`` argument names → its group:
+    ``install_requires=read_requirements(["requirements/_requirements.txt", ...])``, and a
+    function without parameters that the argument calls (neupy's ``get_requirements()`` joins
+    ``'requirements', 'main.txt'``); ``extras_require={"sam": read(...)}`` names ``extra:sam``."""
+    functions = {f.name: f for f in module.body if isinstance(f, ast.FunctionDef) and _takes_nothing(f)}
+    root = PurePosixPath(path).parent
+    named: dict[str, str] = {}
+    for keyword in call.keywords:
+        arguments = [(SETUP_GROUPS.get(keyword.arg or ""), keyword.value)]
+        if keyword.arg == "extras_require" and isinstance(keyword.value, ast.Dict):
+            arguments = [(f"extra:{k.value}", v) for k, v in zip(keyword.value.keys, keyword.value.values)
+                         if isinstance(k, ast.Constant) and isinstance(k.value, str)]  # fmt: skip
+        for group, node in arguments:
+            if group is None:
+                continue
+            for text in _path_texts(node, functions, set()):
+                if (file := _join(root, text)) and tree.exists(file) and _is_requirements_text(file):
+                    named.setdefault(file, group)
+    return named
+
+
+def _path_texts(node: ast.AST, functions: dict[str, ast.FunctionDef], entered: set[str]) -> Iterator[str]:
+    """The strings an expression could open: its constants, each ``join(..., 'a', 'b')`` of
+    constants as ``a/b``, and those of the body of each parameterless function it calls."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+            yield sub.value
+        elif isinstance(sub, ast.Call):
+            parts = [a.value for a in sub.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if _call_name(sub) == "join" and len(parts) > 1:
+                yield "/".join(parts)
+            name = sub.func.id if isinstance(sub.func, ast.Name) else None
+            if name in functions and name not in entered:
+                entered.add(name)
+                for statement in functions[name].body:
+                    yield from _path_texts(statement, functions, entered)
 
 
 def setup_py_arguments(text: str) -> dict[str, object]:
@@ -531,11 +601,15 @@ def _call_name(call: ast.Call) -> str | None:
 RETURNS = "{}()"
 
 
+def _takes_nothing(function: ast.FunctionDef) -> bool:
+    arguments = function.args
+    return not (arguments.args or arguments.posonlyargs or arguments.kwonlyargs or arguments.vararg or arguments.kwarg)
+
+
 def _only_return(function: ast.FunctionDef) -> ast.expr | None:
     """The expression a function without parameters returns when returning it is all it does
     (a docstring aside); evaluated where it is called, against the module's names then."""
-    arguments = function.args
-    if arguments.args or arguments.posonlyargs or arguments.kwonlyargs or arguments.vararg or arguments.kwarg:
+    if not _takes_nothing(function):
         return None
     body = function.body[1:] if ast.get_docstring(function) is not None else function.body
     return body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
