@@ -146,6 +146,25 @@ setup(name="acme", install_requires=read(["requirements/_requirements.txt", "req
     assert specs(found, "extra:sam") == ["rasterio"] and specs(found, "test") == ["hypothesis", "pytest"]
 
 
+def test_requirements_files_only_an_extra_reads_are_read_as_before() -> None:
+    """mmengine's ``install_requires`` is a variable set in an ``if`` and its ``all`` extra
+    reads ``requirements.txt``: nothing says which of its files are alternatives."""
+    found = declared_requirements(tree_of({
+        "setup.py": """
+if os.getenv("LITE"):
+    install_requires = parse_requirements("requirements/runtime_lite.txt")
+else:
+    install_requires = parse_requirements()
+setup(name="acme", install_requires=install_requires, extras_require={"all": parse_requirements("requirements.txt")})
+""",
+        "requirements.txt": "-r requirements/runtime.txt\n",
+        "requirements/runtime.txt": "numpy\n",
+        "requirements/runtime_lite.txt": "tqdm\n",
+    }))  # fmt: skip
+    assert sorted(specs(found, "runtime")) == ["numpy", "tqdm"]
+    assert {r.group for r in found.requirements} == {"runtime"}
+
+
 def test_setup_py_arguments_passed_as_a_mapping_are_read() -> None:
     """``setup(**configuration)``: the keyword arguments live in a module-level dict whose other
     entries are computed (``readme()``): its literal ones are still the declarations."""

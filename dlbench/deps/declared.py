@@ -303,18 +303,20 @@ def _read_requirements_file(tree: SourceTree, path: str, text: str, found: Decla
 
 
 def _file_group(path: str, setup_files: dict[str, str]) -> str:
-    """A requirements file's group: its name's (docs, test, dev) first, else the setup.py
-    argument that reads it; a file beside those setup.py reads that it does not is an
-    alternative or an extra (roboflow inference's ``requirements/requirements.gpu.txt`` beside
-    the ``.cpu.txt`` its ``install_requires`` reads), never the runtime."""
-    named = _requirements_group(path)
+    """A requirements file's group: its name's (docs, test, dev) first, else the group of the
+    setup.py argument that reads it. Where ``install_requires`` reads files of a folder, the
+    folder's others are alternatives or extras, never the runtime (roboflow inference's
+    ``requirements/requirements.gpu.txt`` beside the ``.cpu.txt`` it reads); elsewhere a file
+    stays what its name says (mmengine's extras read ``requirements.txt``, its
+    ``install_requires`` a variable: nothing is read differently)."""
+    named, group = _requirements_group(path), setup_files.get(path)
     if named != "runtime":
         return named
-    if path in setup_files:
-        return setup_files[path]
+    if group in ("runtime", "test"):
+        return group
     folder = PurePosixPath(path).parent
-    if any(PurePosixPath(f).parent == folder for f in setup_files):
-        return f"extra:{_extra_name(path)}"
+    if any(PurePosixPath(f).parent == folder for f, g in setup_files.items() if g == "runtime"):
+        return group or f"extra:{_extra_name(path)}"
     return named
 
 
