@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -14,12 +15,13 @@ from dlbench.images.build import (
     _droppable,
     build_project_image,
     docker_client,
+    dropping_failed_installs,
     framework_tag,
     project_requirements,
     project_tag,
     system_packages_for,
 )
-from dlbench.images.layers import uv_install_script
+from dlbench.images.layers import StepFailed, uv_install_script
 from dlbench.records import DeclaredRequirement
 
 
@@ -77,6 +79,32 @@ def test_engine_that_does_not_answer_raises(tmp_path: Path) -> None:
     with pytest.raises(EngineUnavailable, match="does not answer"):
         client = docker_client("tcp://127.0.0.1:9", timeout=5)  # discard port: nothing listens
         build_project_image(tmp_path, "o__n", "abc", "base", tmp_path / "log", client=client)
+
+
+def test_failed_installs_are_dropped_one_after_another_however_many() -> None:
+    """neupy's CI file pins five old sdists that do not build on 3.11; three attempts lost the
+    image. Each attempt drops the one that failed, until the build passes; a runtime
+    requirement that fails ends it with the failure."""
+    old = ["matplotlib==1.5.1", "pillow==3.0.0", "h5py==2.8.0", "scipy==0.19.1", "pandas==0.23.4"]
+    declared = [DeclaredRequirement(spec=s, name=s.split("==")[0], source="requirements/travis.txt", group="test") for s in old]  # fmt: skip
+    runtime = DeclaredRequirement(spec="numpy", name="numpy", source="setup.py", group="runtime")
+    plan = EnvironmentPlan(requirements=[*declared, runtime], constraints=[])
+    out = io.StringIO()
+
+    def attempt() -> str:
+        if failing := [r.spec for r in plan.requirements if r.group == "test"]:
+            raise StepFailed("install failed", f"  × Failed to build `{failing[0]}`\n")
+        return "built"
+
+    assert dropping_failed_installs(attempt, plan, out) == "built"
+    assert plan.requirements == [runtime] and [d.spec for d in plan.skipped] == old
+    assert out.getvalue().count("did not install: dropped") == 5
+
+    def runtime_fails() -> str:
+        raise StepFailed("install failed", "  × Failed to build `numpy==1.26.4`\n")
+
+    with pytest.raises(StepFailed):
+        dropping_failed_installs(runtime_fails, plan, out)
 
 
 def test_a_failed_install_drops_every_optional_declaration_of_its_name() -> None:

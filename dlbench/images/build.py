@@ -33,7 +33,7 @@ from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 from docker.errors import DockerException, ImageNotFound
 from packaging.version import Version
@@ -84,7 +84,6 @@ IMAGE_PREFIX = "dlbench/project-"
 FRAMEWORK_PREFIX = "dlbench/framework"
 # bump when the way layers are made changes (layers-5: steps bind-mount, so images declare no volumes)
 LAYOUT_VERSION = "layers-5"
-MAX_INSTALL_RETRIES = 3
 MISSING_BASE_HINT = (
     "run `make base-image` (builds dlbench/base:bookworm with no registry) or "
     "`docker pull python:3.11-slim` and set evaluate.base_image to it"
@@ -718,16 +717,31 @@ def _add_repairs(plan: EnvironmentPlan, steps: list[RepairStep], out: IO[str]) -
 
 
 def _lock_and_build(client, record: ImageRecord, checkout: Path, support: Mapping[str, bytes], cfg: ImagesConfig, downloads: Path, plan: EnvironmentPlan, target: Target, out: IO[str], weigh: Callable[[Lock], None] | None = None) -> tuple[Lock, bool, ImageRecord]:  # fmt: skip
-    """Resolve and build; a package that fails to install (an sdist needing a compiler the
-    image lacks) is dropped when the project does not need it at run time, and recorded;
+    """Resolve and build, dropping what fails to install (``dropping_failed_installs``);
     ``weigh`` may refuse the lock before anything is built (``MoveLoses``)."""
-    for _ in range(MAX_INSTALL_RETRIES):
+
+    def lock_and_build() -> tuple[Lock, bool, ImageRecord]:
         lock, reused = lock_environment(plan, target, preferred_frameworks(client, record.base_image_id, plan, cfg))
         _log_plan(out, lock, target)
         if weigh:
             weigh(lock)
+        return lock, reused, _build_locked(client, record, checkout, support, cfg, downloads, lock, target, out, plan.system_packages)  # fmt: skip
+
+    return dropping_failed_installs(lock_and_build, plan, out)
+
+
+T = TypeVar("T")
+
+
+def dropping_failed_installs(attempt: Callable[[], T], plan: EnvironmentPlan, out: IO[str]) -> T:
+    """``attempt()`` again after each package that fails to install (an sdist needing a
+    compiler or headers the image lacks) is dropped, when the project does not need it at run
+    time, and recorded; as often as there are such packages: each attempt drops one, so it
+    ends. A fixed number of attempts lost neupy's image to its fourth (its CI file pins
+    ``matplotlib==1.5.1``, ``pillow==3.0.0``, ``h5py==2.8.0``, ..., sdists only on 3.11)."""
+    while True:
         try:
-            return lock, reused, _build_locked(client, record, checkout, support, cfg, downloads, lock, target, out, plan.system_packages)  # fmt: skip
+            return attempt()
         except StepFailed as exc:
             culprits = _droppable(plan, exc.output)
             if not culprits:
@@ -738,7 +752,6 @@ def _lock_and_build(client, record: ImageRecord, checkout: Path, support: Mappin
                     DroppedRequirement(spec=culprit.spec, source=culprit.source, reason=f"install failed: {exc}")
                 )
             out.write(f"\n# {culprits[0].name} did not install: dropped, rebuilding\n")
-    raise ImageBuildError(f"installation still fails after dropping {MAX_INSTALL_RETRIES} requirements")
 
 
 def _droppable(plan: EnvironmentPlan, output: str) -> list[DeclaredRequirement]:
