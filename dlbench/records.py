@@ -701,7 +701,7 @@ class DeclaredRequirement(Record):
     spec: str  # a PEP 508 requirement
     name: str  # normalised distribution name
     source: str  # file (and section) or ``import <module> (<test file>)``
-    group: str  # runtime, test, dev, ci, extra:<name>, group:<name>, import, repair
+    group: str  # runtime, test, dev, ci, extra:<name>, group:<name>, import, repair, harness
     direct_url: str | None = None  # installed from this URL (a git branch): the index's releases stand in
     name_from_url: bool = False  # the name is the URL's repository's: a guess the index must confirm
 

@@ -311,7 +311,7 @@ def test_plan_takes_declared_test_groups_and_imported_extras(tmp_path: Path) -> 
     chosen = {r.spec: r.group for r in plan.requirements}
     # acme[all] expands to the vision extra; docs pins never leak in; an undeclared import is added
     assert chosen == {"numpy": "runtime", "pillow>=9": "extra:vision", "timm": "extra:vision", "pytest-cov": "dev",
-                      "matplotlib": "import", "pytest": "test"}  # fmt: skip
+                      "matplotlib": "import", "pytest>=6.2": "harness"}  # fmt: skip
     assert plan.own_names == {"acme"}
 
 
@@ -327,7 +327,7 @@ def test_an_extra_the_tests_import_inside_try_or_a_function_is_installed(tmp_pat
     }  # fmt: skip
     write_tree(tmp_path, files)
     chosen = {r.spec: r.group for r in plan_environment(disk_tree(tmp_path)).requirements}
-    assert chosen == {"numpy": "runtime", "transformers>=4": "extra:hf", "pytest": "test"}
+    assert chosen == {"numpy": "runtime", "transformers>=4": "extra:hf", "pytest>=6.2": "harness"}
 
 
 def test_an_extra_named_like_a_tested_part_of_the_project_is_installed_whole(tmp_path: Path) -> None:
@@ -346,7 +346,7 @@ def test_an_extra_named_like_a_tested_part_of_the_project_is_installed_whole(tmp
         "numpy": "runtime",
         "torch>=2": "extra:pytorch",
         "transformers>=4": "extra:transformers",
-        "pytest": "test",
+        "pytest>=6.2": "harness",
     }
 
 
@@ -389,7 +389,7 @@ def test_own_extras_from_ci_and_the_all_idiom_of_setup_py(tmp_path: Path) -> Non
     write_tree(tmp_path, files)
     assert specs(declared_requirements(disk_tree(tmp_path)), "extra:all") == ["pillow", "matplotlib"]
     chosen = {r.spec: r.group for r in plan_environment(disk_tree(tmp_path)).requirements}
-    assert chosen == {"pillow": "extra:all", "matplotlib": "extra:all", "pytest": "test"}
+    assert chosen == {"pillow": "extra:all", "matplotlib": "extra:all", "pytest>=6.2": "harness"}
 
 
 def test_a_frozen_environment_beside_the_package_metadata_is_set_aside() -> None:

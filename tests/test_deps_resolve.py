@@ -11,6 +11,7 @@ import pytest
 from packaging.version import Version
 
 from dlbench.config import StorageConfig
+from dlbench.deps.plan import TEST_RUNNER
 from dlbench.deps.releases import Release, later_release
 from dlbench.deps.resolve import IndexUnavailable, ResolutionError, Target, _blamed, _sdist_build, compile_lock, resolve
 from dlbench.deps.sdists import housed_for, wanted_only_as_wheel, wheel_is_pure
@@ -57,6 +58,15 @@ def test_two_files_pinning_one_name_differently_cost_one_pin_not_the_name(target
     first, second = req("six==1.16.0", "test"), req("six==1.15.0", "test")
     lock = resolve([req("packaging"), first, second], [], target)
     assert lock.versions()["six"] == "1.15.0" and [d.spec for d in lock.dropped] == ["six==1.16.0"]
+
+
+def test_a_pytest_older_than_the_harness_runs_on_loses_its_pin(target: Target) -> None:
+    """neupy's test files pin ``pytest==3.7.2``; the shipped runner needs 6.2 (every one of its
+    gold runs ended "supervisor could not start": ``KeyError: 'from_call'``). The harness's
+    floor outranks every declaration: the project's pin goes, recorded."""
+    lock = resolve([req("six"), req("pytest==3.7.2", "test"), TEST_RUNNER], [], target)
+    assert Version(lock.versions()["pytest"]) >= Version("6.2")
+    assert [d.spec for d in lock.dropped] == ["pytest==3.7.2"]
 
 
 def test_declared_requirement_that_does_not_exist_is_dropped_last_and_recorded(target: Target) -> None:

@@ -25,8 +25,13 @@ from dlbench.records import DeclaredRequirement, DroppedRequirement
 
 WHOLE_GROUPS = ("runtime", "test", "dev", "ci")
 # Lower sorts first when a requirement must be dropped to make resolution succeed.
-PRIORITY = {"import": 0, "ci": 1, "optional": 2, "docs": 2, "dev": 3, "test": 4, "repair": 5, "runtime": 6}
-TEST_RUNNER = DeclaredRequirement(spec="pytest", name="pytest", source="dlbench: the harness runs pytest", group="test")
+# ``harness``: what the shipped runner itself needs, above anything the project declares.
+PRIORITY = {"import": 0, "ci": 1, "optional": 2, "docs": 2, "dev": 3, "test": 4, "repair": 5, "runtime": 6, "harness": 7}  # fmt: skip
+# The shipped runner's plugin and supervisor need pytest 6.2 (``CallInfo.from_call``, the
+# hooks they wrap): a project pinning an older one (neupy's ``pytest==3.7.2``) loses that pin.
+TEST_RUNNER = DeclaredRequirement(
+    spec="pytest>=6.2", name="pytest", source="dlbench: the harness runs pytest 6.2 or later", group="harness"
+)
 
 
 @dataclass
@@ -83,8 +88,7 @@ def plan_environment(tree: SourceTree) -> EnvironmentPlan:
             chosen.append(
                 DeclaredRequirement(spec=dist, name=dist, source=f"import {module} ({files[0]})", group="import")
             )
-    if "pytest" not in covered:
-        chosen.append(TEST_RUNNER)
+    chosen.append(TEST_RUNNER)
     return EnvironmentPlan(
         chosen, declared.constraints, declared.skipped, imports, own, local_modules(tree), declared.requires_python
     )
