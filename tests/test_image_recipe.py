@@ -72,7 +72,7 @@ def test_project_requirements_come_from_the_shared_planner(tmp_path: Path) -> No
     (tmp_path / "requirements.txt").write_text("numpy>=1.26\n-e .\n")
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_a.py").write_text("import yaml\n")
-    assert project_requirements(tmp_path) == ["numpy>=1.26", "pyyaml", "pytest"]
+    assert project_requirements(tmp_path) == ["numpy>=1.26", "pyyaml", "pytest>=6.2"]
 
 
 def test_engine_that_does_not_answer_raises(tmp_path: Path) -> None:
