@@ -25,6 +25,7 @@ from dlbench.harness.gold import (
     guarded_names,
 )
 from dlbench.harness.validate import validation_table
+from dlbench.harness.verdict import joined
 from dlbench.images.envcheck import TooNew, guard_script, missing_modules
 from dlbench.records import (
     BenchmarkTask,
@@ -75,6 +76,18 @@ def test_missing_modules_come_from_the_causes_and_the_run_detail() -> None:
     assert found["PIL"] == "gold run of t1: a.py::a: missing module PIL.Image"
     assert found["hypothesis"] == "gold run of t3: the run: no report: missing module hypothesis (exit code 1)"
     assert gold_missing_modules([evaluation("t", {"a.py::a": "needs network: x"})]) == {}
+
+
+def test_a_long_run_detail_is_never_cut_inside_a_module_name() -> None:
+    """neupy: 20 test files each "cannot be collected: missing module tensorflow", a detail of
+    more than 2,000 characters; cut at 2,000 it ended in "missing module ten", and gold's repair
+    asked the index for a distribution named ``ten``."""
+    failing = [f"tests/test_{i}.py::T::test_x: tests/test_{i}.py cannot be collected: missing module tensorflow"
+               for i in range(40)]  # fmt: skip
+    detail = joined(failing)
+    assert len(detail) <= 2000 and detail.endswith(" …") and detail.startswith(failing[0])
+    for limit in range(1900, 2001):  # wherever the cut falls
+        assert set(gold_missing_modules([evaluation("t", {}, detail=joined(failing, limit))])) == {"tensorflow"}
 
 
 def test_shared_libraries_the_system_lacks_come_from_gold_failures() -> None:

@@ -509,7 +509,7 @@ def grade(
     if run.output_exceeded:
         violations.append(f"output or report limit exceeded ({run.output_bytes} bytes of output)")
     if violations:
-        return verdict(EvalStatus.SANDBOX_VIOLATION, "; ".join(violations)[:2000])
+        return verdict(EvalStatus.SANDBOX_VIOLATION, joined(violations))
     if run.timed_out:
         return verdict(EvalStatus.TIMEOUT, f"timeout after {run.wall_s:.0f} s (wall-clock limit; the run was killed)")
     if not ev.hello:
@@ -540,13 +540,26 @@ def grade(
         )
     unrunnable = canaries_failed_in_setup(canary_tests, ev.phases)
     if unrunnable is not None:
-        return verdict(EvalStatus.ERROR, f"{CANARIES_UNRUNNABLE}: {unrunnable}"[:2000])
+        return verdict(EvalStatus.ERROR, joined([f"{CANARIES_UNRUNNABLE}: {unrunnable}"]))
     if canaries != [TestOutcome.FAILED, TestOutcome.PASSED] and not lost:
         return verdict(EvalStatus.SANDBOX_VIOLATION, "canary tests misreported: outcomes were altered")
     if all(o == TestOutcome.PASSED for o in tests.values()):
         return verdict(EvalStatus.PASS, None)
     failing = [f"{nid}: {cause}" for nid, cause in _causes(tests, ev).items()]  # the listed ids, not each case
-    return verdict(EvalStatus.FAIL, "; ".join(failing)[:2000])
+    return verdict(EvalStatus.FAIL, joined(failing))
+
+
+DETAIL_CHARS = 2000
+
+
+def joined(parts: Sequence[str], limit: int = DETAIL_CHARS) -> str:
+    """``parts`` joined with ``; `` within ``limit`` characters, cut only between words: gold's
+    repairs read module names out of a detail (``missing module tensorflow``), and a cut
+    inside one named a module ``ten`` that the image repair then asked the index for."""
+    text = "; ".join(parts)
+    if len(text) <= limit:
+        return text
+    return text[: limit - 2].rsplit(" ", 1)[0] + " …"
 
 
 # Which session's status a candidate run in several takes: any violation, else any fault of
@@ -562,7 +575,7 @@ def combined(verdicts: Sequence[Verdict]) -> Verdict:
     worst = ranked[0] if ranked else verdicts[0]
     details = [v.detail for v in verdicts if v.status == worst.status and v.detail]
     return Verdict(
-        worst.status, _merged(v.tests for v in verdicts), "; ".join(details)[:2000] or None,
+        worst.status, _merged(v.tests for v in verdicts), joined(details) or None,
         worst.exception or next((v.exception for v in verdicts if v.exception), None),
         _merged(v.causes for v in verdicts), _merged(v.cases for v in verdicts),
         list(dict.fromkeys(what for v in verdicts for what in v.observed)), _merged(v.durations for v in verdicts),
