@@ -31,6 +31,7 @@ from dlbench.generate.code_mutants import null_body
 from dlbench.generate.techniques import REFERENCE
 from dlbench.harness.code import grader_files, support_files
 from dlbench.harness.validate import validation_table
+from dlbench.images.build import project_repository
 from dlbench.records import AuthorsTask, BenchmarkTask, Evaluation, repo_slug, task_id_for
 from dlbench.store import digest, files_digest, iter_jsonl, read_jsonl
 
@@ -155,14 +156,16 @@ def image_tag(repo: str) -> str | None:
 
 
 def remove_images(repo: str) -> None:
-    """The repository's project images (built, and repaired by gold) and their framework layers."""
+    """The repository's project images (built, repaired by gold, and those of the repair rounds
+    before them: sparseml's four filled the disk) and the framework layers its records name."""
     import docker
 
     client = docker.from_env()
     slug = repo_slug(repo)
     paths = [ROOT / "results/images" / f"{slug}{suffix}.json" for suffix in ("", ".repaired")]
     records = [json.loads(p.read_text()) for p in paths if p.is_file()]
-    for tag in {t for r in records for t in (r.get("tag"), r.get("framework_image")) if t}:
+    rounds = {tag for image in client.images.list(name=project_repository(slug)) for tag in image.tags}
+    for tag in rounds | {t for r in records for t in (r.get("tag"), r.get("framework_image")) if t}:
         try:
             client.images.remove(tag, force=True)
         except docker.errors.ImageNotFound:

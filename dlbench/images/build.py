@@ -172,11 +172,16 @@ def _docker_name(slug: str) -> str:
     return name.strip("-_.") or "repo"
 
 
+def project_repository(slug: str) -> str:
+    """The Docker repository every image of the project is a tag of (its repair rounds' too)."""
+    return f"{IMAGE_PREFIX}{_docker_name(slug)}"
+
+
 def project_tag(slug: str, base_id: str, lock: list[str], sha: str, support: Mapping[str, bytes], system_packages: Sequence[str] = ()) -> tuple[str, str]:  # fmt: skip
     """(``dlbench/project-<slug>:<hash12>``, the full hash) over everything in the image."""
     digests = sorted(f"{name} {hashlib.sha256(data).hexdigest()}" for name, data in support.items())
     digest = content_hash(LAYOUT_VERSION, base_id, lock, sha, digests, *_listed(system_packages))
-    return f"{IMAGE_PREFIX}{_docker_name(slug)}:{digest[:12]}", digest
+    return f"{project_repository(slug)}:{digest[:12]}", digest
 
 
 def framework_tag(base_id: str, pins: list[str], system_packages: Sequence[str] = ()) -> str:
