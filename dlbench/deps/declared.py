@@ -459,6 +459,10 @@ def _add_all(found: Declarations, specs: Iterable, source: str, group: str) -> N
             found.add(spec, source, group)
 
 
+# The group of what setuptools' own arguments declare (setup.py and setup.cfg alike).
+SETUP_GROUPS = {"install_requires": "runtime", "tests_require": "test"}
+
+
 def _read_setup_cfg(tree: SourceTree, path: str, text: str, found: Declarations, seen: set[str]) -> None:
     parser = configparser.ConfigParser(interpolation=None)
     try:
@@ -467,7 +471,7 @@ def _read_setup_cfg(tree: SourceTree, path: str, text: str, found: Declarations,
         found.skipped.append(DroppedRequirement(spec="", source=path, reason=f"not a valid setup.cfg: {exc}"))
         return
     _add_python(found, parser.get("options", "python_requires", fallback=None))
-    for key, group in (("install_requires", "runtime"), ("tests_require", "test")):
+    for key, group in SETUP_GROUPS.items():
         _add_all(found, _cfg_lines(parser.get("options", key, fallback="")), f"{path} [options] {key}", group)
     if parser.has_section("options.extras_require"):
         for name, value in parser.items("options.extras_require"):
@@ -516,15 +520,12 @@ def _read_setup_py(tree: SourceTree, path: str, text: str, found: Declarations, 
         for arg, value in _setup_arguments(call, names):
             if arg == "python_requires":
                 _add_python(found, value)
-            elif arg in ("install_requires", "tests_require") and isinstance(value, list):
-                _add_all(found, value, f"{path} setup({arg}=...)", "runtime" if arg == "install_requires" else "test")
+            elif arg in SETUP_GROUPS and isinstance(value, list):
+                _add_all(found, value, f"{path} setup({arg}=...)", SETUP_GROUPS[arg])
             elif arg == "extras_require" and isinstance(value, dict):
                 for name, specs in value.items():
                     if isinstance(specs, list):
                         _add_all(found, specs, f"{path} setup(extras_require[{name!r}])", f"extra:{name}")
-
-
-SETUP_GROUPS = {"install_requires": "runtime", "tests_require": "test"}
 
 
 def _setup_files(tree: SourceTree, path: str, call: ast.Call, module: ast.Module) -> dict[str, str]:
@@ -667,9 +668,10 @@ def _literal_call(call: ast.Call, names: dict[str, object]) -> object:
         container = _literal(func.value, names)
         return list(container.values()) if isinstance(container, dict) else None
     name = func.id if isinstance(func, ast.Name) else None
-    returned = names.get(RETURNS.format(name)) if name and not args and not call.keywords else None
+    key = RETURNS.format(name)
+    returned = names.get(key) if name and not args and not call.keywords else None
     if isinstance(returned, ast.expr):  # evaluated without itself: a function returning its own call ends
-        return _literal(returned, {k: v for k, v in names.items() if k != RETURNS.format(name)})
+        return _literal(returned, {k: v for k, v in names.items() if k != key})
     first = _literal(args[0], names) if args else None
     if name in ("list", "set", "sorted", "tuple") and isinstance(first, list):
         return list(dict.fromkeys(first))
